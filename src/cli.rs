@@ -1,0 +1,51 @@
+//! Command-line definitions (clap).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::tmux::client::ServerChoice;
+
+/// Watches AI coding agents in tmux panes: a loud banner on every crash, one key to resume
+/// the same session.
+#[derive(Debug, Parser)]
+#[command(name = "agentwatch", version, about, long_about = None)]
+pub struct Cli {
+    /// Use the tmux server with this socket name (like `tmux -L`).
+    #[arg(
+        short = 'L',
+        long = "socket-name",
+        value_name = "NAME",
+        global = true,
+        conflicts_with = "socket_path"
+    )]
+    pub socket_name: Option<String>,
+
+    /// Use the tmux server at this socket path (like `tmux -S`).
+    #[arg(short = 'S', long = "socket-path", value_name = "PATH", global = true)]
+    pub socket_path: Option<PathBuf>,
+
+    /// Config file (default: $AGENTWATCH_CONFIG, else ~/.config/agentwatch/config.toml).
+    #[arg(short = 'c', long = "config", value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+
+    /// Show every pane, not only agent panes.
+    #[arg(long)]
+    pub all: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+impl Cli {
+    pub fn server(&self) -> ServerChoice {
+        match (&self.socket_path, &self.socket_name) {
+            (Some(p), _) => ServerChoice::Path(p.clone()),
+            (None, Some(n)) => ServerChoice::Name(n.clone()),
+            (None, None) => ServerChoice::Default,
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! The config file: serde defaults, unknown keys refused, every error naming the file,
+//! line, column and key. Loading reads one file; everything else here is pure.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::agent::{self, AgentDef, Agents, IdShape, SESSION_ID};
+use crate::pane::signal_number;
+
+/// The documented example, embedded so a test proves it parses and matches the defaults.
+pub const EXAMPLE: &str = include_str!("../config.example.toml");
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// How often tmux is polled, in milliseconds.
+    pub tick_ms: u64,
+    /// Set `remain-on-exit on` on agent panes so a dead agent's output stays readable.
+    pub retain_dead: bool,
+    /// Show every pane, not only agents (like `--all`).
+    pub show_all_panes: bool,
+    /// Agent kinds: overrides of the built-ins and new kinds.
+    pub agents: BTreeMap<String, AgentConfig>,
+    pub auto_resume: AutoResume,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tick_ms: 500,
+            retain_dead: true,
+            show_all_panes: false,
+            agents: BTreeMap::new(),
+            auto_resume: AutoResume::default(),
+        }
+    }
+}
+
+/// One `[agents.NAME]` table. Every field is optional: for a built-in kind only what is
+/// given overrides it; a new kind defaults `match` and `start` to its name.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    #[serde(rename = "match")]
+    pub matches: Option<Vec<String>>,
+    pub start: Option<Vec<String>>,
+    pub resume: Option<Vec<String>>,
+    pub id: Option<IdShape>,
+    pub auto_resume: Option<AutoResumeOverride>,
+}
+
+/// `[auto_resume]`: the bounded auto-resume policy.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoResume {
+    pub enabled: bool,
+    pub max_attempts: u32,
+    pub backoff_secs: Vec<u64>,
+    pub healthy_after_secs: u64,
+    pub max_per_hour: u32,
+    pub never_exit_codes: Vec<i32>,
+    pub never_signals: Vec<String>,
+}
+
+impl Default for AutoResume {
+    fn default() -> Self {
+        AutoResume {
+            enabled: true,
+            max_attempts: 3,
+            backoff_secs: vec![2, 10, 30],
+            healthy_after_secs: 60,
+            max_per_hour: 6,
+            never_exit_codes: vec![0, 130],
+            never_signals: vec!["HUP".into(), "INT".into(), "TERM".into()],
+        }
+    }
+}
+
+/// `[agents.NAME.auto_resume]`: any field overrides the global one for that kind.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoResumeOverride {
+    pub enabled: Option<bool>,
+    pub max_attempts: Option<u32>,
+    pub backoff_secs: Option<Vec<u64>>,
+    pub healthy_after_secs: Option<u64>,
+    pub max_per_hour: Option<u32>,
+    pub never_exit_codes: Option<Vec<i32>>,
+    pub never_signals: Option<Vec<String>>,
+}
+
+/// A bad config file: where, which key, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            if self.key.is_empty() {
+                "(file)"
+            } else {
+                &self.key
+            },
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where the config file is: `--config` > `AGENTWATCH_CONFIG` > the XDG config dir.
+/// `explicit` is true when the user named it, so a missing file is an error.
+pub fn locate(cli: Option<&Path>) -> Option<(PathBuf, bool)> {
+    if let Some(p) = cli {
+        return Some((p.to_path_buf(), true));
+    }
+    if let Some(p) = std::env::var_os("AGENTWATCH_CONFIG").filter(|v| !v.is_empty()) {
+        return Some((PathBuf::from(p), true));
+    }
+    directories::ProjectDirs::from("", "", "agentwatch")
+        .map(|d| (d.config_dir().join("config.toml"), false))
+}
+
+/// Loads the config: defaults when the default file is missing; an error when a file the
+/// user named is missing or any file is bad.
+pub fn load(cli: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError> {
+    let Some((path, explicit)) = locate(cli) else {
+        return Ok((Config::default(), None));
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse(&text, &path).map(|c| (c, Some(path))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+            Ok((Config::default(), None))
+        }
+        Err(e) => Err(ConfigError {
+            file: path,
+            line: 0,
+            column: 0,
+            key: String::new(),
+            message: format!(
+                "cannot read the config file: {e} (fix the path, or drop --config/AGENTWATCH_CONFIG to use defaults)"
+            ),
+        }),
+    }
+}
+
+/// Parses and validates config text; `file` is only used in error messages.
+pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
+    let config: Config = toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+        let key = e.span().map(|s| key_at(text, s.start)).unwrap_or_default();
+        let message = e.message().trim().replace('\n', " ");
+        ConfigError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            key,
+            message,
+        }
+    })?;
+    validate(&config, text, file)?;
+    Ok(config)
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// The dotted key of the line holding `offset`: the table header above it plus the key
+/// before `=` on that line (or the table itself for a header line).
+fn key_at(text: &str, offset: usize) -> String {
+    let (line_no, _) = line_col(text, offset);
+    let lines: Vec<&str> = text.lines().collect();
+    let line = lines.get(line_no - 1).copied().unwrap_or("").trim();
+    let table = lines[..line_no.saturating_sub(1).min(lines.len())]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+        .unwrap_or_default();
+    if line.starts_with('[') {
+        return line
+            .trim_matches(|c| c == '[' || c == ']')
+            .trim()
+            .to_string();
+    }
+    let key = line
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_matches('"');
+    match (table.is_empty(), key.is_empty()) {
+        (true, _) => key.to_string(),
+        (false, true) => table,
+        (false, false) => format!("{table}.{key}"),
+    }
+}
+
+/// Where `table.key` is written in the text (for errors found after parsing).
+fn find_key(text: &str, table: &str, key: &str) -> (usize, usize) {
+    let mut current = String::new();
+    let mut table_line = None;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            current = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            if current == table && table_line.is_none() {
+                table_line = Some((i + 1, 1));
+            }
+            continue;
+        }
+        if current == table {
+            let k = l.split('=').next().unwrap_or("").trim().trim_matches('"');
+            if k == key && l.contains('=') {
+                let col = raw.len() - raw.trim_start().len() + 1;
+                return (i + 1, col);
+            }
+        }
+    }
+    table_line.unwrap_or((1, 1))
+}
+
+fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
+    let err = |table: &str, key: &str, message: String| {
+        let (line, column) = find_key(text, table, key);
+        let full = if table.is_empty() {
+            key.to_string()
+        } else {
+            format!("{table}.{key}")
+        };
+        Err(ConfigError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            key: full,
+            message,
+        })
+    };
+    if c.tick_ms < 50 || c.tick_ms > 60_000 {
+        return err(
+            "",
+            "tick_ms",
+            format!(
+                "must be between 50 and 60000 milliseconds, not {}",
+                c.tick_ms
+            ),
+        );
+    }
+    validate_policy_parts(
+        "auto_resume",
+        Some(c.auto_resume.max_attempts),
+        Some(&c.auto_resume.backoff_secs),
+        Some(c.auto_resume.healthy_after_secs),
+        Some(&c.auto_resume.never_signals),
+    )
+    .map_or(Ok(()), |(k, m)| err("auto_resume", k, m))?;
+    let builtin = agent::builtin();
+    for (name, a) in &c.agents {
+        let table = format!("agents.{name}");
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+        {
+            return err(
+                &table,
+                "",
+                "agent names use letters, digits, - and _ only".into(),
+            );
+        }
+        for (key, v) in [
+            ("match", &a.matches),
+            ("start", &a.start),
+            ("resume", &a.resume),
+        ] {
+            let Some(v) = v else { continue };
+            if v.first().is_none_or(|w| w.is_empty()) {
+                return err(
+                    &table,
+                    key,
+                    format!("must not be empty: give the program and its arguments, e.g. {key} = [\"{name}\"]"),
+                );
+            }
+            if key == "match" && v.iter().any(|m| m.is_empty() || m.contains('/')) {
+                return err(
+                    &table,
+                    key,
+                    "match entries are program names without a path, e.g. \"claude\"".into(),
+                );
+            }
+        }
+        let def = resolve_agent(name, a, builtin.iter().find(|d| &d.name == name));
+        if def.id != IdShape::None && !def.resume.is_empty() && !def.resume_needs_id() {
+            return err(
+                &table,
+                "resume",
+                format!(
+                    "must contain {SESSION_ID} so the same session is resumed (or set id = \"none\" for an agent without session ids)"
+                ),
+            );
+        }
+        if def.id == IdShape::None && (def.resume_needs_id() || def.start_takes_id()) {
+            return err(
+                &table,
+                "id",
+                format!("is \"none\" but an argv uses {SESSION_ID}"),
+            );
+        }
+        if let Some(o) = &a.auto_resume {
+            validate_policy_parts(
+                "",
+                o.max_attempts,
+                o.backoff_secs.as_ref(),
+                o.healthy_after_secs,
+                o.never_signals.as_ref(),
+            )
+            .map_or(Ok(()), |(k, m)| err(&format!("{table}.auto_resume"), k, m))?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_policy_parts(
+    _table: &str,
+    max_attempts: Option<u32>,
+    backoff: Option<&Vec<u64>>,
+    healthy: Option<u64>,
+    signals: Option<&Vec<String>>,
+) -> Option<(&'static str, String)> {
+    if max_attempts == Some(0) {
+        return Some((
+            "max_attempts",
+            "must be at least 1 (use enabled = false to turn auto-resume off)".into(),
+        ));
+    }
+    if let Some(b) = backoff {
+        if b.is_empty() {
+            return Some((
+                "backoff_secs",
+                "must list at least one delay, e.g. [2, 10, 30]".into(),
+            ));
+        }
+        if b.contains(&0) {
+            return Some(("backoff_secs", "delays must be at least 1 second".into()));
+        }
+    }
+    if healthy == Some(0) {
+        return Some(("healthy_after_secs", "must be at least 1 second".into()));
+    }
+    if let Some(s) = signals {
+        if let Some(bad) = s.iter().find(|s| signal_number(s).is_none()) {
+            return Some((
+                "never_signals",
+                format!("unknown signal {bad:?}: use names like \"TERM\" or numbers like 15"),
+            ));
+        }
+    }
+    None
+}
+
+/// A kind from its config table over the built-in of the same name, if any.
+fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentDef {
+    let is_new = base.is_none();
+    let base = base.cloned().unwrap_or_else(|| AgentDef {
+        name: name.to_string(),
+        matches: vec![name.to_string()],
+        start: vec![name.to_string()],
+        resume: Vec::new(),
+        id: IdShape::Token,
+    });
+    let resume = a.resume.clone().unwrap_or(base.resume);
+    // A new kind whose resume argv names no id is one without ids (like aider).
+    let inferred = if is_new && !resume.iter().any(|w| w.contains(SESSION_ID)) {
+        IdShape::None
+    } else {
+        base.id
+    };
+    let id = a.id.unwrap_or(inferred);
+    AgentDef {
+        name: name.to_string(),
+        matches: a.matches.clone().unwrap_or(base.matches),
+        start: a.start.clone().unwrap_or(base.start),
+        resume,
+        id,
+    }
+}
+
+impl Config {
+    /// The agent table: built-ins overridden and extended by `[agents.*]`.
+    pub fn agents(&self) -> Agents {
+        let mut defs = agent::builtin();
+        for (name, a) in &self.agents {
+            match defs.iter_mut().find(|d| &d.name == name) {
+                Some(d) => *d = resolve_agent(name, a, Some(d)),
+                None => defs.push(resolve_agent(name, a, None)),
+            }
+        }
+        Agents::new(defs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(s: &str) -> Result<Config, ConfigError> {
+        parse(s, Path::new("cfg.toml"))
+    }
+
+    #[test]
+    fn the_example_parses_and_equals_the_defaults() {
+        assert_eq!(parse_str(EXAMPLE), Ok(Config::default()));
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        assert_eq!(parse_str(""), Ok(Config::default()));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_column_and_key() {
+        let e = parse_str("tick_ms = 500\n\n[auto_resume]\nmax_tries = 3\n").unwrap_err();
+        assert_eq!((e.line, e.column), (4, 1));
+        assert_eq!(e.key, "auto_resume.max_tries");
+        assert!(
+            e.to_string()
+                .starts_with("cfg.toml:4:1: auto_resume.max_tries: unknown field `max_tries`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        let e = parse_str("retain_dead = \"yes\"\n").unwrap_err();
+        assert_eq!(e.key, "retain_dead");
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn a_new_kind_and_an_override() {
+        let c = parse_str(
+            "[agents.goose]\nmatch = [\"goose\"]\nstart = [\"goose\", \"session\"]\nresume = [\"goose\", \"session\", \"--resume\", \"--id\", \"{session_id}\"]\n\n[agents.claude]\nresume = [\"claude\", \"-r\", \"{session_id}\"]\n",
+        )
+        .unwrap();
+        let a = c.agents();
+        assert_eq!(a.get("goose").map(|d| d.id), Some(IdShape::Token));
+        let claude = a.get("claude").unwrap();
+        assert_eq!(claude.resume, vec!["claude", "-r", "{session_id}"]);
+        assert_eq!(claude.id, IdShape::Uuid);
+    }
+
+    #[test]
+    fn a_resume_without_the_id_placeholder_is_refused_for_kinds_with_ids() {
+        let e = parse_str("[agents.claude]\nresume = [\"claude\", \"--continue\"]\n").unwrap_err();
+        assert_eq!(e.key, "agents.claude.resume");
+        assert_eq!(e.line, 2);
+    }
+}

@@ -1,0 +1,30 @@
+//! agentwatch: a terminal dashboard for AI coding agents running in tmux panes.
+
+/// Agent kinds: recognition, start/resume argv, session id shapes.
+pub mod agent;
+/// The dashboard's event loop: the only place that reads the clock and runs effects.
+pub mod app;
+/// Command-line definitions.
+pub mod cli;
+/// The config file: defaults, validation, errors with file/line/column/key.
+pub mod config;
+/// The one key table.
+pub mod keymap;
+/// Log file setup (tracing).
+pub mod logging;
+/// Action, Msg and Effect: the vocabularies of the loop.
+pub mod msg;
+/// Domain nouns: pane ids, pane rows, exits.
+pub mod pane;
+/// The poller: list-panes plus /proc.
+pub mod probe;
+/// The pure core: State::update(msg, now) -> effects.
+pub mod state;
+#[cfg(test)]
+mod testkit;
+/// tmux: formats, words and the async client.
+pub mod tmux;
+/// Drawing.
+pub mod ui;
+/// Pure lifecycle tracking of one pane.
+pub mod watch;

@@ -1,0 +1,121 @@
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use crossterm::event::{Event, EventStream};
+use futures_util::StreamExt;
+
+use agentwatch::app;
+use agentwatch::cli::Cli;
+use agentwatch::config;
+use agentwatch::keymap;
+use agentwatch::msg::Msg;
+use agentwatch::probe::Prober;
+use agentwatch::state::State;
+use agentwatch::tmux::client::{resolve_socket, Tmux, TmuxError, TmuxVersion};
+use agentwatch::ui::{theme::Theme, Look};
+
+/// The oldest tmux whose features agentwatch needs (pane options, `set-option -p`).
+const MIN_TMUX: TmuxVersion = TmuxVersion { major: 3, minor: 1 };
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("agentwatch: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    rt.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> ExitCode {
+    let (config, _path) = match config::load(cli.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("agentwatch: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let socket = resolve_socket(&cli.server());
+    let tick = Duration::from_millis(config.tick_ms);
+    let timeout = Duration::from_millis((config.tick_ms * 4).clamp(1_000, 5_000));
+    let tmux = Tmux::new(socket.clone(), timeout);
+    match tmux.version().await {
+        Ok(v) if v < MIN_TMUX => {
+            eprintln!("agentwatch: tmux {v} is too old: agentwatch needs tmux {MIN_TMUX} or newer (per-pane options); exit codes by signal need 3.3+");
+            return ExitCode::from(2);
+        }
+        Ok(_) => {}
+        Err(TmuxError::NotInstalled) => {
+            eprintln!("agentwatch: tmux is not installed (not found on PATH): install it, e.g. `apt-get install tmux` or `brew install tmux`");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("agentwatch: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    match cli.command {
+        None => match dashboard(&cli, &config, tmux, tick).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("agentwatch: {e:?}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+async fn dashboard(
+    cli: &Cli,
+    config: &config::Config,
+    tmux: Tmux,
+    tick: Duration,
+) -> color_eyre::Result<()> {
+    color_eyre::install()?;
+    let log = agentwatch::logging::init();
+    tracing::info!(
+        "agentwatch {} watching {}",
+        env!("CARGO_PKG_VERSION"),
+        tmux.socket().display()
+    );
+    let look = Look {
+        theme: Theme::from_env(),
+        home: std::env::var("HOME").ok(),
+        utc_offset: app::utc_offset(),
+    };
+    let mut terminal = ratatui::init();
+    let size = terminal
+        .size()
+        .map(|s| (s.width, s.height))
+        .unwrap_or((80, 24));
+    let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
+    let input = EventStream::new().filter_map(|ev| async move {
+        match ev {
+            Ok(Event::Key(k)) => keymap::action_for(&k).map(Msg::Action),
+            Ok(Event::Resize(width, height)) => Some(Msg::Resize { width, height }),
+            _ => None,
+        }
+    });
+    let prober = Arc::new(Prober::new(tmux));
+    let result = app::run(
+        &mut terminal,
+        &mut state,
+        &look,
+        prober,
+        tick,
+        Box::pin(input),
+    )
+    .await;
+    ratatui::restore();
+    if let (Err(_), Some(log)) = (&result, log) {
+        eprintln!("agentwatch: details in {}", log.display());
+    }
+    result
+}

@@ -1,0 +1,62 @@
+//! The three vocabularies of the loop: what the user wants (`Action`), what happened
+//! (`Msg`), and what I/O the core asks for (`Effect`).
+
+use std::collections::HashMap;
+
+use crate::pane::PaneId;
+use crate::tmux::client::TmuxError;
+use crate::tmux::format::Listing;
+
+/// Milliseconds since the Unix epoch: the only clock the core knows, handed in by the loop.
+pub type Millis = u64;
+
+/// A user intent, from the one key table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    Help,
+    /// Esc: close whatever overlay is open.
+    Back,
+    Quit,
+}
+
+/// What the poller saw: the tmux listing plus what `/proc` says about the panes' processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    pub listing: Listing,
+    /// argv of the foreground process, for panes whose current command is a launcher.
+    pub foreground: HashMap<PaneId, Vec<String>>,
+    /// Start time (epoch ms) of each pane's process, where `/proc` knows it.
+    pub started: HashMap<PaneId, Millis>,
+}
+
+/// Something that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    Tick,
+    Action(Action),
+    Resize { width: u16, height: u16 },
+    Polled(Result<Observation, TmuxError>),
+    Screens(Result<HashMap<PaneId, String>, TmuxError>),
+    OptionsSet(Result<(), TmuxError>),
+}
+
+/// I/O the core asks the loop to perform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// One `list-panes -a` (plus `/proc` reads); answers with [`Msg::Polled`].
+    Poll,
+    /// Send SIGCHLD to the tmux server (lost exit status workaround).
+    KickServer(u32),
+    /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].
+    CaptureScreens(Vec<PaneId>),
+    /// Set pane options in one call; answers [`Msg::OptionsSet`].
+    SetOptions(Vec<(PaneId, String, String)>),
+}

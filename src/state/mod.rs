@@ -1,0 +1,363 @@
+//! The pure core: `State::update(msg, now) -> effects`. Decides everything; does no I/O and
+//! never reads the clock.
+
+use std::collections::HashMap;
+
+use crate::agent::{session_id_from_argv, Agents};
+use crate::config::Config;
+use crate::msg::{Action, Effect, Millis, Msg, Observation};
+use crate::pane::PaneId;
+use crate::tmux::client::TmuxError;
+use crate::tmux::words::command_words;
+use crate::ui::layout::geometry;
+use crate::watch::{observe, Card, Life};
+
+/// A preview is refreshed at most this often per card.
+pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
+/// Lines of output kept per card for the preview.
+pub const PREVIEW_LINES: usize = 8;
+
+/// What we know of the tmux server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    /// No answer yet.
+    Connecting,
+    Up,
+    /// The last poll failed; the cards keep their last known state, marked stale.
+    Down(TmuxError),
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub agents: Agents,
+    pub retain_dead: bool,
+    pub show_all: bool,
+    /// The socket, for the header and messages.
+    pub socket: String,
+    pub cards: Vec<Card>,
+    pub selected: Option<PaneId>,
+    /// First visible row of cards.
+    pub scroll: usize,
+    pub size: (u16, u16),
+    pub server: Server,
+    pub show_help: bool,
+    pub quit: bool,
+    /// The time of the last message, for relative times on screen.
+    pub now: Millis,
+    /// Records of the last poll that did not parse.
+    pub malformed: usize,
+    poll_in_flight: bool,
+    capture_pending: Vec<PaneId>,
+    options_in_flight: bool,
+}
+
+/// Counts for the header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub running: usize,
+    pub dead: usize,
+    pub finished: usize,
+}
+
+impl State {
+    pub fn new(config: &Config, show_all: bool, socket: String, size: (u16, u16)) -> State {
+        State {
+            agents: config.agents(),
+            retain_dead: config.retain_dead,
+            show_all: show_all || config.show_all_panes,
+            socket,
+            cards: Vec::new(),
+            selected: None,
+            scroll: 0,
+            size,
+            server: Server::Connecting,
+            show_help: false,
+            quit: false,
+            now: 0,
+            malformed: 0,
+            poll_in_flight: false,
+            capture_pending: Vec::new(),
+            options_in_flight: false,
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for card in self
+            .cards
+            .iter()
+            .filter(|c| c.agent.is_some() || !self.show_all)
+        {
+            match card.life {
+                Life::Running => c.running += 1,
+                l if l.is_finished() => c.finished += 1,
+                _ => c.dead += 1,
+            }
+        }
+        c
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        let id = self.selected?;
+        self.cards.iter().position(|c| c.pane.id == id)
+    }
+
+    pub fn selected_card(&self) -> Option<&Card> {
+        self.selected_index().map(|i| &self.cards[i])
+    }
+
+    /// Indices of the cards on screen.
+    pub fn visible(&self) -> std::ops::Range<usize> {
+        let g = geometry(self.size.0, self.size.1);
+        let start = (self.scroll * g.cols).min(self.cards.len());
+        start..(start + g.per_page()).min(self.cards.len())
+    }
+
+    pub fn is_stale(&self) -> bool {
+        matches!(self.server, Server::Down(_))
+    }
+
+    pub fn update(&mut self, msg: Msg, now: Millis) -> Vec<Effect> {
+        self.now = now;
+        let mut fx = Vec::new();
+        match msg {
+            Msg::Tick => {
+                if !self.poll_in_flight {
+                    self.poll_in_flight = true;
+                    fx.push(Effect::Poll);
+                }
+            }
+            Msg::Action(a) => self.act(a),
+            Msg::Resize { width, height } => self.size = (width, height),
+            Msg::Polled(Ok(obs)) => {
+                self.poll_in_flight = false;
+                self.server = Server::Up;
+                self.absorb(obs, now, &mut fx);
+            }
+            Msg::Polled(Err(e)) => {
+                self.poll_in_flight = false;
+                self.server = Server::Down(e);
+            }
+            Msg::Screens(result) => {
+                let pending = std::mem::take(&mut self.capture_pending);
+                match result {
+                    Ok(map) => {
+                        for card in &mut self.cards {
+                            if let Some(text) = map.get(&card.pane.id) {
+                                card.preview = last_lines(text, PREVIEW_LINES);
+                            }
+                        }
+                    }
+                    Err(_) => {
+                        for card in self
+                            .cards
+                            .iter_mut()
+                            .filter(|c| pending.contains(&c.pane.id))
+                        {
+                            card.preview_sig = None;
+                        }
+                    }
+                }
+            }
+            Msg::OptionsSet(_) => self.options_in_flight = false,
+        }
+        self.keep_selection_visible();
+        self.want_previews(now, &mut fx);
+        fx
+    }
+
+    fn absorb(&mut self, obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+        self.malformed = obs.listing.malformed;
+        let mut old: HashMap<PaneId, Card> = self.cards.drain(..).map(|c| (c.pane.id, c)).collect();
+        let selected_pos = self.selected.and_then(|id| {
+            old.get(&id).map(|c| {
+                (
+                    c.pane.session.clone(),
+                    c.pane.window_index,
+                    c.pane.pane_index,
+                )
+            })
+        });
+        let mut cards = Vec::with_capacity(obs.listing.panes.len());
+        for pane in obs.listing.panes {
+            let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
+            let agent = self.agents.recognise(&pane, fg).map(|d| d.name.clone());
+            let prev = old.remove(&pane.id);
+            if agent.is_none() && !self.show_all && prev.as_ref().is_none_or(|c| c.agent.is_none())
+            {
+                continue;
+            }
+            let started = obs.started.get(&pane.id).copied();
+            cards.push(observe(prev.as_ref(), pane, agent, started, now));
+        }
+        cards.sort_by(|a, b| {
+            (&a.pane.session, a.pane.window_index, a.pane.pane_index).cmp(&(
+                &b.pane.session,
+                b.pane.window_index,
+                b.pane.pane_index,
+            ))
+        });
+        self.cards = cards;
+
+        // Keep the selection on the same pane, or the one that took its place.
+        if self.selected_index().is_none() {
+            self.selected = match selected_pos {
+                Some(pos) => self
+                    .cards
+                    .iter()
+                    .find(|c| {
+                        (&c.pane.session, c.pane.window_index, c.pane.pane_index)
+                            >= (&pos.0, pos.1, pos.2)
+                    })
+                    .or(self.cards.last())
+                    .map(|c| c.pane.id),
+                None => self.cards.first().map(|c| c.pane.id),
+            };
+        }
+
+        // Lost SIGCHLD: kick the server and look again at once.
+        let reading: Vec<usize> = (0..self.cards.len())
+            .filter(|&i| self.cards[i].life == Life::Reading)
+            .collect();
+        if let (false, Some(pid)) = (reading.is_empty(), obs.listing.server_pid) {
+            for i in reading {
+                self.cards[i].kicks += 1;
+            }
+            fx.push(Effect::KickServer(pid));
+            self.poll_in_flight = true;
+            fx.push(Effect::Poll);
+        }
+
+        if !self.options_in_flight {
+            let sets = self.option_writes();
+            if !sets.is_empty() {
+                self.options_in_flight = true;
+                fx.push(Effect::SetOptions(sets));
+            }
+        }
+    }
+
+    /// What tmux forgets at death, recorded while the agent pane is alive; and
+    /// remain-on-exit so its output outlives it.
+    fn option_writes(&self) -> Vec<(PaneId, String, String)> {
+        let mut sets = Vec::new();
+        for card in &self.cards {
+            let (Some(kind), false) = (&card.agent, card.pane.dead) else {
+                continue;
+            };
+            let p = &card.pane;
+            let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
+            if self.retain_dead && !p.remain_on_exit {
+                set("remain-on-exit", "on");
+            }
+            if &p.opt_agent != kind {
+                set("@agentwatch_agent", kind);
+            }
+            if !p.current_path.is_empty() && p.current_path != p.opt_cwd {
+                set("@agentwatch_cwd", &p.current_path);
+            }
+            if p.opt_session_id.is_empty() {
+                let def = self.agents.get(kind);
+                let id = session_id_from_argv(&command_words(&p.start_command));
+                if let (Some(def), Some(id)) = (def, id) {
+                    if def.id.accepts(&id) {
+                        set("@agentwatch_session_id", &id);
+                    }
+                }
+            }
+        }
+        sets
+    }
+
+    fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if !self.capture_pending.is_empty() || self.is_stale() {
+            return;
+        }
+        let mut ids = Vec::new();
+        for i in self.visible() {
+            let card = &mut self.cards[i];
+            let sig = card.signature();
+            let due = card.preview_sig.is_none()
+                || (card.preview_sig != Some(sig)
+                    && now.saturating_sub(card.preview_at) >= PREVIEW_MIN_INTERVAL_MS);
+            if due {
+                card.preview_sig = Some(sig);
+                card.preview_at = now;
+                ids.push(card.pane.id);
+            }
+        }
+        if !ids.is_empty() {
+            self.capture_pending = ids.clone();
+            fx.push(Effect::CaptureScreens(ids));
+        }
+    }
+
+    fn act(&mut self, a: Action) {
+        if self.show_help {
+            match a {
+                Action::Help | Action::Back => self.show_help = false,
+                Action::Quit => self.quit = true,
+                _ => {}
+            }
+            return;
+        }
+        let g = geometry(self.size.0, self.size.1);
+        let n = self.cards.len();
+        let cur = self.selected_index();
+        let target = match (a, cur) {
+            (Action::Quit, _) => {
+                self.quit = true;
+                return;
+            }
+            (Action::Help, _) => {
+                self.show_help = true;
+                return;
+            }
+            (Action::Back, _) => return,
+            (_, None) => 0,
+            (Action::Up, Some(i)) => i.saturating_sub(g.cols),
+            (Action::Down, Some(i)) if i + g.cols < n => i + g.cols,
+            (Action::Down, Some(i)) => i,
+            (Action::Left, Some(i)) => i.saturating_sub(1),
+            (Action::Right, Some(i)) => (i + 1).min(n.saturating_sub(1)),
+            (Action::PageUp, Some(i)) => i.saturating_sub(g.per_page()),
+            (Action::PageDown, Some(i)) => (i + g.per_page()).min(n.saturating_sub(1)),
+            (Action::First, _) => 0,
+            (Action::Last, _) => n.saturating_sub(1),
+        };
+        self.selected = self.cards.get(target).map(|c| c.pane.id);
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let g = geometry(self.size.0, self.size.1);
+        let total_rows = self.cards.len().div_ceil(g.cols);
+        let Some(i) = self.selected_index() else {
+            self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+            return;
+        };
+        let row = i / g.cols;
+        if row < self.scroll {
+            self.scroll = row;
+        } else if row >= self.scroll + g.rows {
+            self.scroll = row + 1 - g.rows;
+        }
+        self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+    }
+}
+
+/// The last `n` lines that matter of a captured screen: trailing blank lines and tmux's
+/// own "Pane is dead" line dropped, trailing spaces trimmed.
+pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
+    let mut lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    while lines
+        .last()
+        .is_some_and(|l| l.is_empty() || l.starts_with("Pane is dead"))
+    {
+        lines.pop();
+    }
+    let start = lines.len().saturating_sub(n);
+    lines[start..].iter().map(|s| s.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! One agent card: title, directory and session id, the banner or state line, the preview.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget};
+
+use super::text::{duration, fit, fit_left, tilde};
+use super::theme::Theme;
+use crate::msg::Millis;
+use crate::watch::{Card, Life};
+
+/// Everything a card needs besides itself.
+pub struct CardCtx<'a> {
+    pub theme: Theme,
+    pub now: Millis,
+    pub selected: bool,
+    pub stale: bool,
+    pub home: Option<&'a str>,
+    /// Local time offset from UTC, seconds (for the clock time of a death).
+    pub utc_offset: i64,
+}
+
+/// `HH:MM` of an epoch-ms instant at a UTC offset.
+pub fn clock(ms: Millis, utc_offset: i64) -> String {
+    let secs = (ms / 1000) as i64 + utc_offset;
+    let day = secs.rem_euclid(86_400);
+    format!("{:02}:{:02}", day / 3600, (day % 3600) / 60)
+}
+
+/// The state line: the loud banner for a death, a quiet line otherwise.
+pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
+    let ago = |t: Option<Millis>| t.map(|t| duration(ctx.now.saturating_sub(t)));
+    let (text, style) = match card.life {
+        Life::Running => {
+            let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
+            (format!("● running{up}"), ctx.theme.running())
+        }
+        Life::Reading => (
+            "✖ process exited (reading exit status…)".to_string(),
+            ctx.theme.alarm(),
+        ),
+        Life::Dead(exit) => {
+            let when = match card.died_at {
+                Some(t) => format!(
+                    " at {} · {} ago",
+                    clock(t, ctx.utc_offset),
+                    duration(ctx.now.saturating_sub(t))
+                ),
+                None => " · before agentwatch started".to_string(),
+            };
+            if exit.is_clean() {
+                (
+                    format!("✔ {} · finished{when}", exit.describe()),
+                    ctx.theme.finished(),
+                )
+            } else {
+                (format!("✖ {}{when}", exit.describe()), ctx.theme.alarm())
+            }
+        }
+    };
+    if ctx.stale {
+        (format!("{text} (stale)"), ctx.theme.stale())
+    } else {
+        (text, style)
+    }
+}
+
+pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
+    let t = &ctx.theme;
+    let border = if ctx.selected {
+        t.selected_border()
+    } else if card.life.is_alarm() && !ctx.stale {
+        t.alarm_border()
+    } else {
+        t.border()
+    };
+    let p = &card.pane;
+    let kind = card.agent.as_deref().unwrap_or("pane");
+    let inner_w = usize::from(area.width.saturating_sub(2));
+    let title = fit(
+        &format!(" {kind} · {} {} · {} ", p.target(), p.window_name, p.id),
+        inner_w.saturating_sub(2),
+    );
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(if ctx.selected {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(border)
+        .title(Span::styled(title, t.title()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let w = usize::from(inner.width);
+
+    let mut lines: Vec<Line> = Vec::with_capacity(usize::from(inner.height));
+    // The banner comes first: it is what must be seen even on the smallest card.
+    let (status, style) = status_line(card, ctx);
+    let mut banner = fit(&format!(" {status}"), w);
+    if card.life.is_alarm() {
+        let pad = w.saturating_sub(banner.chars().count());
+        banner.push_str(&" ".repeat(pad));
+    }
+    lines.push(Line::from(Span::styled(banner, style)));
+
+    let id = if p.opt_session_id.is_empty() {
+        String::new()
+    } else {
+        format!("id {}", short_id(&p.opt_session_id))
+    };
+    let cwd_w = w.saturating_sub(id.chars().count() + 2);
+    let cwd = format!(" {}", fit_left(&tilde(p.cwd(), ctx.home), cwd_w));
+    let gap = w.saturating_sub(cwd.chars().count() + id.chars().count() + 1);
+    lines.push(Line::from(vec![
+        Span::raw(cwd),
+        Span::raw(" ".repeat(gap)),
+        Span::styled(id, t.dim()),
+    ]));
+
+    let room = usize::from(inner.height).saturating_sub(lines.len());
+    let start = card.preview.len().saturating_sub(room);
+    for l in &card.preview[start..] {
+        lines.push(Line::from(Span::styled(
+            format!(" {}", fit(l, w.saturating_sub(2))),
+            t.dim(),
+        )));
+    }
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// The first 8 characters of an id: enough to tell sessions apart on a card.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}

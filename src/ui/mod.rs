@@ -1,0 +1,195 @@
+//! Drawing: borrows `&State`, decides nothing, changes nothing.
+
+pub mod card;
+pub mod help;
+pub mod layout;
+pub mod text;
+pub mod theme;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use crate::keymap;
+use crate::state::{Server, State};
+use card::CardCtx;
+use theme::Theme;
+
+/// What drawing needs besides the state: nothing here changes while running.
+#[derive(Debug, Clone)]
+pub struct Look {
+    pub theme: Theme,
+    pub home: Option<String>,
+    pub utc_offset: i64,
+}
+
+impl Look {
+    /// Plain settings for tests: colour on, no home, UTC.
+    pub fn plain() -> Look {
+        Look {
+            theme: Theme { color: true },
+            home: None,
+            utc_offset: 0,
+        }
+    }
+}
+
+/// The whole screen.
+pub struct Screen<'a> {
+    pub state: &'a State,
+    pub look: &'a Look,
+}
+
+impl Widget for Screen<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height == 0 || area.width == 0 {
+            return;
+        }
+        let header = Rect { height: 1, ..area };
+        render_header(self.state, self.look, header, buf);
+        if area.height >= 3 {
+            let footer = Rect {
+                y: area.bottom() - 1,
+                height: 1,
+                ..area
+            };
+            render_footer(self.look, footer, buf);
+        }
+        let body = Rect {
+            y: area.y + 1,
+            height: area
+                .height
+                .saturating_sub(if area.height >= 3 { 2 } else { 1 }),
+            ..area
+        };
+        if self.state.cards.is_empty() {
+            render_empty(self.state, self.look, body, buf);
+        } else {
+            render_grid(self.state, self.look, body, buf);
+        }
+        if self.state.show_help {
+            help::render(self.look, area, buf);
+        }
+    }
+}
+
+fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let t = &look.theme;
+    let c = state.counts();
+    let alarm = c.dead > 0;
+    let base = if alarm { t.alarm() } else { t.header() };
+    buf.set_style(area, base);
+    let mut spans = vec![Span::styled(
+        " agentwatch ",
+        base.add_modifier(ratatui::style::Modifier::BOLD),
+    )];
+    let mut push = |s: String| spans.push(Span::styled(s, base));
+    push(format!(" {} running", c.running));
+    push(format!(" · {} dead", c.dead));
+    push(format!(" · {} finished", c.finished));
+    match &state.server {
+        Server::Connecting => push(" · connecting to tmux…".into()),
+        Server::Up => {}
+        Server::Down(e) => push(format!(" · {e}")),
+    }
+    let left: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let sock = format!("{} ", state.socket);
+    let room = usize::from(area.width).saturating_sub(left + 1);
+    if room > 8 {
+        spans.push(Span::styled(
+            format!("{:>room$}", text::fit_left(&sock, room)),
+            base,
+        ));
+    }
+    Line::from(spans).render(area, buf);
+}
+
+fn render_footer(look: &Look, area: Rect, buf: &mut Buffer) {
+    let t = &look.theme;
+    let mut spans = Vec::new();
+    for (i, (key, what)) in keymap::footer_items().into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw("  "));
+        }
+        spans.push(Span::styled(key, t.key()));
+        spans.push(Span::raw(format!(" {what}")));
+    }
+    Line::from(spans).render(area, buf);
+}
+
+fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let msg = match &state.server {
+        Server::Connecting => format!("Connecting to the tmux server at {}…", state.socket),
+        Server::Down(e) => format!("{e}.\nagentwatch keeps polling: agents show up here as soon as a server runs there (start one with `tmux`, or pick another with -L NAME or -S PATH)."),
+        Server::Up if state.show_all => "The tmux server has no panes.".to_string(),
+        Server::Up => format!(
+            "No agent panes on {}.\nStart an agent (claude, codex, gemini, opencode, aider, cursor-agent, amp) in a tmux pane, or run `agentwatch spawn claude`. `agentwatch --all` shows every pane.",
+            state.socket
+        ),
+    };
+    Paragraph::new(msg)
+        .style(look.theme.dim())
+        .wrap(Wrap { trim: true })
+        .render(
+            Rect {
+                x: area.x + 1,
+                y: area.y + 1,
+                width: area.width.saturating_sub(2),
+                height: area.height.saturating_sub(1),
+            },
+            buf,
+        );
+}
+
+fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let g = layout::geometry(area.width, area.height + layout::CHROME_H);
+    let col_w = area.width / g.cols as u16;
+    let selected = state.selected_index();
+    for (slot, i) in state.visible().enumerate() {
+        let (row, col) = (slot / g.cols, slot % g.cols);
+        let x = area.x + col as u16 * col_w;
+        let w = if col + 1 == g.cols {
+            area.right() - x
+        } else {
+            col_w
+        };
+        let y = area.y + row as u16 * g.card_h;
+        let h = g.card_h.min(area.bottom().saturating_sub(y));
+        if h == 0 {
+            break;
+        }
+        let ctx = CardCtx {
+            theme: look.theme,
+            now: state.now,
+            selected: selected == Some(i),
+            stale: state.is_stale(),
+            home: look.home.as_deref(),
+            utc_offset: look.utc_offset,
+        };
+        card::render(
+            &state.cards[i],
+            &ctx,
+            Rect {
+                x,
+                y,
+                width: w,
+                height: h,
+            },
+            buf,
+        );
+    }
+    // Say there is more, on the bottom border, rather than hide it.
+    let visible = state.visible();
+    let hidden_below = state.cards.len() - visible.end;
+    let hidden_above = visible.start;
+    if hidden_above + hidden_below > 0 && area.width > 20 {
+        let note = format!(" {hidden_above} above · {hidden_below} below ");
+        let x = area.right().saturating_sub(note.chars().count() as u16 + 2);
+        let y = area.y
+            + (g.rows as u16 * g.card_h)
+                .min(area.height)
+                .saturating_sub(1);
+        buf.set_string(x, y, note, look.theme.dim());
+    }
+}

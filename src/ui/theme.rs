@@ -1,0 +1,101 @@
+//! Colours that carry meaning: alarm (a crash), finished (a clean exit), running, stale.
+//! With `NO_COLOR` set, meaning is carried by modifiers (reverse, bold, dim) alone.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    /// Colour unless `NO_COLOR` is set to anything non-empty (no-color.org).
+    pub fn from_env() -> Theme {
+        Theme {
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+
+    fn pick(&self, color: Style, plain: Style) -> Style {
+        if self.color {
+            color
+        } else {
+            plain
+        }
+    }
+
+    /// The loud banner of a crashed agent.
+    pub fn alarm(&self) -> Style {
+        self.pick(
+            Style::new()
+                .fg(Color::White)
+                .bg(Color::Red)
+                .add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )
+    }
+
+    /// A clean exit: quiet, never the alarm colour.
+    pub fn finished(&self) -> Style {
+        self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    pub fn running(&self) -> Style {
+        self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    /// Known state that may be out of date (tmux not answering).
+    pub fn stale(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::DarkGray),
+            Style::new().add_modifier(Modifier::DIM),
+        )
+    }
+
+    pub fn dim(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Gray),
+            Style::new().add_modifier(Modifier::DIM),
+        )
+    }
+
+    pub fn title(&self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+
+    pub fn selected_border(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    pub fn border(&self) -> Style {
+        self.pick(Style::new().fg(Color::DarkGray), Style::new())
+    }
+
+    pub fn alarm_border(&self) -> Style {
+        self.pick(Style::new().fg(Color::Red), Style::new())
+    }
+
+    pub fn header(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Black).bg(Color::Gray),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    pub fn key(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    pub fn notice(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Yellow),
+            Style::new().add_modifier(Modifier::ITALIC),
+        )
+    }
+}

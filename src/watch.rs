@@ -1,0 +1,223 @@
+//! Pure lifecycle tracking: the previous card of a pane plus its new tmux row gives the new
+//! card. Decides running / dead / finished, when it died, and whether the exit status is
+//! still being read (the lost-SIGCHLD case).
+
+use crate::msg::Millis;
+use crate::pane::{Exit, Pane};
+
+/// How many SIGCHLD kicks are tried before an empty status is shown as unknown.
+pub const MAX_KICKS: u8 = 3;
+
+/// What a pane is doing, as shown on its card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Life {
+    Running,
+    /// Dead, status not read yet: the server is being kicked (lost SIGCHLD).
+    Reading,
+    /// Dead with a known or given-up-on exit.
+    Dead(Exit),
+}
+
+impl Life {
+    /// A death that should alarm: anything but a clean exit or a live pane.
+    pub fn is_alarm(self) -> bool {
+        match self {
+            Life::Dead(e) => !e.is_clean(),
+            Life::Reading => true,
+            Life::Running => false,
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, Life::Dead(e) if e.is_clean())
+    }
+
+    pub fn is_dead(self) -> bool {
+        !matches!(self, Life::Running)
+    }
+}
+
+/// One watched pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    pub pane: Pane,
+    /// The agent kind, if the pane is an agent.
+    pub agent: Option<String>,
+    pub life: Life,
+    /// When its current process started (from /proc), or when we first saw it alive.
+    pub started_at: Option<Millis>,
+    /// When it died (tmux's `pane_dead_time`, else when we first saw it dead).
+    pub died_at: Option<Millis>,
+    /// Whether we saw it alive: a pane dead since before agentwatch started has no `started_at`.
+    pub seen_alive: bool,
+    pub kicks: u8,
+    /// Last lines of output (preview), and the pane signature when they were read.
+    pub preview: Vec<String>,
+    pub preview_sig: Option<(u64, u64, (u32, u32), bool)>,
+    pub preview_at: Millis,
+}
+
+impl Card {
+    /// What would make a new preview worth fetching: output, scrolling, cursor, death.
+    pub fn signature(&self) -> (u64, u64, (u32, u32), bool) {
+        let p = &self.pane;
+        (p.window_activity, p.history_size, p.cursor, p.dead)
+    }
+}
+
+/// Folds a new row into the previous card (if any). `started` is the process start time
+/// from /proc when known.
+pub fn observe(
+    prev: Option<&Card>,
+    pane: Pane,
+    agent: Option<String>,
+    started: Option<Millis>,
+    now: Millis,
+) -> Card {
+    let respawned = prev.is_some_and(|c| c.pane.dead && !pane.dead);
+    let mut card = match prev {
+        Some(c) if !respawned => Card {
+            pane,
+            agent: agent.or_else(|| c.agent.clone()),
+            ..c.clone()
+        },
+        Some(c) => Card {
+            pane,
+            agent: agent.or_else(|| c.agent.clone()),
+            life: Life::Running,
+            started_at: None,
+            died_at: None,
+            seen_alive: false,
+            kicks: 0,
+            preview: Vec::new(),
+            preview_sig: None,
+            preview_at: c.preview_at,
+        },
+        None => Card {
+            pane,
+            agent,
+            life: Life::Running,
+            started_at: None,
+            died_at: None,
+            seen_alive: false,
+            kicks: 0,
+            preview: Vec::new(),
+            preview_sig: None,
+            preview_at: 0,
+        },
+    };
+    if !card.pane.dead {
+        card.life = Life::Running;
+        card.seen_alive = true;
+        card.died_at = None;
+        card.kicks = 0;
+        card.started_at = started.or(card.started_at).or(Some(now));
+        return card;
+    }
+    if card.died_at.is_none() || card.pane.dead_time.is_some() {
+        card.died_at = card
+            .pane
+            .dead_time
+            .map(|s| s * 1000)
+            .or(card.died_at)
+            .or(if card.seen_alive { Some(now) } else { None });
+    }
+    card.life = match card.pane.exit() {
+        Some(exit) => Life::Dead(exit),
+        None if card.kicks >= MAX_KICKS => Life::Dead(Exit::Unknown),
+        None => Life::Reading,
+    };
+    card
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pane::PaneId;
+
+    fn live() -> Pane {
+        Pane {
+            id: PaneId(1),
+            ..Pane::default()
+        }
+    }
+
+    fn dead(status: Option<i32>, signal: Option<i32>) -> Pane {
+        Pane {
+            dead: true,
+            dead_status: status,
+            dead_signal: signal,
+            ..live()
+        }
+    }
+
+    #[test]
+    fn a_live_pane_that_exits_3_dies_with_code_3_at_the_time_seen() {
+        let c = observe(None, live(), None, Some(1_000), 5_000);
+        assert_eq!(c.life, Life::Running);
+        assert_eq!(c.started_at, Some(1_000));
+        let c = observe(Some(&c), dead(Some(3), None), None, None, 9_000);
+        assert_eq!(c.life, Life::Dead(Exit::Code(3)));
+        assert!(c.life.is_alarm());
+        assert_eq!(c.died_at, Some(9_000));
+    }
+
+    #[test]
+    fn tmux_death_time_wins_over_the_time_seen() {
+        let c = observe(None, live(), None, None, 5_000);
+        let mut p = dead(None, Some(9));
+        p.dead_time = Some(7);
+        let c = observe(Some(&c), p, None, None, 9_000);
+        assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
+        assert_eq!(c.died_at, Some(7_000));
+    }
+
+    #[test]
+    fn a_clean_exit_is_finished_not_alarming() {
+        let c = observe(None, dead(Some(0), None), None, None, 1);
+        assert!(c.life.is_finished());
+        assert!(!c.life.is_alarm());
+    }
+
+    #[test]
+    fn empty_status_is_read_until_the_kicks_run_out_then_unknown() {
+        let mut c = observe(None, live(), None, None, 0);
+        for k in 0..MAX_KICKS {
+            c = observe(Some(&c), dead(None, None), None, None, 10);
+            assert_eq!(c.life, Life::Reading, "kick {k}");
+            c.kicks += 1;
+        }
+        let c = observe(Some(&c), dead(None, None), None, None, 20);
+        assert_eq!(c.life, Life::Dead(Exit::Unknown));
+        assert!(c.life.is_alarm());
+        assert_eq!(
+            c.died_at,
+            Some(10),
+            "death time is when it was first seen dead"
+        );
+    }
+
+    #[test]
+    fn a_kick_that_works_shows_the_real_code() {
+        let mut c = observe(None, dead(None, None), None, None, 0);
+        c.kicks = 1;
+        let c = observe(Some(&c), dead(Some(1), None), None, None, 5);
+        assert_eq!(c.life, Life::Dead(Exit::Code(1)));
+    }
+
+    #[test]
+    fn a_respawned_pane_runs_again_with_a_fresh_clock() {
+        let c = observe(None, live(), None, Some(0), 0);
+        let c = observe(Some(&c), dead(Some(1), None), None, None, 10);
+        let c = observe(Some(&c), live(), None, Some(20), 20);
+        assert_eq!(c.life, Life::Running);
+        assert_eq!(c.started_at, Some(20));
+        assert_eq!(c.died_at, None);
+    }
+
+    #[test]
+    fn a_pane_dead_before_we_started_has_no_invented_death_time() {
+        let c = observe(None, dead(Some(1), None), None, None, 10);
+        assert_eq!(c.died_at, None);
+    }
+}

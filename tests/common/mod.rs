@@ -1,0 +1,493 @@
+//! Shared helpers for integration tests: private tmux servers and the
+//! `fake_agent` example binary that stands in for real agent CLIs.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Names under which `fake_agent` is symlinked into the test `bin/` dir.
+pub const AGENT_NAMES: &[&str] = &["claude", "codex", "gemini", "aider", "opencode"];
+
+/// Path of the built `fake_agent` example. `cargo test` builds examples by
+/// default; when a filtered run (`cargo test --test x`) did not, we try once
+/// to build it ourselves before giving up.
+pub fn fake_agent_path() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let path = Path::new(env!("CARGO_BIN_EXE_agentwatch"))
+        .parent()
+        .expect("binary has a parent dir")
+        .join("examples")
+        .join("fake_agent");
+    if !path.exists() {
+        BUILT.get_or_init(|| {
+            let _ = Command::new(env!("CARGO"))
+                .args([
+                    "build",
+                    "--quiet",
+                    "--example",
+                    "fake_agent",
+                    "--manifest-path",
+                ])
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+                .status();
+        });
+    }
+    if !path.exists() {
+        panic!(
+            "fake agent binary not found at {}; run `cargo build --examples` first \
+             (plain `cargo test` builds it automatically)",
+            path.display()
+        );
+    }
+    path
+}
+
+/// Polls `f` every 25 ms until it returns true; panics after `timeout`.
+pub fn wait_until<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
+    let start = Instant::now();
+    loop {
+        if f() {
+            return;
+        }
+        if start.elapsed() > timeout {
+            panic!("timed out after {timeout:?} waiting until {what}");
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Test environment shared by every tmux invocation and child process:
+/// no inherited `TMUX`, `bin/` first on `PATH`, `FAKE_AGENT_DIR`, UTF-8 locale,
+/// and `TMUX_TMPDIR` inside the temp dir so a stray socket-less `tmux` call can
+/// never reach the user's real server.
+fn apply_env(cmd: &mut Command, dir: &Path, bin_dir: &Path, agent_dir: &Path) {
+    let mut paths = vec![bin_dir.to_path_buf()];
+    if let Some(old) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&old));
+    }
+    let path: OsString = std::env::join_paths(paths).expect("PATH joins");
+    cmd.env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("PATH", path)
+        .env("FAKE_AGENT_DIR", agent_dir)
+        .env("LANG", "C.UTF-8")
+        .env("TMUX_TMPDIR", dir);
+}
+
+fn tmux_command(socket: &Path, dir: &Path, bin_dir: &Path, agent_dir: &Path) -> Command {
+    let mut cmd = Command::new("tmux");
+    apply_env(&mut cmd, dir, bin_dir, agent_dir);
+    cmd.arg("-S").arg(socket);
+    cmd
+}
+
+fn pid_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// `kill-server` on exactly this socket, then SIGKILL exactly `pid` if it
+/// still looks like a tmux process after a short grace period.
+fn kill_private_server(mut tmux: Command, pid: Option<u32>) {
+    let _ = tmux.arg("kill-server").output();
+    let Some(pid) = pid else { return };
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while pid_alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if pid_alive(pid) && comm.trim().starts_with("tmux") {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+}
+
+/// Parses `dead|status|signal` into `status N` / `signal N`.
+fn parse_exit(fields: &str) -> Option<String> {
+    let mut it = fields.trim().split('|');
+    let (dead, status, signal) = (it.next()?, it.next()?, it.next()?);
+    match (dead, status, signal) {
+        ("1", s, _) if !s.is_empty() => Some(format!("status {s}")),
+        ("1", _, s) if !s.is_empty() => Some(format!("signal {s}")),
+        _ => None,
+    }
+}
+
+fn stdout_ok(out: Output, args: &[&str]) -> String {
+    if !out.status.success() {
+        panic!(
+            "tmux {args:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A private tmux server on `<dir>/tmux.sock` with session `main`.
+pub struct TmuxServer {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub agent_dir: PathBuf,
+    pub bin_dir: PathBuf,
+    server_pid: Option<u32>,
+}
+
+impl TmuxServer {
+    pub fn start() -> TmuxServer {
+        let agent = fake_agent_path();
+        let dir = tempfile::Builder::new()
+            .prefix("aw-test")
+            .tempdir()
+            .expect("tempdir");
+        let bin_dir = dir.path().join("bin");
+        let agent_dir = dir.path().join("agents");
+        std::fs::create_dir_all(&bin_dir).expect("create bin dir");
+        std::fs::create_dir_all(&agent_dir).expect("create agents dir");
+        for name in AGENT_NAMES {
+            std::os::unix::fs::symlink(&agent, bin_dir.join(name)).expect("symlink agent");
+        }
+        let conf = dir.path().join("tmux.conf");
+        std::fs::write(&conf, "").expect("write tmux.conf");
+        let mut server = TmuxServer {
+            socket: dir.path().join("tmux.sock"),
+            dir,
+            agent_dir,
+            bin_dir,
+            server_pid: None,
+        };
+        let conf = conf.to_string_lossy().into_owned();
+        server.tmux_ok(&[
+            "-f",
+            &conf,
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "--",
+            "sleep",
+            "100000",
+        ]);
+        server.tmux_ok(&["set-option", "-s", "exit-empty", "off"]);
+        let pid = server.tmux_ok(&["display-message", "-p", "#{pid}"]);
+        server.server_pid = pid.trim().parse().ok();
+        server
+    }
+
+    /// Pid of the tmux server process.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server_pid
+    }
+
+    /// Value a client inside this server would see in `$TMUX`.
+    pub fn tmux_env_value(&self) -> String {
+        format!(
+            "{},{},0",
+            self.socket.display(),
+            self.server_pid.unwrap_or(0)
+        )
+    }
+
+    fn command(&self, socket: &Path) -> Command {
+        tmux_command(socket, self.dir.path(), &self.bin_dir, &self.agent_dir)
+    }
+
+    /// Sets the test environment on `cmd` (e.g. the agentwatch binary).
+    pub fn env_for_child(&self, cmd: &mut Command) {
+        apply_env(cmd, self.dir.path(), &self.bin_dir, &self.agent_dir);
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        self.command(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    pub fn tmux_ok(&self, args: &[&str]) -> String {
+        stdout_ok(self.tmux(args), args)
+    }
+
+    /// Detached window in session `main` running `argv`; returns e.g. `%3`.
+    pub fn new_window(&self, argv: &[&str]) -> String {
+        self.new_window_args(&[], argv)
+    }
+
+    pub fn new_window_in(&self, cwd: &Path, argv: &[&str]) -> String {
+        let cwd = cwd.to_string_lossy();
+        self.new_window_args(&["-c", &cwd], argv)
+    }
+
+    fn new_window_args(&self, extra: &[&str], argv: &[&str]) -> String {
+        let mut args = vec!["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}"];
+        args.extend_from_slice(extra);
+        args.push("--");
+        args.extend_from_slice(argv);
+        self.tmux_ok(&args).trim().to_string()
+    }
+
+    /// Writes `agents/<key>.plan`; `key` is a pane id (`%3`), agent name or `default`.
+    pub fn write_plan(&self, key: &str, plan: &str) {
+        let file = self
+            .agent_dir
+            .join(format!("{}.plan", key.trim_start_matches('%')));
+        std::fs::write(file, plan).expect("write plan");
+    }
+
+    /// Parsed lines of `agents/log.jsonl` (one per fake agent start).
+    pub fn log_entries(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.agent_dir.join("log.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("valid log line"))
+            .collect()
+    }
+
+    /// Log entries whose `pane` is `pane` (e.g. `%3`).
+    pub fn log_entries_for(&self, pane: &str) -> Vec<serde_json::Value> {
+        self.log_entries()
+            .into_iter()
+            .filter(|e| e["pane"] == pane)
+            .collect()
+    }
+
+    pub fn wait_until<F: FnMut() -> bool>(&self, what: &str, timeout: Duration, f: F) {
+        wait_until(what, timeout, f)
+    }
+
+    pub fn capture(&self, pane: &str) -> String {
+        self.tmux_ok(&["capture-pane", "-p", "-t", pane])
+    }
+
+    /// Visible screen plus scrollback (`capture-pane -S -`). Use this for dead
+    /// panes: tmux 3.3a scrolls the screen up one line when it prints
+    /// "Pane is dead", pushing the first line into history.
+    pub fn capture_all(&self, pane: &str) -> String {
+        self.tmux_ok(&["capture-pane", "-p", "-S", "-", "-t", pane])
+    }
+
+    /// Like `capture` but with SGR escapes (`capture-pane -e`).
+    pub fn capture_ansi(&self, pane: &str) -> String {
+        self.tmux_ok(&["capture-pane", "-p", "-e", "-t", pane])
+    }
+
+    /// A format (e.g. `#{pane_dead_status}`) for `pane`, or None if it does not exist.
+    pub fn pane_field_opt(&self, pane: &str, fmt: &str) -> Option<String> {
+        let out = self.tmux(&["list-panes", "-a", "-F", &format!("#{{pane_id}} {fmt}")]);
+        if !out.status.success() {
+            return None;
+        }
+        let prefix = format!("{pane} ");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+    }
+
+    /// Like `pane_field_opt`, panicking if the pane does not exist.
+    pub fn pane_field(&self, pane: &str, fmt: &str) -> String {
+        self.pane_field_opt(pane, fmt)
+            .unwrap_or_else(|| panic!("pane {pane} does not exist"))
+    }
+
+    /// `Some("status N")` or `Some("signal N")` once `pane` is dead and tmux
+    /// has reaped its process (`pane_dead` can turn 1 before the status is known).
+    pub fn pane_exit(&self, pane: &str) -> Option<String> {
+        let f =
+            self.pane_field_opt(pane, "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}")?;
+        parse_exit(&f)
+    }
+
+    /// Waits until `pane` is dead with a known status; returns `pane_exit`.
+    pub fn wait_pane_exit(&self, pane: &str, timeout: Duration) -> String {
+        let fmt = "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}";
+        let start = Instant::now();
+        loop {
+            let fields = self.pane_field_opt(pane, fmt);
+            if let Some(exit) = fields.as_deref().and_then(parse_exit) {
+                return exit;
+            }
+            if start.elapsed() > timeout {
+                panic!(
+                    "timed out after {timeout:?} waiting for pane {pane} to exit; \
+                     dead|status|signal = {fields:?}; screen:\n{}",
+                    self.capture_all(pane)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    pub fn pane_exists(&self, pane: &str) -> bool {
+        self.pane_field_opt(pane, "").is_some()
+    }
+
+    /// Runs `argv` as the single pane of a second private server (`<dir>/ui.sock`),
+    /// sized `width` x `height`. `TMUX`/`TMUX_PANE` are unset inside the pane.
+    pub fn start_ui(&self, width: u16, height: u16, argv: &[&str]) -> UiServer {
+        self.start_ui_env(width, height, &[], argv)
+    }
+
+    /// Like `start_ui`, with extra `NAME=value` environment for the program
+    /// (e.g. `("TMUX", &server.tmux_env_value())` to look like it runs inside
+    /// the agents' server).
+    pub fn start_ui_env(
+        &self,
+        width: u16,
+        height: u16,
+        env: &[(&str, &str)],
+        argv: &[&str],
+    ) -> UiServer {
+        let socket = self.dir.path().join("ui.sock");
+        let conf = self.dir.path().join("ui.conf");
+        std::fs::write(
+            &conf,
+            "set -s exit-empty off\nset -g remain-on-exit on\nset -g status off\n\
+             set -g default-terminal tmux-256color\nset -s escape-time 0\n",
+        )
+        .expect("write ui.conf");
+        let (w, h) = (width.to_string(), height.to_string());
+        let conf = conf.to_string_lossy().into_owned();
+        let assigns: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut args = vec![
+            "-f",
+            &conf,
+            "new-session",
+            "-d",
+            "-s",
+            "ui",
+            "-x",
+            &w,
+            "-y",
+            &h,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "env",
+            "-u",
+            "TMUX",
+            "-u",
+            "TMUX_PANE",
+        ];
+        args.extend(assigns.iter().map(String::as_str));
+        args.extend_from_slice(argv);
+        let mut ui = UiServer {
+            socket,
+            env_dirs: [
+                self.dir.path().to_path_buf(),
+                self.bin_dir.clone(),
+                self.agent_dir.clone(),
+            ],
+            pane: String::new(),
+            server_pid: None,
+        };
+        ui.pane = ui.tmux_ok(&args).trim().to_string();
+        let pid = ui.tmux_ok(&["display-message", "-p", "#{pid}"]);
+        ui.server_pid = pid.trim().parse().ok();
+        ui
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        kill_private_server(self.command(&self.socket), self.server_pid);
+    }
+}
+
+/// A second private tmux server whose single pane runs the program under test.
+pub struct UiServer {
+    pub socket: PathBuf,
+    pub pane: String,
+    env_dirs: [PathBuf; 3],
+    server_pid: Option<u32>,
+}
+
+impl UiServer {
+    fn cmd(&self) -> Command {
+        let [dir, bin_dir, agent_dir] = &self.env_dirs;
+        tmux_command(&self.socket, dir, bin_dir, agent_dir)
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run tmux")
+    }
+
+    pub fn tmux_ok(&self, args: &[&str]) -> String {
+        stdout_ok(self.tmux(args), args)
+    }
+
+    /// tmux key names, e.g. `["j", "Enter", "C-c"]`.
+    pub fn send_keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.pane];
+        args.extend_from_slice(keys);
+        self.tmux_ok(&args);
+    }
+
+    /// Types `text` literally (`send-keys -l`).
+    pub fn send_text(&self, text: &str) {
+        self.tmux_ok(&["send-keys", "-t", &self.pane, "-l", text]);
+    }
+
+    pub fn screen(&self) -> String {
+        self.tmux_ok(&["capture-pane", "-p", "-t", &self.pane])
+    }
+
+    pub fn screen_ansi(&self) -> String {
+        self.tmux_ok(&["capture-pane", "-p", "-e", "-t", &self.pane])
+    }
+
+    pub fn resize(&self, width: u16, height: u16) {
+        let (w, h) = (width.to_string(), height.to_string());
+        self.tmux_ok(&["resize-window", "-t", "ui:", "-x", &w, "-y", &h]);
+    }
+
+    /// `Some("status N")` / `Some("signal N")` once the program has exited
+    /// (the pane stays thanks to remain-on-exit).
+    pub fn exit(&self) -> Option<String> {
+        let out = self.tmux_ok(&[
+            "display-message",
+            "-p",
+            "-t",
+            &self.pane,
+            "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}",
+        ]);
+        parse_exit(&out)
+    }
+
+    /// Polls the screen until it contains `text`; returns that screen.
+    pub fn wait_for_text(&self, text: &str, timeout: Duration) -> String {
+        self.wait_for(&format!("{text:?}"), timeout, |s| s.contains(text))
+    }
+
+    /// Polls the screen until `pred(screen)`; returns that screen.
+    pub fn wait_for<F: FnMut(&str) -> bool>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut pred: F,
+    ) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?} waiting for {what}; last screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+impl Drop for UiServer {
+    fn drop(&mut self) {
+        kill_private_server(self.cmd(), self.server_pid);
+    }
+}
