@@ -123,3 +123,43 @@ fn perform(effect: Effect, prober: &Arc<Prober>, tx: &mpsc::UnboundedSender<Msg>
         }
     }
 }
+
+/// Runs effects one after another, awaiting each answer and feeding it back, until the core
+/// asks for nothing more (or `max_rounds` is reached). For one-shot commands and tests:
+/// the same core and adapter as the dashboard, without a terminal.
+pub async fn settle(
+    state: &mut State,
+    prober: &Prober,
+    clock: &Clock,
+    first: Vec<Effect>,
+    max_rounds: usize,
+) {
+    let mut queue: std::collections::VecDeque<Effect> = first.into();
+    let mut rounds = 0;
+    while let Some(effect) = queue.pop_front() {
+        rounds += 1;
+        if rounds > max_rounds {
+            break;
+        }
+        let answer = match effect {
+            Effect::Poll => Msg::Polled(prober.observe().await),
+            Effect::KickServer(pid) => {
+                if let Err(e) = kick_server(pid) {
+                    tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
+                }
+                continue;
+            }
+            Effect::CaptureScreens(ids) => Msg::Screens(prober.tmux().capture_screens(&ids).await),
+            Effect::SetOptions(sets) => {
+                Msg::OptionsSet(prober.tmux().set_pane_options(&sets).await)
+            }
+        };
+        queue.extend(state.update(answer, clock.now()));
+    }
+}
+
+/// One complete look at the server: a tick and everything it leads to.
+pub async fn look_once(state: &mut State, prober: &Prober, clock: &Clock) {
+    let first = state.update(Msg::Tick, clock.now());
+    settle(state, prober, clock, first, 64).await;
+}

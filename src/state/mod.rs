@@ -345,16 +345,14 @@ impl State {
     }
 }
 
-/// The last `n` lines that matter of a captured screen: trailing blank lines and tmux's
-/// own "Pane is dead" line dropped, trailing spaces trimmed.
+/// The last `n` lines that say something of a captured screen: blank lines and tmux's own
+/// "Pane is dead" line dropped, trailing spaces trimmed.
 pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
-    let mut lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
-    while lines
-        .last()
-        .is_some_and(|l| l.is_empty() || l.starts_with("Pane is dead"))
-    {
-        lines.pop();
-    }
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("Pane is dead"))
+        .collect();
     let start = lines.len().saturating_sub(n);
     lines[start..].iter().map(|s| s.to_string()).collect()
 }

@@ -193,3 +193,6 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         buf.set_string(x, y, note, look.theme.dim());
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::Terminal;
+
+use super::{Look, Screen};
+use crate::msg::{Action, Msg};
+use crate::pane::PaneId;
+use crate::state::State;
+use crate::testkit::*;
+
+/// A server with one of everything: running, crashed, killed, finished, unknown.
+fn fleet(size: (u16, u16)) -> State {
+    let mut s = state(size);
+    let mut o = obs(vec![
+        pane(1, 0, "claude"),
+        pane(2, 1, "codex"),
+        pane(3, 2, "gemini"),
+        pane(4, 3, "aider"),
+        pane(5, 4, "claude"),
+    ]);
+    for (i, p) in o.listing.panes.iter_mut().enumerate() {
+        p.window_name = ["api", "web", "docs", "infra", "night shift"][i].into();
+        p.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+    }
+    o.listing.panes[3].opt_session_id.clear();
+    for i in 1..=5 {
+        o.started.insert(PaneId(i), T0 - 3_600_000 * u64::from(i));
+    }
+    s.update(Msg::Tick, T0);
+    s.update(Msg::Polled(Ok(o.clone())), T0);
+    let mut panes = o.listing.panes.clone();
+    panes[1] = dead(panes[1].clone(), Some(1), None);
+    panes[2] = dead(panes[2].clone(), None, Some(9));
+    panes[3] = dead(panes[3].clone(), Some(0), None);
+    panes[4] = dead(panes[4].clone(), None, None);
+    for p in &mut panes[1..] {
+        p.dead_time = Some((T0 + 60_000) / 1000);
+        p.opt_cwd = format!("/home/u/src/proj{}", p.id.0);
+    }
+    let mut o2 = o.clone();
+    o2.listing.panes = panes;
+    // Four polls: the lost status of pane 5 is kicked until it is given up as unknown.
+    for k in 0..4 {
+        s.update(Msg::Polled(Ok(o2.clone())), T0 + 60_000 + k);
+    }
+    let screens = [
+        (
+            1,
+            "Thinking about the migration…\n\n> Fixing tests in api/handlers.rs\n",
+        ),
+        (
+            2,
+            "running cargo test\nerror[E0432]: unresolved import\n\nPane is dead (status 1)\n",
+        ),
+        (3, "Loading context\n"),
+        (4, "Applied edit to README.md\nCommit 3f2a1b\n"),
+    ];
+    s.update(
+        Msg::Screens(Ok(screens
+            .iter()
+            .map(|(i, t)| (PaneId(*i), t.to_string()))
+            .collect())),
+        T0 + 6 * 3_600_000,
+    );
+    s
+}
+
+fn render(s: &State, w: u16, h: u16, look: &Look) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(Screen { state: s, look }, f.area()))
+        .unwrap();
+    t
+}
+
+/// The row of the buffer whose text contains `needle`, and the column where it starts.
+fn find(t: &Terminal<TestBackend>, needle: &str) -> Option<(u16, u16)> {
+    let buf = t.backend().buffer();
+    for y in 0..buf.area.height {
+        let row: String = (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect();
+        if let Some(byte) = row.find(needle) {
+            return Some((row[..byte].chars().count() as u16, y));
+        }
+    }
+    None
+}
+
+#[test]
+fn grid_at_80x24() {
+    let s = fleet((80, 24));
+    insta::assert_snapshot!(render(&s, 80, 24, &Look::plain()).backend());
+}
+
+#[test]
+fn grid_at_80x24_scrolled_to_the_crash() {
+    let mut s = fleet((80, 24));
+    s.update(Msg::Action(Action::Down), s.now);
+    s.update(Msg::Action(Action::Down), s.now);
+    insta::assert_snapshot!(render(&s, 80, 24, &Look::plain()).backend());
+}
+
+#[test]
+fn grid_at_200x50() {
+    let s = fleet((200, 50));
+    insta::assert_snapshot!(render(&s, 200, 50, &Look::plain()).backend());
+}
+
+#[test]
+fn help_overlay() {
+    let mut s = fleet((80, 24));
+    s.update(Msg::Action(Action::Help), s.now);
+    insta::assert_snapshot!(render(&s, 80, 24, &Look::plain()).backend());
+}
+
+#[test]
+fn the_crash_banner_uses_the_alarm_style_and_a_finished_card_does_not() {
+    let s = fleet((200, 50));
+    let t = render(&s, 200, 50, &Look::plain());
+    let buf = t.backend().buffer();
+    for crash in [
+        "process exited (code 1)",
+        "killed by signal 9 (SIGKILL)",
+        "process exited (code unknown)",
+    ] {
+        let (x, y) = find(&t, crash).unwrap_or_else(|| panic!("{crash} not on screen"));
+        assert_eq!(buf[(x, y)].bg, Color::Red, "{crash}");
+        assert_eq!(buf[(x, y)].fg, Color::White, "{crash}");
+    }
+    let (x, y) = find(&t, "process exited (code 0)").unwrap();
+    assert_ne!(buf[(x, y)].bg, Color::Red);
+    assert_eq!(buf[(x, y)].fg, Color::Green);
+    // The header is alarming while an agent is dead.
+    assert_eq!(buf[(0, 0)].bg, Color::Red);
+}
+
+#[test]
+fn no_color_keeps_the_banner_loud_without_colour() {
+    let s = fleet((200, 50));
+    let look = Look {
+        theme: super::theme::Theme { color: false },
+        ..Look::plain()
+    };
+    let t = render(&s, 200, 50, &look);
+    let buf = t.backend().buffer();
+    let (x, y) = find(&t, "process exited (code 1)").unwrap();
+    assert_eq!(buf[(x, y)].bg, Color::Reset);
+    assert!(buf[(x, y)]
+        .modifier
+        .contains(ratatui::style::Modifier::REVERSED));
+    for y in 0..50 {
+        for x in 0..200 {
+            assert!(matches!(buf[(x, y)].fg, Color::Reset), "colour at {x},{y}");
+        }
+    }
+}
+
+#[test]
+fn the_header_is_calm_when_nothing_is_dead() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 0, "claude")], T0);
+    let t = render(&s, 80, 24, &Look::plain());
+    assert_ne!(t.backend().buffer()[(0, 0)].bg, Color::Red);
+}
+
+#[test]
+fn an_empty_server_says_how_to_start() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 0, "vim")], T0);
+    insta::assert_snapshot!(render(&s, 80, 24, &Look::plain()).backend());
+}
+
+#[test]
+fn tiny_and_odd_sizes_render_without_panicking() {
+    let s = fleet((20, 5));
+    for (w, h) in [(20, 5), (1, 1), (0, 0), (10, 2), (300, 3), (33, 100)] {
+        let mut s = s.clone();
+        s.size = (w, h);
+        let _ = render(&s, w.max(1), h.max(1), &Look::plain());
+    }
+    insta::assert_snapshot!(render(&s, 20, 5, &Look::plain()).backend());
+}

@@ -1,0 +1,105 @@
+//! End to end: the real agentwatch binary in a pane of a second private tmux server,
+//! watching the first one, read back with capture-pane as a person would see it.
+
+mod common;
+
+use std::time::Duration;
+
+use common::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn agentwatch() -> &'static str {
+    env!("CARGO_BIN_EXE_agentwatch")
+}
+
+#[test]
+fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "say thinking hard\nwait go\nsay fatal: out of tokens\nexit 3\n",
+    );
+    let pane = server.new_window(&["claude"]);
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui(100, 30, &[agentwatch(), "-S", &sock]);
+    let screen = ui.wait_for_text("● running", WAIT);
+    assert!(
+        screen.contains("claude · main:1.0 ") && screen.contains(&format!(" · {pane} ")),
+        "{screen}"
+    );
+    assert!(screen.contains("1 running · 0 dead"), "{screen}");
+
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    let screen = ui.wait_for_text("✖ process exited (code 3)", WAIT);
+    assert!(screen.contains("0 running · 1 dead"), "{screen}");
+    let screen = ui.wait_for_text("fatal: out of tokens", WAIT);
+    // The banner is in the alarm colours (white on red).
+    let ansi = ui.screen_ansi();
+    let line = ansi
+        .lines()
+        .find(|l| l.contains("process exited (code 3)"))
+        .unwrap();
+    assert!(
+        line.contains("\x1b[1m") || line.contains(";1m"),
+        "banner is bold: {line:?}"
+    );
+    assert!(
+        line.contains("41m") || line.contains("48;5;1m"),
+        "banner is on red: {line:?}\n{screen}"
+    );
+
+    // Help opens at once and closes; q quits and leaves the terminal usable.
+    ui.send_keys(&["?"]);
+    ui.wait_for_text("keys · Esc or ? closes", WAIT);
+    ui.send_keys(&["Escape"]);
+    ui.wait_for("help closed", WAIT, |s| !s.contains("keys · Esc"));
+    ui.send_keys(&["q"]);
+    common::wait_until("agentwatch exits on q", WAIT, || ui.exit().is_some());
+    assert_eq!(ui.exit().as_deref(), Some("status 0"));
+}
+
+#[test]
+fn at_80x24_a_killed_agent_and_a_finished_one_are_both_readable() {
+    let server = TmuxServer::start();
+    server.write_plan("codex", "wait go\nsignal 9\n");
+    server.write_plan("gemini", "wait go\nexit 0\n");
+    server.new_window(&["codex"]);
+    server.new_window(&["gemini"]);
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui(80, 24, &[agentwatch(), "-S", &sock]);
+    ui.wait_for_text("2 running", WAIT);
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    let screen = ui.wait_for_text("killed by signal 9 (SIGKILL)", WAIT);
+    let screen = if screen.contains("process exited (code 0)") {
+        screen
+    } else {
+        ui.wait_for_text("process exited (code 0)", WAIT)
+    };
+    assert!(screen.contains("1 dead · 1 finished"), "{screen}");
+    assert!(screen.lines().count() <= 24);
+}
+
+#[test]
+fn a_bad_config_is_a_one_line_error_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "tick_ms = 500\nretain_ded = true\n").unwrap();
+    let out = std::process::Command::new(agentwatch())
+        .arg("-c")
+        .arg(&cfg)
+        .arg("-S")
+        .arg(dir.path().join("none.sock"))
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:2:1: retain_ded: unknown field `retain_ded`",
+            cfg.display()
+        )),
+        "{err}"
+    );
+}

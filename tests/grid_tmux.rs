@@ -1,0 +1,165 @@
+//! The grid's core against a real tmux server on a private socket: deaths by exit code, by
+//! signal, a clean exit, and remain-on-exit set by agentwatch itself (not by the test).
+
+mod common;
+
+use std::time::Duration;
+
+use agentwatch::app::{look_once, Clock};
+use agentwatch::config::Config;
+use agentwatch::pane::{Exit, PaneId};
+use agentwatch::probe::Prober;
+use agentwatch::state::State;
+use agentwatch::tmux::client::Tmux;
+use agentwatch::watch::Life;
+use common::TmuxServer;
+
+const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+fn watcher(server: &TmuxServer) -> (State, Prober, Clock) {
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5));
+    let state = State::new(
+        &Config::default(),
+        false,
+        server.socket.display().to_string(),
+        (200, 50),
+    );
+    (state, Prober::new(tmux), Clock::start())
+}
+
+fn life(state: &State, pane: &str) -> Option<Life> {
+    let id = PaneId::parse(pane)?;
+    state.cards.iter().find(|c| c.pane.id == id).map(|c| c.life)
+}
+
+#[tokio::test]
+async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwatch() {
+    let server = TmuxServer::start();
+    let work = server.dir.path().join("work dir");
+    std::fs::create_dir_all(&work).unwrap();
+    server.write_plan("claude", "say started\nwait go\nsay last words\nexit 3\n");
+    server.write_plan("codex", "wait go\nsignal 9\n");
+    server.write_plan("gemini", "wait go\nexit 0\n");
+    let crash = server.new_window_in(&work, &["claude", "--session-id", ID]);
+    let killed = server.new_window(&["codex"]);
+    let clean = server.new_window(&["gemini"]);
+    let other = server.new_window(&["sleep", "100000"]);
+
+    let (mut state, prober, clock) = watcher(&server);
+    // agentwatch sees them alive and sets remain-on-exit itself.
+    for _ in 0..50 {
+        look_once(&mut state, &prober, &clock).await;
+        if [&crash, &killed, &clean]
+            .iter()
+            .all(|p| server.pane_field(p, "#{remain-on-exit}") == "on")
+            && server.pane_field(&crash, "#{@agentwatch_cwd}") == work.to_string_lossy()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for p in [&crash, &killed, &clean] {
+        assert_eq!(server.pane_field(p, "#{remain-on-exit}"), "on", "{p}");
+        assert_eq!(life(&state, p), Some(Life::Running), "{p}");
+    }
+    assert_eq!(server.pane_field(&crash, "#{@agentwatch_agent}"), "claude");
+    assert_eq!(server.pane_field(&crash, "#{@agentwatch_session_id}"), ID);
+    assert_eq!(
+        server.pane_field(&crash, "#{@agentwatch_cwd}"),
+        work.to_string_lossy()
+    );
+    // The pane that is not an agent is neither shown nor touched.
+    assert_eq!(life(&state, &other), None);
+    assert_eq!(server.pane_field(&other, "#{remain-on-exit}"), "off");
+    assert_eq!(server.pane_field(&other, "#{@agentwatch_agent}"), "");
+
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    let mut lives = Vec::new();
+    for _ in 0..100 {
+        look_once(&mut state, &prober, &clock).await;
+        lives = [&crash, &killed, &clean]
+            .iter()
+            .map(|p| life(&state, p))
+            .collect();
+        if lives.iter().all(|l| matches!(l, Some(Life::Dead(_)))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        lives,
+        vec![
+            Some(Life::Dead(Exit::Code(3))),
+            Some(Life::Dead(Exit::Signal(9))),
+            Some(Life::Dead(Exit::Code(0)))
+        ]
+    );
+    assert_eq!(state.counts().dead, 2);
+    assert_eq!(state.counts().finished, 1);
+    // The dead pane was retained (by agentwatch's remain-on-exit) with its last words.
+    assert_eq!(server.pane_field(&crash, "#{pane_dead}"), "1");
+    look_once(&mut state, &prober, &clock).await;
+    let card = state
+        .cards
+        .iter()
+        .find(|c| c.pane.id.to_string() == crash)
+        .unwrap();
+    assert_eq!(
+        card.pane.cwd(),
+        work.to_string_lossy(),
+        "the recorded cwd outlives the pane"
+    );
+    assert!(card.died_at.is_some());
+}
+
+#[tokio::test]
+async fn retain_dead_false_never_sets_remain_on_exit() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    let p = server.new_window(&["claude"]);
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5));
+    let config = Config {
+        retain_dead: false,
+        ..Config::default()
+    };
+    let mut state = State::new(&config, false, String::new(), (200, 50));
+    let (prober, clock) = (Prober::new(tmux), Clock::start());
+    for _ in 0..3 {
+        look_once(&mut state, &prober, &clock).await;
+    }
+    assert_eq!(life(&state, &p), Some(Life::Running));
+    assert_eq!(server.pane_field(&p, "#{@agentwatch_agent}"), "claude");
+    assert_eq!(server.pane_field(&p, "#{remain-on-exit}"), "off");
+}
+
+#[tokio::test]
+async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up() {
+    let server = TmuxServer::start();
+    let sock = server.dir.path().join("later.sock");
+    let tmux = Tmux::new(sock.clone(), Duration::from_secs(5));
+    let mut state = State::new(&Config::default(), false, String::new(), (80, 24));
+    let (prober, clock) = (Prober::new(tmux), Clock::start());
+    look_once(&mut state, &prober, &clock).await;
+    assert!(matches!(
+        state.server,
+        agentwatch::state::Server::Down(agentwatch::tmux::client::TmuxError::NoServer { .. })
+    ));
+    server.write_plan("claude", "hang\n");
+    let sock_s = sock.to_string_lossy().into_owned();
+    let start = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("tmux");
+        server.env_for_child(&mut cmd);
+        cmd.args(["-S", &sock_s, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(start(&["new-session", "-d", "-s", "late", "--", "claude"])
+        .status
+        .success());
+    look_once(&mut state, &prober, &clock).await;
+    start(&["kill-server"]);
+    assert_eq!(state.server, agentwatch::state::Server::Up);
+    assert_eq!(state.cards.len(), 1);
+    assert_eq!(state.cards[0].agent.as_deref(), Some("claude"));
+}
