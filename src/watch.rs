@@ -7,6 +7,8 @@ use crate::pane::{Exit, Pane};
 
 /// How many SIGCHLD kicks are tried before an empty status is shown as unknown.
 pub const MAX_KICKS: u8 = 3;
+/// Kicks are spaced so that tmux has time to reap between them.
+pub const KICK_SPACING_MS: Millis = 250;
 
 /// What a pane is doing, as shown on its card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,7 @@ pub struct Card {
     /// Whether we saw it alive: a pane dead since before agentwatch started has no `started_at`.
     pub seen_alive: bool,
     pub kicks: u8,
+    pub kicked_at: Option<Millis>,
     /// Last lines of output (preview), and the pane signature when they were read.
     pub preview: Vec<String>,
     pub preview_sig: Option<(u64, u64, (u32, u32), bool)>,
@@ -58,6 +61,14 @@ pub struct Card {
 }
 
 impl Card {
+    /// Whether the server should be kicked now for this card's lost exit status.
+    pub fn kick_due(&self, now: Millis) -> bool {
+        self.life == Life::Reading
+            && self
+                .kicked_at
+                .is_none_or(|t| now.saturating_sub(t) >= KICK_SPACING_MS)
+    }
+
     /// What would make a new preview worth fetching: output, scrolling, cursor, death.
     pub fn signature(&self) -> (u64, u64, (u32, u32), bool) {
         let p = &self.pane;
@@ -89,6 +100,7 @@ pub fn observe(
             died_at: None,
             seen_alive: false,
             kicks: 0,
+            kicked_at: None,
             preview: Vec::new(),
             preview_sig: None,
             preview_at: c.preview_at,
@@ -101,6 +113,7 @@ pub fn observe(
             died_at: None,
             seen_alive: false,
             kicks: 0,
+            kicked_at: None,
             preview: Vec::new(),
             preview_sig: None,
             preview_at: 0,
@@ -111,6 +124,7 @@ pub fn observe(
         card.seen_alive = true;
         card.died_at = None;
         card.kicks = 0;
+        card.kicked_at = None;
         card.started_at = started.or(card.started_at).or(Some(now));
         return card;
     }

@@ -55,8 +55,7 @@ fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
     ui.send_keys(&["Escape"]);
     ui.wait_for("help closed", WAIT, |s| !s.contains("keys · Esc"));
     ui.send_keys(&["q"]);
-    common::wait_until("agentwatch exits on q", WAIT, || ui.exit().is_some());
-    assert_eq!(ui.exit().as_deref(), Some("status 0"));
+    assert_eq!(ui.wait_exit(WAIT), "status 0");
 }
 
 #[test]

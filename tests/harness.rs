@@ -110,7 +110,7 @@ fn ui_server_runs_program_and_servers_die_on_drop() {
     ui.send_text("abc");
     ui.send_keys(&["Enter"]);
     ui.wait_for_text("got:abc", TIMEOUT);
-    srv.wait_until("ui program exited", TIMEOUT, || ui.exit().is_some());
+    assert_eq!(ui.wait_exit(TIMEOUT), "status 4");
     assert_eq!(ui.exit().as_deref(), Some("status 4"));
 
     let ui_pid: u32 = ui

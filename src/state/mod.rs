@@ -216,12 +216,13 @@ impl State {
         }
 
         // Lost SIGCHLD: kick the server and look again at once.
-        let reading: Vec<usize> = (0..self.cards.len())
-            .filter(|&i| self.cards[i].life == Life::Reading)
+        let due: Vec<usize> = (0..self.cards.len())
+            .filter(|&i| self.cards[i].kick_due(now))
             .collect();
-        if let (false, Some(pid)) = (reading.is_empty(), obs.listing.server_pid) {
-            for i in reading {
+        if let (false, Some(pid)) = (due.is_empty(), obs.listing.server_pid) {
+            for i in due {
                 self.cards[i].kicks += 1;
+                self.cards[i].kicked_at = Some(now);
             }
             fx.push(Effect::KickServer(pid));
             self.poll_in_flight = true;

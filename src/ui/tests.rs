@@ -41,7 +41,7 @@ fn fleet(size: (u16, u16)) -> State {
     o2.listing.panes = panes;
     // Four polls: the lost status of pane 5 is kicked until it is given up as unknown.
     for k in 0..4 {
-        s.update(Msg::Polled(Ok(o2.clone())), T0 + 60_000 + k);
+        s.update(Msg::Polled(Ok(o2.clone())), T0 + 60_000 + 500 * k);
     }
     let screens = [
         (

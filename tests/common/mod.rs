@@ -103,6 +103,49 @@ fn kill_private_server(mut tmux: Command, pid: Option<u32>) {
     }
 }
 
+const EXIT_FMT: &str = "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}";
+
+fn nudge_reaper(pid: Option<u32>) {
+    if let Some(pid) = pid {
+        let _ = Command::new("kill")
+            .args(["-s", "CHLD", &pid.to_string()])
+            .status();
+    }
+}
+
+/// Polls `fields()` (an `EXIT_FMT` expansion) until the pane has a known exit.
+fn wait_exit(
+    what: &str,
+    timeout: Duration,
+    server_pid: Option<u32>,
+    mut fields: impl FnMut() -> Option<String>,
+    screen: impl FnOnce() -> String,
+) -> String {
+    let start = Instant::now();
+    let mut dead_since: Option<Instant> = None;
+    loop {
+        let f = fields();
+        if let Some(exit) = f.as_deref().and_then(parse_exit) {
+            return exit;
+        }
+        if f.as_deref().is_some_and(|f| f.starts_with("1|")) {
+            let since = *dead_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > Duration::from_millis(100) {
+                nudge_reaper(server_pid);
+                dead_since = Some(Instant::now());
+            }
+        }
+        if start.elapsed() > timeout {
+            panic!(
+                "timed out after {timeout:?} waiting for {what} to exit; \
+                 dead|status|signal = {f:?}; screen:\n{}",
+                screen()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
 /// Parses `dead|status|signal` into `status N` / `signal N`.
 fn parse_exit(fields: &str) -> Option<String> {
     let mut it = fields.trim().split('|');
@@ -298,29 +341,29 @@ impl TmuxServer {
     /// `Some("status N")` or `Some("signal N")` once `pane` is dead and tmux
     /// has reaped its process (`pane_dead` can turn 1 before the status is known).
     pub fn pane_exit(&self, pane: &str) -> Option<String> {
-        let f =
-            self.pane_field_opt(pane, "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}")?;
-        parse_exit(&f)
+        parse_exit(&self.pane_field_opt(pane, EXIT_FMT)?)
     }
 
     /// Waits until `pane` is dead with a known status; returns `pane_exit`.
+    ///
+    /// tmux < 3.5 sometimes loses the SIGCHLD of a pane process (tmux issue
+    /// #2679): the pane shows dead but `pane_dead_status` stays empty and the
+    /// process stays a zombie until some other child exits. While the pane is
+    /// dead without a status we nudge our private server with SIGCHLD.
     pub fn wait_pane_exit(&self, pane: &str, timeout: Duration) -> String {
-        let fmt = "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}";
-        let start = Instant::now();
-        loop {
-            let fields = self.pane_field_opt(pane, fmt);
-            if let Some(exit) = fields.as_deref().and_then(parse_exit) {
-                return exit;
-            }
-            if start.elapsed() > timeout {
-                panic!(
-                    "timed out after {timeout:?} waiting for pane {pane} to exit; \
-                     dead|status|signal = {fields:?}; screen:\n{}",
-                    self.capture_all(pane)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        wait_exit(
+            &format!("pane {pane}"),
+            timeout,
+            self.server_pid,
+            || self.pane_field_opt(pane, EXIT_FMT),
+            || self.capture_all(pane),
+        )
+    }
+
+    /// Sends SIGCHLD to this private server so it reaps exited pane processes
+    /// (works around the lost-SIGCHLD bug of tmux < 3.5).
+    pub fn nudge_reaper(&self) {
+        nudge_reaper(self.server_pid);
     }
 
     pub fn pane_exists(&self, pane: &str) -> bool {
@@ -450,14 +493,23 @@ impl UiServer {
     /// `Some("status N")` / `Some("signal N")` once the program has exited
     /// (the pane stays thanks to remain-on-exit).
     pub fn exit(&self) -> Option<String> {
-        let out = self.tmux_ok(&[
-            "display-message",
-            "-p",
-            "-t",
-            &self.pane,
-            "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}",
-        ]);
-        parse_exit(&out)
+        parse_exit(&self.tmux_ok(&["display-message", "-p", "-t", &self.pane, EXIT_FMT]))
+    }
+
+    /// Waits for the program to exit; returns `status N` or `signal N`.
+    pub fn wait_exit(&self, timeout: Duration) -> String {
+        wait_exit(
+            "ui program",
+            timeout,
+            self.server_pid,
+            || {
+                let out = self.tmux(&["display-message", "-p", "-t", &self.pane, EXIT_FMT]);
+                out.status
+                    .success()
+                    .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+            },
+            || self.screen(),
+        )
     }
 
     /// Polls the screen until it contains `text`; returns that screen.
