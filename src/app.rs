@@ -10,10 +10,13 @@ use ratatui::backend::Backend;
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 
+use std::path::PathBuf;
+
 use crate::msg::{Effect, Millis, Msg};
 use crate::probe::Prober;
+use crate::relaunch;
 use crate::state::State;
-use crate::tmux::client::kick_server;
+use crate::tmux::client::{kick_server, Tmux};
 use crate::ui::{Look, Screen};
 
 /// Wall-clock time that advances with tokio's clock (so paused-time tests work).
@@ -54,13 +57,76 @@ pub fn utc_offset() -> i64 {
     }
 }
 
+/// What effects need: the poller (and its tmux handle) and where crash records go.
+pub struct Io {
+    pub prober: Prober,
+    pub crash_dir: Option<PathBuf>,
+    pub clock: Clock,
+}
+
+impl Io {
+    pub fn new(prober: Prober, crash_dir: Option<PathBuf>) -> Io {
+        Io {
+            prober,
+            crash_dir,
+            clock: Clock::start(),
+        }
+    }
+
+    pub fn tmux(&self) -> &Tmux {
+        self.prober.tmux()
+    }
+
+    /// Carries out one effect and returns the message that answers it, if any.
+    pub async fn answer(&self, effect: Effect) -> Option<Msg> {
+        Some(match effect {
+            Effect::Poll => Msg::Polled(self.prober.observe().await),
+            Effect::KickServer(pid) => {
+                if let Err(e) = kick_server(pid) {
+                    tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
+                }
+                return None;
+            }
+            Effect::CaptureScreens(ids) => Msg::Screens(self.tmux().capture_screens(&ids).await),
+            Effect::SetOptions(sets) => {
+                let r = self.tmux().set_pane_options(&sets).await;
+                if let Err(e) = &r {
+                    tracing::info!("setting pane options: {e}");
+                }
+                Msg::OptionsSet(r)
+            }
+            Effect::Relaunch { plan, meta } => {
+                let pane = plan.pane;
+                let result = relaunch::relaunch(
+                    self.tmux(),
+                    plan,
+                    &meta,
+                    self.crash_dir.as_deref(),
+                    self.clock.now(),
+                )
+                .await;
+                match &result {
+                    Ok(p) => tracing::info!("{pane}: relaunched with {:?} in {}", p.argv, p.cwd),
+                    Err(e) => tracing::warn!("{pane}: relaunch failed: {e}"),
+                }
+                Msg::Relaunched { pane, result }
+            }
+            Effect::Discover(req) => {
+                let pane = req.pane;
+                let found = relaunch::discover(self.tmux(), &req).await;
+                Msg::Discovered { pane, found }
+            }
+        })
+    }
+}
+
 /// Runs the dashboard until the user quits. `input` yields messages from the terminal
-/// (keys, resizes); effects answer on an internal channel.
+/// (keys, resizes); effects run as tasks that answer on an internal channel.
 pub async fn run<B, I>(
     terminal: &mut Terminal<B>,
     state: &mut State,
     look: &Look,
-    prober: Arc<Prober>,
+    io: Arc<Io>,
     tick: Duration,
     mut input: I,
 ) -> color_eyre::Result<()>
@@ -69,7 +135,6 @@ where
     B::Error: Send + Sync + 'static,
     I: Stream<Item = Msg> + Unpin,
 {
-    let clock = Clock::start();
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -80,9 +145,19 @@ where
             Some(m) = rx.recv() => m,
             _ = ticker.tick() => Msg::Tick,
         };
-        let effects = state.update(msg, clock.now());
+        let effects = state.update(msg, io.clock.now());
         for effect in effects {
-            perform(effect, &prober, &tx);
+            if let Effect::KickServer(_) = effect {
+                // Synchronous and instant: keep it ordered before the poll that follows.
+                io.answer(effect).await;
+                continue;
+            }
+            let (io, tx) = (Arc::clone(&io), tx.clone());
+            tokio::spawn(async move {
+                if let Some(m) = io.answer(effect).await {
+                    let _ = tx.send(m);
+                }
+            });
         }
         if state.quit {
             return Ok(());
@@ -91,49 +166,10 @@ where
     }
 }
 
-fn perform(effect: Effect, prober: &Arc<Prober>, tx: &mpsc::UnboundedSender<Msg>) {
-    let tx = tx.clone();
-    match effect {
-        Effect::Poll => {
-            let p = Arc::clone(prober);
-            tokio::spawn(async move {
-                let _ = tx.send(Msg::Polled(p.observe().await));
-            });
-        }
-        Effect::KickServer(pid) => {
-            if let Err(e) = kick_server(pid) {
-                tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
-            }
-        }
-        Effect::CaptureScreens(ids) => {
-            let tmux = prober.tmux().clone();
-            tokio::spawn(async move {
-                let _ = tx.send(Msg::Screens(tmux.capture_screens(&ids).await));
-            });
-        }
-        Effect::SetOptions(sets) => {
-            let tmux = prober.tmux().clone();
-            tokio::spawn(async move {
-                let r = tmux.set_pane_options(&sets).await;
-                if let Err(e) = &r {
-                    tracing::info!("setting pane options: {e}");
-                }
-                let _ = tx.send(Msg::OptionsSet(r));
-            });
-        }
-    }
-}
-
 /// Runs effects one after another, awaiting each answer and feeding it back, until the core
 /// asks for nothing more (or `max_rounds` is reached). For one-shot commands and tests:
 /// the same core and adapter as the dashboard, without a terminal.
-pub async fn settle(
-    state: &mut State,
-    prober: &Prober,
-    clock: &Clock,
-    first: Vec<Effect>,
-    max_rounds: usize,
-) {
+pub async fn settle(state: &mut State, io: &Io, first: Vec<Effect>, max_rounds: usize) {
     let mut queue: std::collections::VecDeque<Effect> = first.into();
     let mut rounds = 0;
     while let Some(effect) = queue.pop_front() {
@@ -141,25 +177,20 @@ pub async fn settle(
         if rounds > max_rounds {
             break;
         }
-        let answer = match effect {
-            Effect::Poll => Msg::Polled(prober.observe().await),
-            Effect::KickServer(pid) => {
-                if let Err(e) = kick_server(pid) {
-                    tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
-                }
-                continue;
-            }
-            Effect::CaptureScreens(ids) => Msg::Screens(prober.tmux().capture_screens(&ids).await),
-            Effect::SetOptions(sets) => {
-                Msg::OptionsSet(prober.tmux().set_pane_options(&sets).await)
-            }
-        };
-        queue.extend(state.update(answer, clock.now()));
+        if let Some(answer) = io.answer(effect).await {
+            queue.extend(state.update(answer, io.clock.now()));
+        }
     }
 }
 
 /// One complete look at the server: a tick and everything it leads to.
-pub async fn look_once(state: &mut State, prober: &Prober, clock: &Clock) {
-    let first = state.update(Msg::Tick, clock.now());
-    settle(state, prober, clock, first, 64).await;
+pub async fn look_once(state: &mut State, io: &Io) {
+    let first = state.update(Msg::Tick, io.clock.now());
+    settle(state, io, first, 64).await;
+}
+
+/// Sends one message (a key's action, say) and settles what it leads to.
+pub async fn send(state: &mut State, io: &Io, msg: Msg) {
+    let first = state.update(msg, io.clock.now());
+    settle(state, io, first, 64).await;
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::tmux::client::ServerChoice;
 
@@ -38,7 +38,30 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Start an agent in a new tmux window (session `agents` by default) with a session id
+    /// agentwatch chose and recorded, so `r` can resume it; prints the new pane id.
+    Spawn(SpawnArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    /// The agent kind: claude, codex, gemini, opencode, aider, cursor-agent, amp, or one from
+    /// the config.
+    pub agent: String,
+    /// Working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Window name (default: the agent kind).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// tmux session to create the window in (created if missing).
+    #[arg(long, value_name = "SESSION", default_value = "agents")]
+    pub target: String,
+    /// Extra arguments for the agent, after `--`; kept for relaunches.
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
 
 impl Cli {
     pub fn server(&self) -> ServerChoice {

@@ -85,6 +85,20 @@ pub const GRID: &[Binding] = &[
         footer: None,
     },
     Binding {
+        keys: &[Char('r')],
+        label: "r",
+        action: Action::Relaunch,
+        help: "relaunch a dead agent: same session, same pane and directory",
+        footer: Some("relaunch"),
+    },
+    Binding {
+        keys: &[Char('R')],
+        label: "R",
+        action: Action::RelaunchFresh,
+        help: "start a dead agent fresh, in a new session (r never does)",
+        footer: None,
+    },
+    Binding {
         keys: &[Char('?')],
         label: "?",
         action: Action::Help,

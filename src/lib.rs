@@ -8,6 +8,10 @@ pub mod app;
 pub mod cli;
 /// The config file: defaults, validation, errors with file/line/column/key.
 pub mod config;
+/// Crash records: a dead pane's output and death, one JSON file each.
+pub mod crashlog;
+/// Read-only lookups of an agent's session id (claude, codex) for a dead pane.
+pub mod discover;
 /// The one key table.
 pub mod keymap;
 /// Log file setup (tracing).
@@ -18,6 +22,12 @@ pub mod msg;
 pub mod pane;
 /// The poller: list-panes plus /proc.
 pub mod probe;
+/// Carrying out a relaunch (capture, crash record, respawn-pane).
+pub mod relaunch;
+/// Pure relaunch planning: argv, directory and session id, or why not.
+pub mod resume;
+/// `agentwatch spawn`: start an agent with its session id and directory recorded.
+pub mod spawn;
 /// The pure core: State::update(msg, now) -> effects.
 pub mod state;
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crossterm::event::{Event, EventStream};
 use futures_util::StreamExt;
 
 use agentwatch::app;
-use agentwatch::cli::Cli;
+use agentwatch::cli::{Cli, Command};
 use agentwatch::config;
 use agentwatch::keymap;
 use agentwatch::msg::Msg;
@@ -61,7 +61,26 @@ async fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    match cli.command {
+    match &cli.command {
+        Some(Command::Spawn(a)) => {
+            let req = agentwatch::spawn::Request {
+                agent: a.agent.clone(),
+                cwd: a.cwd.clone(),
+                name: a.name.clone(),
+                session: a.target.clone(),
+                args: a.args.clone(),
+            };
+            match agentwatch::spawn::spawn(&tmux, &req, &config.agents()).await {
+                Ok(id) => {
+                    println!("{id}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("agentwatch spawn: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         None => match dashboard(&cli, &config, tmux, tick).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -103,16 +122,11 @@ async fn dashboard(
             _ => None,
         }
     });
-    let prober = Arc::new(Prober::new(tmux));
-    let result = app::run(
-        &mut terminal,
-        &mut state,
-        &look,
-        prober,
-        tick,
-        Box::pin(input),
-    )
-    .await;
+    let io = Arc::new(app::Io::new(
+        Prober::new(tmux),
+        agentwatch::relaunch::default_crash_dir(),
+    ));
+    let result = app::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
     ratatui::restore();
     if let (Err(_), Some(log)) = (&result, log) {
         eprintln!("agentwatch: details in {}", log.display());

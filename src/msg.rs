@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::pane::PaneId;
+use crate::resume::Plan;
 use crate::tmux::client::TmuxError;
 use crate::tmux::format::Listing;
 
@@ -22,6 +23,10 @@ pub enum Action {
     First,
     Last,
     Help,
+    /// `r`: relaunch the selected dead pane, resuming its session.
+    Relaunch,
+    /// `R`: deliberately start the selected dead pane's agent fresh.
+    RelaunchFresh,
     /// Esc: close whatever overlay is open.
     Back,
     Quit,
@@ -42,10 +47,44 @@ pub struct Observation {
 pub enum Msg {
     Tick,
     Action(Action),
-    Resize { width: u16, height: u16 },
+    Resize {
+        width: u16,
+        height: u16,
+    },
     Polled(Result<Observation, TmuxError>),
     Screens(Result<HashMap<PaneId, String>, TmuxError>),
     OptionsSet(Result<(), TmuxError>),
+    /// A relaunch finished: the plan as carried out (with its final session id), or why not.
+    Relaunched {
+        pane: PaneId,
+        result: Result<Plan, String>,
+    },
+    /// A session id lookup in the agent's own records finished.
+    Discovered {
+        pane: PaneId,
+        found: Option<(String, &'static str)>,
+    },
+}
+
+/// What a crash record says about the death, besides the output.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CrashMeta {
+    pub target: String,
+    pub exit: String,
+    pub died_at: Option<Millis>,
+    pub started_at: Option<Millis>,
+}
+
+/// A session id lookup: what the agent's records are searched by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoverRequest {
+    pub pane: PaneId,
+    pub agent: String,
+    pub cwd: String,
+    pub pids: Vec<u32>,
+    pub started_at: Option<Millis>,
+    pub died_at: Option<Millis>,
+    pub dead: bool,
 }
 
 /// I/O the core asks the loop to perform.
@@ -59,4 +98,9 @@ pub enum Effect {
     CaptureScreens(Vec<PaneId>),
     /// Set pane options in one call; answers [`Msg::OptionsSet`].
     SetOptions(Vec<(PaneId, String, String)>),
+    /// Capture the dead pane's output into a crash record, then respawn it (never `-k`);
+    /// answers [`Msg::Relaunched`].
+    Relaunch { plan: Plan, meta: CrashMeta },
+    /// Look for a session id in the agent's own records; answers [`Msg::Discovered`].
+    Discover(DiscoverRequest),
 }

@@ -140,6 +140,8 @@ pub struct Pane {
     pub opt_cwd: String,
     /// `@agentwatch_session_id`: the agent session id recorded on the pane.
     pub opt_session_id: String,
+    /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
+    pub opt_args: String,
 }
 
 impl Pane {

@@ -58,6 +58,45 @@ pub struct Card {
     pub preview: Vec<String>,
     pub preview_sig: Option<(u64, u64, (u32, u32), bool)>,
     pub preview_at: Millis,
+    /// A line of news shown on the card (relaunch progress, refusals).
+    pub notice: Option<Notice>,
+    /// A relaunch of this pane is under way.
+    pub relaunching: bool,
+    /// When a session id lookup last ran for this pane, and whether it was for this death.
+    pub discovered_at: Option<Millis>,
+    pub discovered_dead: bool,
+}
+
+/// A line of news on a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    /// Shown in the alarm style (a refusal or a failure).
+    pub alarm: bool,
+    /// Hidden after this instant; `None` keeps it until replaced.
+    pub until: Option<Millis>,
+}
+
+impl Notice {
+    pub fn info(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            text: text.into(),
+            alarm: false,
+            until,
+        }
+    }
+
+    pub fn alarm(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            text: text.into(),
+            alarm: true,
+            until,
+        }
+    }
+
+    pub fn live(&self, now: Millis) -> bool {
+        self.until.is_none_or(|u| now < u)
+    }
 }
 
 impl Card {
@@ -104,6 +143,10 @@ pub fn observe(
             preview: Vec::new(),
             preview_sig: None,
             preview_at: c.preview_at,
+            notice: c.notice.clone(),
+            relaunching: c.relaunching,
+            discovered_at: None,
+            discovered_dead: false,
         },
         None => Card {
             pane,
@@ -117,6 +160,10 @@ pub fn observe(
             preview: Vec::new(),
             preview_sig: None,
             preview_at: 0,
+            notice: None,
+            relaunching: false,
+            discovered_at: None,
+            discovered_dead: false,
         },
     };
     if !card.pane.dead {

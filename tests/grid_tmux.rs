@@ -1,11 +1,12 @@
 //! The grid's core against a real tmux server on a private socket: deaths by exit code, by
 //! signal, a clean exit, and remain-on-exit set by agentwatch itself (not by the test).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use std::time::Duration;
 
-use agentwatch::app::{look_once, Clock};
+use agentwatch::app::{look_once, Io};
 use agentwatch::config::Config;
 use agentwatch::pane::{Exit, PaneId};
 use agentwatch::probe::Prober;
@@ -16,15 +17,17 @@ use common::TmuxServer;
 
 const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
 
-fn watcher(server: &TmuxServer) -> (State, Prober, Clock) {
-    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5));
+fn watcher(server: &TmuxServer) -> (State, Io) {
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
     let state = State::new(
         &Config::default(),
         false,
         server.socket.display().to_string(),
         (200, 50),
     );
-    (state, Prober::new(tmux), Clock::start())
+    let crashes = server.dir.path().join("crashes");
+    (state, Io::new(Prober::new(tmux), Some(crashes)))
 }
 
 fn life(state: &State, pane: &str) -> Option<Life> {
@@ -45,10 +48,10 @@ async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwa
     let clean = server.new_window(&["gemini"]);
     let other = server.new_window(&["sleep", "100000"]);
 
-    let (mut state, prober, clock) = watcher(&server);
+    let (mut state, io) = watcher(&server);
     // agentwatch sees them alive and sets remain-on-exit itself.
     for _ in 0..50 {
-        look_once(&mut state, &prober, &clock).await;
+        look_once(&mut state, &io).await;
         if [&crash, &killed, &clean]
             .iter()
             .all(|p| server.pane_field(p, "#{remain-on-exit}") == "on")
@@ -76,7 +79,7 @@ async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwa
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
     let mut lives = Vec::new();
     for _ in 0..100 {
-        look_once(&mut state, &prober, &clock).await;
+        look_once(&mut state, &io).await;
         lives = [&crash, &killed, &clean]
             .iter()
             .map(|p| life(&state, p))
@@ -98,7 +101,7 @@ async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwa
     assert_eq!(state.counts().finished, 1);
     // The dead pane was retained (by agentwatch's remain-on-exit) with its last words.
     assert_eq!(server.pane_field(&crash, "#{pane_dead}"), "1");
-    look_once(&mut state, &prober, &clock).await;
+    look_once(&mut state, &io).await;
     let card = state
         .cards
         .iter()
@@ -117,15 +120,16 @@ async fn retain_dead_false_never_sets_remain_on_exit() {
     let server = TmuxServer::start();
     server.write_plan("claude", "hang\n");
     let p = server.new_window(&["claude"]);
-    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5));
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
     let config = Config {
         retain_dead: false,
         ..Config::default()
     };
     let mut state = State::new(&config, false, String::new(), (200, 50));
-    let (prober, clock) = (Prober::new(tmux), Clock::start());
+    let io = Io::new(Prober::new(tmux), None);
     for _ in 0..3 {
-        look_once(&mut state, &prober, &clock).await;
+        look_once(&mut state, &io).await;
     }
     assert_eq!(life(&state, &p), Some(Life::Running));
     assert_eq!(server.pane_field(&p, "#{@agentwatch_agent}"), "claude");
@@ -138,8 +142,8 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
     let sock = server.dir.path().join("later.sock");
     let tmux = Tmux::new(sock.clone(), Duration::from_secs(5));
     let mut state = State::new(&Config::default(), false, String::new(), (80, 24));
-    let (prober, clock) = (Prober::new(tmux), Clock::start());
-    look_once(&mut state, &prober, &clock).await;
+    let io = Io::new(Prober::new(tmux), None);
+    look_once(&mut state, &io).await;
     assert!(matches!(
         state.server,
         agentwatch::state::Server::Down(agentwatch::tmux::client::TmuxError::NoServer { .. })
@@ -157,7 +161,7 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
     assert!(start(&["new-session", "-d", "-s", "late", "--", "claude"])
         .status
         .success());
-    look_once(&mut state, &prober, &clock).await;
+    look_once(&mut state, &io).await;
     start(&["kill-server"]);
     assert_eq!(state.server, agentwatch::state::Server::Up);
     assert_eq!(state.cards.len(), 1);

@@ -2,6 +2,7 @@
 //! (tests/fixtures/list-panes-tmux-3.3a.bin): a live pane with agentwatch options, an exit
 //! code, a signal, a window name and path with quotes, `#{}`, unicode, a tab and a newline,
 //! and a pane whose exit status tmux lost (the lost-SIGCHLD bug, caught in the recording).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use agentwatch::pane::{Exit, PaneId};
 use agentwatch::tmux::format::parse_listing;
@@ -27,7 +28,8 @@ fn a_live_pane_and_its_agentwatch_options() {
     assert_eq!(p.exit(), None);
     assert_eq!(p.current_command, "sleep");
     assert_eq!(p.opt_agent, "claude");
-    assert_eq!(p.opt_cwd, "/home/u/a b");
+    assert_eq!(p.opt_cwd, "/home/u/a b;");
+    assert_eq!(p.opt_args, r#"["--model","x y"]"#);
     assert!(p.remain_on_exit);
 }
 

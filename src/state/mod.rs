@@ -3,19 +3,25 @@
 
 use std::collections::HashMap;
 
-use crate::agent::{session_id_from_argv, Agents};
+use crate::agent::{session_id_from_argv, Agents, SESSION_ID};
 use crate::config::Config;
-use crate::msg::{Action, Effect, Millis, Msg, Observation};
-use crate::pane::PaneId;
+use crate::msg::{Action, CrashMeta, DiscoverRequest, Effect, Millis, Msg, Observation};
+use crate::pane::{Exit, PaneId};
+use crate::resume::{self, Refusal};
 use crate::tmux::client::TmuxError;
 use crate::tmux::words::command_words;
+use crate::ui::card::short_id;
 use crate::ui::layout::geometry;
-use crate::watch::{observe, Card, Life};
+use crate::watch::{observe, Card, Life, Notice};
 
 /// A preview is refreshed at most this often per card.
 pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
 /// Lines of output kept per card for the preview.
 pub const PREVIEW_LINES: usize = 8;
+/// How long a relaunch result or refusal stays on the card.
+pub const NOTICE_MS: Millis = 30_000;
+/// How often a live agent without a session id is looked up in its own records.
+pub const DISCOVER_LIVE_MS: Millis = 15_000;
 
 /// What we know of the tmux server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +55,7 @@ pub struct State {
     poll_in_flight: bool,
     capture_pending: Vec<PaneId>,
     options_in_flight: bool,
+    discover_in_flight: bool,
 }
 
 /// Counts for the header.
@@ -78,6 +85,7 @@ impl State {
             poll_in_flight: false,
             capture_pending: Vec::new(),
             options_in_flight: false,
+            discover_in_flight: false,
         }
     }
 
@@ -127,7 +135,7 @@ impl State {
                     fx.push(Effect::Poll);
                 }
             }
-            Msg::Action(a) => self.act(a),
+            Msg::Action(a) => self.act(a, now, &mut fx),
             Msg::Resize { width, height } => self.size = (width, height),
             Msg::Polled(Ok(obs)) => {
                 self.poll_in_flight = false;
@@ -160,6 +168,8 @@ impl State {
                 }
             }
             Msg::OptionsSet(_) => self.options_in_flight = false,
+            Msg::Relaunched { pane, result } => self.relaunched(pane, result, now),
+            Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
         }
         self.keep_selection_visible();
         self.want_previews(now, &mut fx);
@@ -229,6 +239,7 @@ impl State {
             fx.push(Effect::Poll);
         }
 
+        self.want_discovery(now, fx);
         if !self.options_in_flight {
             let sets = self.option_writes();
             if !sets.is_empty() {
@@ -293,7 +304,7 @@ impl State {
         }
     }
 
-    fn act(&mut self, a: Action) {
+    fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
         if self.show_help {
             match a {
                 Action::Help | Action::Back => self.show_help = false,
@@ -315,6 +326,10 @@ impl State {
                 return;
             }
             (Action::Back, _) => return,
+            (Action::Relaunch | Action::RelaunchFresh, _) => {
+                self.relaunch(a == Action::RelaunchFresh, now, fx);
+                return;
+            }
             (_, None) => 0,
             (Action::Up, Some(i)) => i.saturating_sub(g.cols),
             (Action::Down, Some(i)) if i + g.cols < n => i + g.cols,
@@ -327,6 +342,127 @@ impl State {
             (Action::Last, _) => n.saturating_sub(1),
         };
         self.selected = self.cards.get(target).map(|c| c.pane.id);
+    }
+
+    fn relaunch(&mut self, fresh: bool, now: Millis, fx: &mut Vec<Effect>) {
+        let Some(i) = self.selected_index() else {
+            return;
+        };
+        let card = &self.cards[i];
+        if card.relaunching {
+            return;
+        }
+        let planned = resume::plan(card, &self.agents, fresh, SESSION_ID);
+        let card = &mut self.cards[i];
+        match planned {
+            Ok(plan) => {
+                let meta = CrashMeta {
+                    target: card.pane.target(),
+                    exit: match card.life {
+                        Life::Dead(e) => e.describe(),
+                        _ => Exit::Unknown.describe(),
+                    },
+                    died_at: card.died_at,
+                    started_at: card.started_at,
+                };
+                card.relaunching = true;
+                card.notice = Some(Notice::info(
+                    if fresh {
+                        "starting fresh…"
+                    } else {
+                        "relaunching…"
+                    },
+                    None,
+                ));
+                fx.push(Effect::Relaunch { plan, meta });
+            }
+            Err(Refusal(why)) => {
+                card.notice = Some(Notice::alarm(why, Some(now + NOTICE_MS)));
+            }
+        }
+    }
+
+    fn relaunched(&mut self, pane: PaneId, result: Result<resume::Plan, String>, now: Millis) {
+        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+            return;
+        };
+        card.relaunching = false;
+        card.notice = Some(match result {
+            Ok(plan) => {
+                if let Some(id) = &plan.session_id {
+                    card.pane.opt_session_id = id.clone();
+                }
+                let text = match (&plan.session_id, plan.fresh) {
+                    (Some(id), true) => format!("started fresh: new session {}", short_id(id)),
+                    (None, true) => "started fresh".to_string(),
+                    (Some(id), false) => format!("resumed {}", short_id(id)),
+                    (None, false) => format!("relaunched: {}", plan.argv.join(" ")),
+                };
+                Notice::info(text, Some(now + NOTICE_MS))
+            }
+            Err(e) => Notice::alarm(format!("relaunch failed: {e}"), Some(now + NOTICE_MS)),
+        });
+    }
+
+    fn discovered(
+        &mut self,
+        pane: PaneId,
+        found: Option<(String, &'static str)>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.discover_in_flight = false;
+        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+            return;
+        };
+        let (Some((id, source)), Some(def)) = (
+            found,
+            card.agent.as_deref().and_then(|k| self.agents.get(k)),
+        ) else {
+            return;
+        };
+        if !def.id.accepts(&id) || !card.pane.opt_session_id.is_empty() {
+            return;
+        }
+        tracing::info!("{}: session id {id} found in {source}", card.pane.id);
+        card.pane.opt_session_id = id.clone();
+        fx.push(Effect::SetOptions(vec![(
+            pane,
+            "@agentwatch_session_id".into(),
+            id,
+        )]));
+    }
+
+    /// One session id lookup at a time: for a dead agent that lacks an id (once per death),
+    /// or a live one now and then (Claude's registry exists only while it runs).
+    fn want_discovery(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if self.discover_in_flight {
+            return;
+        }
+        let agents = &self.agents;
+        let due = self.cards.iter_mut().find(|c| {
+            resume::lacks_id(c, agents)
+                && if c.pane.dead {
+                    !c.discovered_dead && c.life != Life::Reading
+                } else {
+                    c.discovered_at
+                        .is_none_or(|t| now.saturating_sub(t) >= DISCOVER_LIVE_MS)
+                }
+        });
+        let Some(card) = due else {
+            return;
+        };
+        card.discovered_at = Some(now);
+        card.discovered_dead = card.pane.dead;
+        self.discover_in_flight = true;
+        fx.push(Effect::Discover(DiscoverRequest {
+            pane: card.pane.id,
+            agent: card.agent.clone().unwrap_or_default(),
+            cwd: card.pane.cwd().to_string(),
+            pids: card.pane.pid.into_iter().collect(),
+            started_at: card.started_at,
+            died_at: card.died_at,
+            dead: card.pane.dead,
+        }));
     }
 
     fn keep_selection_visible(&mut self) {

@@ -86,6 +86,7 @@ pub struct Tmux {
     socket: PathBuf,
     timeout: Duration,
     program: OsString,
+    envs: Vec<(OsString, OsString)>,
 }
 
 impl Tmux {
@@ -94,7 +95,15 @@ impl Tmux {
             socket,
             timeout,
             program: OsString::from("tmux"),
+            envs: Vec::new(),
         }
+    }
+
+    /// Environment for every tmux client started. A respawn or a new window gets the
+    /// client's PATH (tmux copies it), so this also sets what relaunched agents find.
+    pub fn with_env(mut self, envs: Vec<(OsString, OsString)>) -> Tmux {
+        self.envs = envs;
+        self
     }
 
     pub fn socket(&self) -> &Path {
@@ -126,6 +135,7 @@ impl Tmux {
             .arg(&self.socket)
             .args(args)
             .env_remove("TMUX")
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

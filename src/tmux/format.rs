@@ -36,6 +36,7 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_agent",
     "@agentwatch_cwd",
     "@agentwatch_session_id",
+    "@agentwatch_args",
 ];
 
 /// The `-F` argument for `list-panes -a`.
@@ -128,6 +129,7 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
         opt_agent: text(f[20]),
         opt_cwd: text(f[21]),
         opt_session_id: text(f[22]),
+        opt_args: text(f[23]),
     };
     Some((pane, num(f[10])))
 }

@@ -20,6 +20,8 @@ pub struct CardCtx<'a> {
     pub home: Option<&'a str>,
     /// Local time offset from UTC, seconds (for the clock time of a death).
     pub utc_offset: i64,
+    /// The agent's resume needs a session id and none is known.
+    pub lacks_id: bool,
 }
 
 /// `HH:MM` of an epoch-ms instant at a UTC offset.
@@ -123,6 +125,14 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
         Span::styled(id, t.dim()),
     ]));
 
+    if let Some((text, alarm)) = notice(card, ctx) {
+        let style = if alarm { t.alarm() } else { t.notice() };
+        lines.push(Line::from(Span::styled(
+            format!(" {}", fit(&text, w.saturating_sub(2))),
+            style,
+        )));
+    }
+
     let room = usize::from(inner.height).saturating_sub(lines.len());
     let start = card.preview.len().saturating_sub(room);
     for l in &card.preview[start..] {
@@ -132,6 +142,17 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
         )));
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// The line of news for a card: its live notice, else what a dead card lacks.
+fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
+    if let Some(n) = card.notice.as_ref().filter(|n| n.live(ctx.now)) {
+        return Some((n.text.clone(), n.alarm));
+    }
+    if card.life.is_dead() && ctx.lacks_id {
+        return Some((crate::resume::NO_ID.to_string(), false));
+    }
+    None
 }
 
 /// The first 8 characters of an id: enough to tell sessions apart on a card.

@@ -166,6 +166,7 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             stale: state.is_stale(),
             home: look.home.as_deref(),
             utc_offset: look.utc_offset,
+            lacks_id: crate::resume::lacks_id(&state.cards[i], &state.agents),
         };
         card::render(
             &state.cards[i],

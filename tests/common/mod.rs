@@ -240,6 +240,16 @@ impl TmuxServer {
         tmux_command(socket, self.dir.path(), &self.bin_dir, &self.agent_dir)
     }
 
+    /// The test environment as pairs, for in-process tmux clients
+    /// (`Tmux::with_env`): PATH with `bin/` first, FAKE_AGENT_DIR, LANG, TMUX_TMPDIR.
+    pub fn env_pairs(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let mut cmd = Command::new("true");
+        self.env_for_child(&mut cmd);
+        cmd.get_envs()
+            .filter_map(|(k, v)| v.map(|v| (k.to_os_string(), v.to_os_string())))
+            .collect()
+    }
+
     /// Sets the test environment on `cmd` (e.g. the agentwatch binary).
     pub fn env_for_child(&self, cmd: &mut Command) {
         apply_env(cmd, self.dir.path(), &self.bin_dir, &self.agent_dir);

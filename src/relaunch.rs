@@ -1,0 +1,102 @@
+//! Carrying out a relaunch: capture the dead pane's whole output into a crash record, check
+//! the directory, then `respawn-pane` without `-k` (tmux refuses a live pane, so two
+//! relaunchers can never both win). Does I/O, decides nothing.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::SESSION_ID;
+use crate::msg::{CrashMeta, DiscoverRequest, Millis};
+use crate::resume::Plan;
+use crate::tmux::client::{Tmux, TmuxError};
+use crate::tmux::words;
+
+/// Where crash records go: `$XDG_DATA_HOME/agentwatch/crashes`.
+pub fn default_crash_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "agentwatch").map(|d| d.data_dir().join("crashes"))
+}
+
+/// Relaunches per `plan`; returns the plan as carried out (a fresh start's new id filled in).
+pub async fn relaunch(
+    tmux: &Tmux,
+    mut plan: Plan,
+    meta: &CrashMeta,
+    crash_dir: Option<&Path>,
+    now: Millis,
+) -> Result<Plan, String> {
+    let pane = plan.pane.to_string();
+    let output = tmux.capture_history(plan.pane).await.map_err(|e| match e {
+        TmuxError::NoSuchPane { .. } => "the pane is gone".to_string(),
+        e => format!("could not read its output first: {e}"),
+    })?;
+    if let Some(dir) = crash_dir {
+        crate::crashlog::save(dir, &plan, meta, &output, now).map_err(|e| {
+            format!(
+                "could not save the crash record in {} ({e}): relaunch refused so its output is not lost",
+                dir.display()
+            )
+        })?;
+    }
+    if !Path::new(&plan.cwd).is_dir() {
+        return Err(format!("directory {} no longer exists", plan.cwd));
+    }
+    if plan.session_id.as_deref() == Some(SESSION_ID) {
+        let id = uuid::Uuid::new_v4().to_string();
+        plan.argv = crate::agent::fill(&plan.argv, Some(&id));
+        plan.session_id = Some(id);
+    }
+    let mut args: Vec<String> = vec![
+        "respawn-pane".into(),
+        "-t".into(),
+        pane.clone(),
+        "-c".into(),
+        words::arg(&words::format_literal(&plan.cwd)),
+        "--".into(),
+    ];
+    args.extend(plan.argv.iter().map(|w| words::arg(w)));
+    if let Some(id) = &plan.session_id {
+        args.extend([
+            ";".into(),
+            "set-option".into(),
+            "-p".into(),
+            "-t".into(),
+            pane.clone(),
+            "@agentwatch_session_id".into(),
+            words::arg(id),
+        ]);
+    }
+    match tmux.run(&args).await {
+        Ok(_) => Ok(plan),
+        Err(TmuxError::Failed { detail }) if detail.contains("still active") => {
+            Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
+        }
+        Err(TmuxError::NoSuchPane { .. }) => Err("the pane is gone".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Looks for a session id in the agent's own records (and, for a dead codex pane, its
+/// exit line in the retained output).
+pub async fn discover(tmux: &Tmux, req: &DiscoverRequest) -> Option<(String, &'static str)> {
+    let output = if req.dead && req.agent == "codex" {
+        tmux.capture_history(req.pane)
+            .await
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    } else {
+        None
+    };
+    let query = crate::discover::Query {
+        agent: req.agent.clone(),
+        cwd: req.cwd.clone(),
+        pids: req.pids.clone(),
+        started_at: req.started_at,
+        died_at: req.died_at,
+        output,
+        ..Default::default()
+    };
+    let found = tokio::task::spawn_blocking(move || crate::discover::discover(&query))
+        .await
+        .ok()
+        .flatten();
+    found.map(|(id, source)| (id, source.describe()))
+}
