@@ -61,6 +61,7 @@ pub fn utc_offset() -> i64 {
 pub struct Io {
     pub prober: Prober,
     pub crash_dir: Option<PathBuf>,
+    pub journal: Option<PathBuf>,
     pub clock: Clock,
 }
 
@@ -69,8 +70,14 @@ impl Io {
         Io {
             prober,
             crash_dir,
+            journal: None,
             clock: Clock::start(),
         }
+    }
+
+    pub fn with_journal(mut self, path: Option<PathBuf>) -> Io {
+        self.journal = path;
+        self
     }
 
     pub fn tmux(&self) -> &Tmux {
@@ -111,6 +118,15 @@ impl Io {
                 }
                 Msg::Relaunched { pane, result }
             }
+            Effect::Journal(event) => {
+                if let Some(path) = &self.journal {
+                    if let Err(e) = crate::journal::append(path, &event) {
+                        tracing::warn!("journal {}: {e}", path.display());
+                    }
+                }
+                tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
+                return None;
+            }
             Effect::Discover(req) => {
                 let pane = req.pane;
                 let found = relaunch::discover(self.tmux(), &req).await;
@@ -147,8 +163,8 @@ where
         };
         let effects = state.update(msg, io.clock.now());
         for effect in effects {
-            if let Effect::KickServer(_) = effect {
-                // Synchronous and instant: keep it ordered before the poll that follows.
+            if let Effect::KickServer(_) | Effect::Journal(_) = effect {
+                // Synchronous and instant: keep them in order (a kick before the poll after it).
                 io.answer(effect).await;
                 continue;
             }

@@ -99,6 +99,27 @@ pub const GRID: &[Binding] = &[
         footer: None,
     },
     Binding {
+        keys: &[Char('a')],
+        label: "a",
+        action: Action::ToggleAuto,
+        help: "turn auto-resume off or on for the selected agent",
+        footer: Some("auto"),
+    },
+    Binding {
+        keys: &[Char('c')],
+        label: "c",
+        action: Action::CancelAuto,
+        help: "cancel the selected agent's pending auto-resume",
+        footer: None,
+    },
+    Binding {
+        keys: &[Char('A')],
+        label: "A",
+        action: Action::ToggleAutoAll,
+        help: "turn auto-resume off or on for every agent",
+        footer: None,
+    },
+    Binding {
         keys: &[Char('?')],
         label: "?",
         action: Action::Help,

@@ -12,6 +12,8 @@ pub mod config;
 pub mod crashlog;
 /// Read-only lookups of an agent's session id (claude, codex) for a dead pane.
 pub mod discover;
+/// The lifecycle journal (JSONL in the XDG state dir).
+pub mod journal;
 /// The one key table.
 pub mod keymap;
 /// Log file setup (tracing).
@@ -30,6 +32,8 @@ pub mod resume;
 pub mod spawn;
 /// The pure core: State::update(msg, now) -> effects.
 pub mod state;
+/// The pure auto-resume policy: verdicts on deaths, budgets, backoff.
+pub mod supervisor;
 #[cfg(test)]
 mod testkit;
 /// tmux: formats, words and the async client.

@@ -122,10 +122,10 @@ async fn dashboard(
             _ => None,
         }
     });
-    let io = Arc::new(app::Io::new(
-        Prober::new(tmux),
-        agentwatch::relaunch::default_crash_dir(),
-    ));
+    let io = Arc::new(
+        app::Io::new(Prober::new(tmux), agentwatch::relaunch::default_crash_dir())
+            .with_journal(agentwatch::journal::default_path()),
+    );
     let result = app::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
     ratatui::restore();
     if let (Err(_), Some(log)) = (&result, log) {

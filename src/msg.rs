@@ -27,6 +27,12 @@ pub enum Action {
     Relaunch,
     /// `R`: deliberately start the selected dead pane's agent fresh.
     RelaunchFresh,
+    /// `a`: turn auto-resume off or on for the selected pane.
+    ToggleAuto,
+    /// `c`: cancel the selected pane's pending auto-resume.
+    CancelAuto,
+    /// `A`: turn auto-resume off or on for every pane.
+    ToggleAutoAll,
     /// Esc: close whatever overlay is open.
     Back,
     Quit,
@@ -85,6 +91,9 @@ pub struct DiscoverRequest {
     pub started_at: Option<Millis>,
     pub died_at: Option<Millis>,
     pub dead: bool,
+    /// The pane was started with a resume command (`codex resume --last`): its session
+    /// file may be an old one, so only exact evidence (the exit line) counts.
+    pub resumed: bool,
 }
 
 /// I/O the core asks the loop to perform.
@@ -103,4 +112,30 @@ pub enum Effect {
     Relaunch { plan: Plan, meta: CrashMeta },
     /// Look for a session id in the agent's own records; answers [`Msg::Discovered`].
     Discover(DiscoverRequest),
+    /// Append one event to the journal.
+    Journal(Event),
+}
+
+/// One lifecycle event, as written to the journal (one JSON object per line).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Event {
+    /// Epoch milliseconds.
+    pub ts: Millis,
+    /// `died`, `scheduled`, `resumed`, `resume_failed`, `gave_up`, `cancelled`, `relaunched`.
+    pub event: String,
+    pub pane: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub attempt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
 }

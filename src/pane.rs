@@ -142,6 +142,11 @@ pub struct Pane {
     pub opt_session_id: String,
     /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
     pub opt_args: String,
+    /// Auto-resume budget (`@agentwatch_attempts`, `_resumes`, `_next`, `_paused`).
+    pub opt_attempts: String,
+    pub opt_resumes: String,
+    pub opt_next: String,
+    pub opt_paused: String,
 }
 
 impl Pane {

@@ -89,7 +89,13 @@ pub async fn discover(tmux: &Tmux, req: &DiscoverRequest) -> Option<(String, &'s
         agent: req.agent.clone(),
         cwd: req.cwd.clone(),
         pids: req.pids.clone(),
-        started_at: req.started_at,
+        // Without a start time the codex rollout lookup is skipped: a resumed codex keeps
+        // writing an old rollout file, and a new one in the same directory is not its own.
+        started_at: if req.resumed && req.agent == "codex" {
+            None
+        } else {
+            req.started_at
+        },
         died_at: req.died_at,
         output,
         ..Default::default()

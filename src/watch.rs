@@ -4,6 +4,7 @@
 
 use crate::msg::Millis;
 use crate::pane::{Exit, Pane};
+use crate::supervisor::{Budget, Hold};
 
 /// How many SIGCHLD kicks are tried before an empty status is shown as unknown.
 pub const MAX_KICKS: u8 = 3;
@@ -62,9 +63,31 @@ pub struct Card {
     pub notice: Option<Notice>,
     /// A relaunch of this pane is under way.
     pub relaunching: bool,
+    /// The relaunch under way is auto-resume attempt N.
+    pub auto_in_flight: Option<u32>,
     /// When a session id lookup last ran for this pane, and whether it was for this death.
     pub discovered_at: Option<Millis>,
     pub discovered_dead: bool,
+    /// Auto-resume: the pane's budget and where it stands.
+    pub budget: Budget,
+    pub auto: Auto,
+    /// This death has been judged by the auto-resume policy.
+    pub judged: bool,
+}
+
+/// Where a pane stands with auto-resume.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Auto {
+    #[default]
+    Idle,
+    /// A resume is due at `due`.
+    Scheduled { attempt: u32, due: Millis },
+    /// A resume is under way.
+    Resuming { attempt: u32 },
+    /// The policy leaves this death alone.
+    Held(Hold),
+    /// The user cancelled the pending resume.
+    Cancelled,
 }
 
 /// A line of news on a card.
@@ -145,10 +168,23 @@ pub fn observe(
             preview_at: c.preview_at,
             notice: c.notice.clone(),
             relaunching: c.relaunching,
+            auto_in_flight: c.auto_in_flight,
             discovered_at: None,
             discovered_dead: false,
+            budget: c.budget.clone(),
+            auto: match &c.auto {
+                Auto::Resuming { attempt } => Auto::Resuming { attempt: *attempt },
+                _ => Auto::Idle,
+            },
+            judged: false,
         },
         None => Card {
+            budget: Budget::from_options(
+                &pane.opt_attempts,
+                &pane.opt_resumes,
+                &pane.opt_next,
+                &pane.opt_paused,
+            ),
             pane,
             agent,
             life: Life::Running,
@@ -162,8 +198,11 @@ pub fn observe(
             preview_at: 0,
             notice: None,
             relaunching: false,
+            auto_in_flight: None,
             discovered_at: None,
             discovered_dead: false,
+            auto: Auto::Idle,
+            judged: false,
         },
     };
     if !card.pane.dead {

@@ -32,12 +32,9 @@ fn registry(q: &Query, dir: &Path) -> Vec<String> {
         let Some(id) = v.get("sessionId").and_then(Value::as_str) else {
             continue;
         };
-        let cwd_ok = v
-            .get("cwd")
-            .is_none_or(|c| c.as_str() == Some(q.cwd.as_str()));
-        let pid_ok = v
-            .get("pid")
-            .is_none_or(|p| p.as_u64() == Some(u64::from(pid)));
+        let absent_or = |key: &str, want: Value| v.get(key).is_none_or(|got| *got == want);
+        let cwd_ok = absent_or("cwd", Value::from(q.cwd.as_str()));
+        let pid_ok = absent_or("pid", Value::from(pid));
         // A record from before this pane's process started is a stale one under a reused pid.
         let fresh = match (v.get("startedAt").and_then(Value::as_u64), q.started_at) {
             (Some(at), Some(start)) => at.saturating_add(SLACK_BEFORE) >= start,
@@ -58,12 +55,14 @@ fn same_process(pid: u32, recorded: Option<&Value>) -> bool {
         Some(Value::Number(n)) => n.to_string(),
         Some(_) => return false,
     };
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-    let start = stat.as_deref().and_then(|s| {
-        let after_name = &s[s.rfind(')')? + 1..];
-        after_name.split_whitespace().nth(19).map(str::to_owned)
-    });
-    start.is_none_or(|start| start == recorded)
+    proc_start(pid).is_none_or(|start| start == recorded)
+}
+
+/// Field 22 of `/proc/<pid>/stat`: the process start time in clock ticks since boot.
+fn proc_start(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19).map(str::to_owned)
 }
 
 /// The only transcript in the cwd's project folder written during the run and naming the cwd.
@@ -94,24 +93,32 @@ fn names_cwd(path: &Path, cwd: &str) -> bool {
         .any(|line| line.field(&["cwd"]).as_deref() == Some(cwd))
 }
 
-/// Claude's project folder name: every char but ASCII letters and digits becomes `-` (one per
-/// UTF-16 unit, as JavaScript's replace does), e.g. `/home/u/my proj` -> `-home-u-my-proj`.
+/// Claude's project folder name: every UTF-16 unit but ASCII letters and digits becomes `-`
+/// (`/home/u/my proj` -> `-home-u-my-proj`); past 200 chars it is cut and suffixed with a
+/// base-36 hash of the cwd, as Claude Code 2.1 does.
 pub(super) fn slug(cwd: &str) -> String {
     let mut out = String::with_capacity(cwd.len());
-    for c in cwd.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+    let mut hash = 0i32;
+    for unit in cwd.encode_utf16() {
+        hash = hash.wrapping_mul(31).wrapping_add(i32::from(unit));
+        let c = char::from_u32(u32::from(unit)).filter(char::is_ascii_alphanumeric);
+        out.push(c.unwrap_or('-'));
+    }
+    if out.len() > 200 {
+        let (mut n, mut digits) = (hash.unsigned_abs(), Vec::new());
+        while n > 0 || digits.is_empty() {
+            digits.extend(char::from_digit(n % 36, 36));
+            n /= 36;
         }
+        out.truncate(200);
+        out.push('-');
+        out.extend(digits.iter().rev());
     }
     out
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::super::{discover, put};
     use super::*;
     use crate::msg::Millis;
@@ -137,32 +144,40 @@ mod tests {
         }
     }
 
-    fn project(dir: &Path) -> PathBuf {
-        dir.join("projects/-home-u-my-proj")
+    fn write(dir: &Path, id: &str, body: impl AsRef<[u8]>, mtime: Millis) {
+        let path = dir.join(format!("projects/-home-u-my-proj/{id}.jsonl"));
+        put(&path, body.as_ref(), mtime);
     }
 
     fn transcript(dir: &Path, id: &str, mtime: Millis) {
-        let body = TRANSCRIPT.replace(SID, id);
-        put(
-            &project(dir).join(format!("{id}.jsonl")),
-            body.as_bytes(),
-            mtime,
-        );
+        write(dir, id, TRANSCRIPT.replace(SID, id), mtime);
+    }
+
+    fn by_transcript() -> Option<(String, Source)> {
+        Some((SID.into(), Source::ClaudeTranscript))
     }
 
     #[test]
     fn slug_matches_claude() {
         assert_eq!(slug(CWD), "-home-u-my-proj");
         assert_eq!(slug("/a/é😀.x_y"), "-a-----x-y");
+        let long = slug(&format!("/home/u/{}é😀", "deep/".repeat(50)));
+        assert_eq!((long.len(), &long[190..]), (207, "ep-deep-de-ewyzkh"));
     }
 
     #[test]
     fn registry_names_the_session() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("sessions/48213.json");
-        put(&file, REGISTRY.as_bytes(), T0);
+        // The fixture, made this test process's own record (pid and kernel start time).
+        let pid = std::process::id();
+        let file = dir.path().join(format!("sessions/{pid}.json"));
+        let start = format!(r#""procStart":"{}""#, proc_start(pid).unwrap());
+        let record = REGISTRY
+            .replace(r#""procStart":"1234567""#, &start)
+            .replace(r#""pid":48213"#, &format!(r#""pid":{pid}"#));
+        put(&file, record.as_bytes(), T0);
         let mut q = query(dir.path());
-        q.pids = vec![7, 48213];
+        q.pids = vec![7, pid];
         assert_eq!(discover(&q), Some((SID.into(), Source::ClaudeRegistry)));
         // Started long after the record was written: a stale record under a reused pid.
         q.started_at = Some(T0 + 10 * MIN);
@@ -171,44 +186,26 @@ mod tests {
         q.cwd = "/elsewhere".into();
         assert_eq!(discover(&q), None);
         q.cwd = CWD.into();
-        put(&file, REGISTRY.replace("48213", "48214").as_bytes(), T0);
+        put(&file, REGISTRY.as_bytes(), T0); // names pid 48213
         assert_eq!(discover(&q), None, "record of another pid");
+        let reused = record.replace(&start, r#""procStart":"1""#);
+        put(&file, reused.as_bytes(), T0);
+        assert_eq!(discover(&q), None, "another process under the same pid");
         put(&file, br#"{"sessionId":"not-a-uuid"}"#, T0);
-        assert_eq!(discover(&q), None);
-    }
-
-    #[test]
-    fn registry_checks_the_kernel_start_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let pid = std::process::id();
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        let start = stat[stat.rfind(')').unwrap() + 1..]
-            .split_whitespace()
-            .nth(19)
-            .unwrap();
-        let mut q = query(dir.path());
-        q.pids = vec![pid];
-        let file = dir.path().join(format!("sessions/{pid}.json"));
-        let rec = |ps: &str| format!(r#"{{"pid":{pid},"sessionId":"{SID}","procStart":"{ps}"}}"#);
-        put(&file, rec(start).as_bytes(), T0);
-        assert_eq!(discover(&q), Some((SID.into(), Source::ClaudeRegistry)));
-        put(&file, rec("1").as_bytes(), T0);
         assert_eq!(discover(&q), None);
     }
 
     #[test]
     fn two_registry_ids_are_ambiguous() {
         let dir = tempfile::tempdir().unwrap();
-        put(
-            &dir.path().join("sessions/1.json"),
-            format!(r#"{{"sessionId":"{SID}"}}"#).as_bytes(),
-            T0,
-        );
-        put(
-            &dir.path().join("sessions/2.json"),
-            format!(r#"{{"sessionId":"{OTHER}"}}"#).as_bytes(),
-            T0,
-        );
+        for (pid, id) in [(1, SID), (2, OTHER)] {
+            let rec = format!(r#"{{"sessionId":"{id}"}}"#);
+            put(
+                &dir.path().join(format!("sessions/{pid}.json")),
+                rec.as_bytes(),
+                T0,
+            );
+        }
         transcript(dir.path(), SID, T0 + MIN);
         let mut q = query(dir.path());
         q.pids = vec![1, 2];
@@ -221,9 +218,9 @@ mod tests {
         transcript(dir.path(), SID, T0 + MIN);
         transcript(dir.path(), OTHER, T0 - MIN); // before the run: ignored
         let mut q = query(dir.path());
-        assert_eq!(discover(&q), Some((SID.into(), Source::ClaudeTranscript)));
+        assert_eq!(discover(&q), by_transcript());
         q.pids = vec![99]; // no registry file: falls back to transcripts
-        assert_eq!(discover(&q), Some((SID.into(), Source::ClaudeTranscript)));
+        assert_eq!(discover(&q), by_transcript());
         q.started_at = None; // only the death is known: lower bound open
         assert_eq!(discover(&q), None, "the older transcript now fits too");
         q.died_at = None;
@@ -245,19 +242,16 @@ mod tests {
         transcript(dir.path(), OTHER, T0 + 10 * MIN + 6_000);
         assert_eq!(discover(&query(dir.path())), None);
         transcript(dir.path(), SID, T0 - 1_000); // within the 2 s slack
-        assert_eq!(
-            discover(&query(dir.path())),
-            Some((SID.into(), Source::ClaudeTranscript))
-        );
+        assert_eq!(discover(&query(dir.path())), by_transcript());
     }
 
     #[test]
     fn a_transcript_of_another_cwd_with_the_same_slug_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
-        let body = TRANSCRIPT.replace(CWD, "/home/u/my-proj");
-        put(
-            &project(dir.path()).join(format!("{SID}.jsonl")),
-            body.as_bytes(),
+        write(
+            dir.path(),
+            SID,
+            TRANSCRIPT.replace(CWD, "/home/u/my-proj"),
             T0 + MIN,
         );
         assert_eq!(discover(&query(dir.path())), None);
@@ -270,35 +264,19 @@ mod tests {
             r#"{{"parentUuid":null,"cwd":"{CWD}","sessionId":"{SID}","type":"user","message":{{"role":"user","content":"{}"}}}}"#,
             "x".repeat(200_000)
         );
-        put(
-            &project(dir.path()).join(format!("{SID}.jsonl")),
-            line.as_bytes(),
-            T0 + MIN,
-        );
-        assert_eq!(
-            discover(&query(dir.path())),
-            Some((SID.into(), Source::ClaudeTranscript))
-        );
+        write(dir.path(), SID, line, T0 + MIN);
+        assert_eq!(discover(&query(dir.path())), by_transcript());
     }
 
     #[test]
     fn garbage_files_are_skipped_without_panic() {
         let dir = tempfile::tempdir().unwrap();
-        let p = project(dir.path());
-        let junk = [
-            "22222222-2222-4222-8222-222222222222",
-            "33333333-3333-4333-8333-333333333333",
-        ];
-        put(
-            &p.join(format!("{}.jsonl", junk[0])),
-            b"\xff\xfe\x00{\"cwd\":\n\x80",
-            T0 + MIN,
-        );
-        put(
-            &p.join(format!("{}.jsonl", junk[1])),
-            br#"{"cwd":"/home/u/my proj""#,
-            T0 + MIN,
-        );
+        let p = dir.path().join("projects/-home-u-my-proj");
+        let junk = "22222222-2222-4222-8222-222222222222";
+        write(dir.path(), junk, b"\xff\xfe\x00{\"cwd\":\n\x80", T0 + MIN);
+        let truncated = "33333333-3333-4333-8333-333333333333";
+        let cut = br#"{"cwd":"/home/u/my proj""#;
+        write(dir.path(), truncated, cut, T0 + MIN);
         put(&p.join("agent-1234.jsonl"), TRANSCRIPT.as_bytes(), T0 + MIN);
         put(&p.join("notes.txt"), TRANSCRIPT.as_bytes(), T0 + MIN);
         std::fs::create_dir_all(p.join("44444444-4444-4444-8444-444444444444.jsonl")).unwrap();
@@ -311,6 +289,6 @@ mod tests {
         q.died_at = None; // open-ended, so the fresh FIFO is in the window and gets looked at
         assert_eq!(discover(&q), None);
         transcript(dir.path(), SID, T0 + MIN);
-        assert_eq!(discover(&q), Some((SID.into(), Source::ClaudeTranscript)));
+        assert_eq!(discover(&q), by_transcript());
     }
 }

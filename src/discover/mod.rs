@@ -21,9 +21,9 @@ use crate::msg::Millis;
 const MAX_ENTRIES: usize = 2000;
 /// At most this many bytes are read from the start of any file.
 const MAX_READ: u64 = 64 * 1024;
-/// A candidate file's mtime may precede the process start by this much...
+/// A candidate file's mtime may precede the process start by `SLACK_BEFORE` and follow its
+/// death by `SLACK_AFTER`.
 const SLACK_BEFORE: Millis = 2_000;
-/// ...and follow its death by this much.
 const SLACK_AFTER: Millis = 5_000;
 
 /// Where a discovered id came from.
@@ -76,17 +76,11 @@ pub fn discover(q: &Query) -> Option<(String, Source)> {
     let mut budget = Budget(MAX_ENTRIES);
     let found = match q.agent.as_str() {
         "claude" => {
-            let dir = q
-                .claude_dir
-                .clone()
-                .or_else(|| home_dir("CLAUDE_CONFIG_DIR", ".claude"))?;
+            let dir = dir_or(&q.claude_dir, "CLAUDE_CONFIG_DIR", ".claude")?;
             claude::find(q, &dir, &mut budget)
         }
         "codex" => {
-            let dir = q
-                .codex_dir
-                .clone()
-                .or_else(|| home_dir("CODEX_HOME", ".codex"));
+            let dir = dir_or(&q.codex_dir, "CODEX_HOME", ".codex");
             codex::find(q, dir.as_deref(), &mut budget)
         }
         _ => None,
@@ -94,11 +88,11 @@ pub fn discover(q: &Query) -> Option<(String, Source)> {
     found.filter(|(id, _)| is_uuid(id))
 }
 
-fn home_dir(var: &str, fallback: &str) -> Option<PathBuf> {
-    match std::env::var_os(var) {
-        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => directories::BaseDirs::new().map(|b| b.home_dir().join(fallback)),
-    }
+/// `given`, else `$var`, else `~/<fallback>`.
+fn dir_or(given: &Option<PathBuf>, var: &str, fallback: &str) -> Option<PathBuf> {
+    let home = || directories::BaseDirs::new().map(|b| b.home_dir().join(fallback));
+    let env = std::env::var_os(var).filter(|v| !v.is_empty());
+    given.clone().or(env.map(PathBuf::from)).or_else(home)
 }
 
 /// The mtime window of a pane's run (inclusive, open ends at 0 / MAX).
@@ -111,15 +105,11 @@ struct Window {
 impl Window {
     /// `None` when neither end of the run is known.
     fn of(q: &Query) -> Option<Window> {
-        if q.started_at.is_none() && q.died_at.is_none() {
-            return None;
-        }
-        Some(Window {
-            lo: q.started_at.map_or(0, |t| t.saturating_sub(SLACK_BEFORE)),
-            hi: q
-                .died_at
-                .map_or(Millis::MAX, |t| t.saturating_add(SLACK_AFTER)),
-        })
+        let lo = q.started_at.map(|t| t.saturating_sub(SLACK_BEFORE));
+        let lo = lo.or(q.died_at.map(|_| 0))?; // open below only when the death is known
+        let hi = q.died_at.map(|t| t.saturating_add(SLACK_AFTER));
+        let hi = hi.unwrap_or(Millis::MAX);
+        Some(Window { lo, hi })
     }
 
     fn holds(&self, path: &Path) -> bool {
@@ -196,7 +186,7 @@ impl Line<'_> {
     }
 }
 
-/// The first `max` lines of `head` that parse as JSON, plus a cut-off last line, if any.
+/// Of the first `max` lines of `head`: those that parse as JSON, and a cut-off last one.
 fn lines(head: &Head, max: usize) -> Vec<Line<'_>> {
     let mut out = Vec::new();
     let mut rest: &[u8] = &head.bytes;
@@ -209,11 +199,9 @@ fn lines(head: &Head, max: usize) -> Vec<Line<'_>> {
             None => (rest, &rest[rest.len()..], head.truncated),
         };
         if cut {
-            let text = match std::str::from_utf8(line) {
-                Ok(t) => t,
-                Err(e) => std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or_default(),
-            };
-            out.push(Line::Cut(text));
+            let text = std::str::from_utf8(line)
+                .or_else(|e| std::str::from_utf8(&line[..e.valid_up_to()]));
+            out.push(Line::Cut(text.unwrap_or_default()));
         } else if let Ok(v) = serde_json::from_slice(line) {
             out.push(Line::Json(v));
         }
@@ -238,12 +226,8 @@ fn put(path: &Path, content: &[u8], mtime: Millis) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, content).unwrap();
     let t = UNIX_EPOCH + std::time::Duration::from_millis(mtime);
-    File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(t)
-        .unwrap();
+    let file = File::options().write(true).open(path).unwrap();
+    file.set_modified(t).unwrap();
 }
 
 #[cfg(test)]
@@ -256,8 +240,6 @@ mod tests {
         let mut q = Query {
             agent: "aider".into(),
             cwd: "/p".into(),
-            started_at: Some(1),
-            claude_dir: Some(dir.path().into()),
             codex_dir: Some(dir.path().into()),
             ..Query::default()
         };
@@ -283,10 +265,8 @@ mod tests {
     fn lines_parse_skip_garbage_and_keep_the_cut_tail() {
         let mut bytes = b"{\"a\":\"1\"}\n\xff\xfe not json\n{\"a\":\"2\"}\n".to_vec();
         bytes.extend(b"{\"cwd\":\"/p\",\"x\":\"\xe2\x82");
-        let head = Head {
-            bytes,
-            truncated: true,
-        };
+        let truncated = true;
+        let head = Head { bytes, truncated };
         let got: Vec<_> = lines(&head, 50)
             .iter()
             .map(|l| l.field(&["a"]).or(l.field(&["cwd"])))
@@ -303,10 +283,8 @@ mod tests {
         }
         assert_eq!(Budget(5).list(dir.path()).map(|v| v.len()), Some(5));
         assert!(Budget(4).list(dir.path()).is_none());
-        assert_eq!(
-            Budget(0).list(&dir.path().join("missing")).map(|v| v.len()),
-            Some(0)
-        );
+        let missing = dir.path().join("missing");
+        assert_eq!(Budget(0).list(&missing).map(|v| v.len()), Some(0));
     }
 
     #[test]

@@ -8,11 +8,12 @@ use crate::config::Config;
 use crate::msg::{Action, CrashMeta, DiscoverRequest, Effect, Millis, Msg, Observation};
 use crate::pane::{Exit, PaneId};
 use crate::resume::{self, Refusal};
+use crate::supervisor::Policy;
 use crate::tmux::client::TmuxError;
 use crate::tmux::words::command_words;
 use crate::ui::card::short_id;
 use crate::ui::layout::geometry;
-use crate::watch::{observe, Card, Life, Notice};
+use crate::watch::{observe, Auto, Card, Life, Notice};
 
 /// A preview is refreshed at most this often per card.
 pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
@@ -56,6 +57,10 @@ pub struct State {
     capture_pending: Vec<PaneId>,
     options_in_flight: bool,
     discover_in_flight: bool,
+    /// Auto-resume for every pane (`A` toggles).
+    pub auto_on: bool,
+    policies: HashMap<String, Policy>,
+    default_policy: Policy,
 }
 
 /// Counts for the header.
@@ -64,6 +69,10 @@ pub struct Counts {
     pub running: usize,
     pub dead: usize,
     pub finished: usize,
+    /// Dead and waiting for (or under) an auto-resume.
+    pub resuming: usize,
+    /// Dead, and auto-resume gave up.
+    pub gave_up: usize,
 }
 
 impl State {
@@ -86,6 +95,20 @@ impl State {
             capture_pending: Vec::new(),
             options_in_flight: false,
             discover_in_flight: false,
+            auto_on: true,
+            policies: config
+                .agents()
+                .all()
+                .iter()
+                .map(|d| {
+                    let over = config
+                        .agents
+                        .get(&d.name)
+                        .and_then(|a| a.auto_resume.as_ref());
+                    (d.name.clone(), Policy::resolve(&config.auto_resume, over))
+                })
+                .collect(),
+            default_policy: Policy::resolve(&config.auto_resume, None),
         }
     }
 
@@ -100,6 +123,15 @@ impl State {
                 Life::Running => c.running += 1,
                 l if l.is_finished() => c.finished += 1,
                 _ => c.dead += 1,
+            }
+            match card.auto {
+                Auto::Scheduled { .. } | Auto::Resuming { .. } if card.life.is_dead() => {
+                    c.resuming += 1
+                }
+                Auto::Held(crate::supervisor::Hold::GaveUp { .. }) if card.life.is_dead() => {
+                    c.gave_up += 1
+                }
+                _ => {}
             }
         }
         c
@@ -130,6 +162,7 @@ impl State {
         let mut fx = Vec::new();
         match msg {
             Msg::Tick => {
+                self.run_due(now, &mut fx);
                 if !self.poll_in_flight {
                     self.poll_in_flight = true;
                     fx.push(Effect::Poll);
@@ -168,7 +201,7 @@ impl State {
                 }
             }
             Msg::OptionsSet(_) => self.options_in_flight = false,
-            Msg::Relaunched { pane, result } => self.relaunched(pane, result, now),
+            Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
         }
         self.keep_selection_visible();
@@ -240,6 +273,7 @@ impl State {
         }
 
         self.want_discovery(now, fx);
+        self.supervise(now, fx);
         if !self.options_in_flight {
             let sets = self.option_writes();
             if !sets.is_empty() {
@@ -326,6 +360,10 @@ impl State {
                 return;
             }
             (Action::Back, _) => return,
+            (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
+                self.auto_key(a, now, fx);
+                return;
+            }
             (Action::Relaunch | Action::RelaunchFresh, _) => {
                 self.relaunch(a == Action::RelaunchFresh, now, fx);
                 return;
@@ -342,127 +380,6 @@ impl State {
             (Action::Last, _) => n.saturating_sub(1),
         };
         self.selected = self.cards.get(target).map(|c| c.pane.id);
-    }
-
-    fn relaunch(&mut self, fresh: bool, now: Millis, fx: &mut Vec<Effect>) {
-        let Some(i) = self.selected_index() else {
-            return;
-        };
-        let card = &self.cards[i];
-        if card.relaunching {
-            return;
-        }
-        let planned = resume::plan(card, &self.agents, fresh, SESSION_ID);
-        let card = &mut self.cards[i];
-        match planned {
-            Ok(plan) => {
-                let meta = CrashMeta {
-                    target: card.pane.target(),
-                    exit: match card.life {
-                        Life::Dead(e) => e.describe(),
-                        _ => Exit::Unknown.describe(),
-                    },
-                    died_at: card.died_at,
-                    started_at: card.started_at,
-                };
-                card.relaunching = true;
-                card.notice = Some(Notice::info(
-                    if fresh {
-                        "starting fresh…"
-                    } else {
-                        "relaunching…"
-                    },
-                    None,
-                ));
-                fx.push(Effect::Relaunch { plan, meta });
-            }
-            Err(Refusal(why)) => {
-                card.notice = Some(Notice::alarm(why, Some(now + NOTICE_MS)));
-            }
-        }
-    }
-
-    fn relaunched(&mut self, pane: PaneId, result: Result<resume::Plan, String>, now: Millis) {
-        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
-            return;
-        };
-        card.relaunching = false;
-        card.notice = Some(match result {
-            Ok(plan) => {
-                if let Some(id) = &plan.session_id {
-                    card.pane.opt_session_id = id.clone();
-                }
-                let text = match (&plan.session_id, plan.fresh) {
-                    (Some(id), true) => format!("started fresh: new session {}", short_id(id)),
-                    (None, true) => "started fresh".to_string(),
-                    (Some(id), false) => format!("resumed {}", short_id(id)),
-                    (None, false) => format!("relaunched: {}", plan.argv.join(" ")),
-                };
-                Notice::info(text, Some(now + NOTICE_MS))
-            }
-            Err(e) => Notice::alarm(format!("relaunch failed: {e}"), Some(now + NOTICE_MS)),
-        });
-    }
-
-    fn discovered(
-        &mut self,
-        pane: PaneId,
-        found: Option<(String, &'static str)>,
-        fx: &mut Vec<Effect>,
-    ) {
-        self.discover_in_flight = false;
-        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
-            return;
-        };
-        let (Some((id, source)), Some(def)) = (
-            found,
-            card.agent.as_deref().and_then(|k| self.agents.get(k)),
-        ) else {
-            return;
-        };
-        if !def.id.accepts(&id) || !card.pane.opt_session_id.is_empty() {
-            return;
-        }
-        tracing::info!("{}: session id {id} found in {source}", card.pane.id);
-        card.pane.opt_session_id = id.clone();
-        fx.push(Effect::SetOptions(vec![(
-            pane,
-            "@agentwatch_session_id".into(),
-            id,
-        )]));
-    }
-
-    /// One session id lookup at a time: for a dead agent that lacks an id (once per death),
-    /// or a live one now and then (Claude's registry exists only while it runs).
-    fn want_discovery(&mut self, now: Millis, fx: &mut Vec<Effect>) {
-        if self.discover_in_flight {
-            return;
-        }
-        let agents = &self.agents;
-        let due = self.cards.iter_mut().find(|c| {
-            resume::lacks_id(c, agents)
-                && if c.pane.dead {
-                    !c.discovered_dead && c.life != Life::Reading
-                } else {
-                    c.discovered_at
-                        .is_none_or(|t| now.saturating_sub(t) >= DISCOVER_LIVE_MS)
-                }
-        });
-        let Some(card) = due else {
-            return;
-        };
-        card.discovered_at = Some(now);
-        card.discovered_dead = card.pane.dead;
-        self.discover_in_flight = true;
-        fx.push(Effect::Discover(DiscoverRequest {
-            pane: card.pane.id,
-            agent: card.agent.clone().unwrap_or_default(),
-            cwd: card.pane.cwd().to_string(),
-            pids: card.pane.pid.into_iter().collect(),
-            started_at: card.started_at,
-            died_at: card.died_at,
-            dead: card.pane.dead,
-        }));
     }
 
     fn keep_selection_visible(&mut self) {
@@ -494,5 +411,7 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
     lines[start..].iter().map(|s| s.to_string()).collect()
 }
 
+mod auto;
+mod relaunch;
 #[cfg(test)]
 mod tests;

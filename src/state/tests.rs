@@ -42,8 +42,7 @@ fn a_death_is_seen_with_its_code_and_counted() {
         s.counts(),
         Counts {
             running: 2,
-            dead: 0,
-            finished: 0
+            ..Counts::default()
         }
     );
     poll(
@@ -59,9 +58,9 @@ fn a_death_is_seen_with_its_code_and_counted() {
     assert_eq!(
         s.counts(),
         Counts {
-            running: 0,
             dead: 1,
-            finished: 1
+            finished: 1,
+            ..Counts::default()
         }
     );
 }
@@ -258,4 +257,321 @@ fn help_opens_and_closes_and_quit_works_from_it() {
     s.update(Msg::Action(Action::Help), T0);
     s.update(Msg::Action(Action::Quit), T0);
     assert!(s.quit);
+}
+
+mod auto {
+    use super::*;
+    use crate::watch::Auto;
+
+    const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+    fn claude(id: u32) -> crate::pane::Pane {
+        let mut p = pane(id, id, "claude");
+        p.opt_session_id = ID.into();
+        p
+    }
+
+    fn relaunches(fx: &[Effect]) -> usize {
+        fx.iter()
+            .filter(|e| matches!(e, Effect::Relaunch { .. }))
+            .count()
+    }
+
+    fn journal(fx: &[Effect]) -> Vec<String> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some(ev.event.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Ticks every 500 ms from `from` to `to`, answering polls with `panes`; returns all effects.
+    fn run(
+        s: &mut State,
+        panes: &[crate::pane::Pane],
+        from: Millis,
+        to: Millis,
+    ) -> Vec<(Millis, Effect)> {
+        let mut out = Vec::new();
+        let mut t = from;
+        while t <= to {
+            for e in s.update(Msg::Tick, t) {
+                out.push((t, e));
+            }
+            for e in s.update(Msg::Polled(Ok(obs(panes.to_vec()))), t) {
+                out.push((t, e));
+            }
+            t += 500;
+        }
+        out
+    }
+
+    #[test]
+    fn a_crash_schedules_one_resume_after_the_backoff_and_journals_each_step() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1)], T0);
+        let dead_p = dead(claude(1), Some(1), None);
+        let fx = poll(&mut s, vec![dead_p.clone()], T0 + 500);
+        assert_eq!(journal(&fx), ["died", "scheduled"]);
+        assert_eq!(
+            s.cards[0].auto,
+            Auto::Scheduled {
+                attempt: 1,
+                due: T0 + 2_500
+            }
+        );
+        assert_eq!(s.counts().resuming, 1);
+        let fx = run(
+            &mut s,
+            std::slice::from_ref(&dead_p),
+            T0 + 1_000,
+            T0 + 4_000,
+        );
+        let when: Vec<Millis> = fx
+            .iter()
+            .filter(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+            .map(|(t, _)| *t)
+            .collect();
+        assert_eq!(when, [T0 + 2_500], "exactly one relaunch, when due");
+        let Some((_, Effect::Relaunch { plan, .. })) = fx
+            .iter()
+            .find(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+        else {
+            unreachable!()
+        };
+        assert_eq!(plan.argv, ["claude", "--resume", ID]);
+        let fx = s.update(
+            Msg::Relaunched {
+                pane: PaneId(1),
+                result: Ok(plan.clone()),
+            },
+            T0 + 4_100,
+        );
+        assert_eq!(journal(&fx), ["resumed"]);
+        assert_eq!(
+            s.cards[0].notice.as_ref().map(|n| n.text.as_str()),
+            Some("resumed (attempt 1/3)")
+        );
+        assert_eq!(s.cards[0].budget.attempts, 1);
+    }
+
+    #[test]
+    fn a_crash_loop_gives_up_after_three_attempts_with_a_loud_notice() {
+        let mut s = state((80, 24));
+        let mut t = T0;
+        poll(&mut s, vec![claude(1)], t);
+        let mut relaunched = 0;
+        let mut events = Vec::new();
+        for _ in 0..5 {
+            t += 1_000;
+            events.extend(journal(&poll(
+                &mut s,
+                vec![dead(claude(1), Some(1), None)],
+                t,
+            )));
+            for (_, e) in run(&mut s, &[dead(claude(1), Some(1), None)], t, t + 31_000) {
+                match e {
+                    Effect::Relaunch { plan, .. } => {
+                        relaunched += 1;
+                        let fx = s.update(
+                            Msg::Relaunched {
+                                pane: PaneId(1),
+                                result: Ok(plan),
+                            },
+                            t,
+                        );
+                        events.extend(journal(&fx));
+                    }
+                    Effect::Journal(ev) => events.push(ev.event),
+                    _ => {}
+                }
+            }
+            t += 32_000;
+            poll(&mut s, vec![claude(1)], t); // back alive, briefly
+        }
+        assert_eq!(relaunched, 3);
+        assert_eq!(
+            events.iter().filter(|e| *e == "gave_up").count(),
+            2,
+            "{events:?}"
+        );
+        assert_eq!(s.cards[0].auto, Auto::Idle, "alive again at the end");
+        poll(&mut s, vec![dead(claude(1), Some(1), None)], t + 1_000);
+        assert!(matches!(
+            s.cards[0].auto,
+            Auto::Held(crate::supervisor::Hold::GaveUp { attempts: 3, .. })
+        ));
+        assert_eq!(s.counts().gave_up, 1);
+    }
+
+    #[test]
+    fn clean_exits_missing_ids_and_deaths_before_startup_are_never_resumed() {
+        let mut s = state((80, 24));
+        let no_id = pane(2, 2, "claude");
+        poll(&mut s, vec![claude(1), no_id.clone(), claude(3)], T0);
+        let panes = vec![
+            dead(claude(1), Some(0), None),
+            dead(no_id, Some(1), None),
+            dead(claude(3), None, Some(15)),
+        ];
+        let fx = run(&mut s, &panes, T0 + 500, T0 + 60_000);
+        assert_eq!(
+            fx.iter()
+                .filter(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+                .count(),
+            0
+        );
+
+        let mut fresh = state((80, 24));
+        let fx = run(
+            &mut fresh,
+            &[dead(claude(1), Some(1), None)],
+            T0,
+            T0 + 60_000,
+        );
+        assert_eq!(
+            fx.iter()
+                .filter(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+                .count(),
+            0,
+            "died before we looked"
+        );
+    }
+
+    #[test]
+    fn a_restart_mid_backoff_keeps_the_count_and_the_due_time() {
+        let mut p = dead(claude(1), Some(1), None);
+        p.opt_attempts = "1".into();
+        p.opt_next = (T0 + 5_000).to_string();
+        let mut s = state((80, 24));
+        let fx = run(&mut s, &[p.clone()], T0, T0 + 4_500);
+        assert_eq!(
+            relaunches(&fx.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>()),
+            0
+        );
+        assert_eq!(
+            s.cards[0].auto,
+            Auto::Scheduled {
+                attempt: 2,
+                due: T0 + 5_000
+            }
+        );
+        let fx: Vec<Effect> = run(&mut s, &[p], T0 + 5_000, T0 + 5_000)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(relaunches(&fx), 1);
+        assert_eq!(s.cards[0].budget.attempts, 2);
+    }
+
+    #[test]
+    fn c_cancels_a_pane_a_pauses_it_and_capital_a_pauses_all() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1), claude(2)], T0);
+        poll(
+            &mut s,
+            vec![dead(claude(1), Some(1), None), claude(2)],
+            T0 + 500,
+        );
+        let fx = s.update(Msg::Action(Action::CancelAuto), T0 + 600);
+        assert_eq!(journal(&fx), ["cancelled"]);
+        assert_eq!(s.cards[0].auto, Auto::Cancelled);
+        let fx = run(
+            &mut s,
+            &[dead(claude(1), Some(1), None), claude(2)],
+            T0 + 1_000,
+            T0 + 40_000,
+        );
+        assert!(fx
+            .iter()
+            .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })));
+
+        s.update(Msg::Action(Action::Down), T0);
+        s.update(Msg::Action(Action::ToggleAuto), T0);
+        assert!(s.cards[1].budget.paused);
+        let fx = run(
+            &mut s,
+            &[
+                dead(claude(1), Some(1), None),
+                dead(claude(2), Some(1), None),
+            ],
+            T0 + 41_000,
+            T0 + 80_000,
+        );
+        assert!(fx
+            .iter()
+            .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })));
+
+        let mut s = state((80, 24));
+        s.update(Msg::Action(Action::ToggleAutoAll), T0);
+        assert!(!s.auto_on);
+        poll(&mut s, vec![claude(1)], T0);
+        let fx = run(
+            &mut s,
+            &[dead(claude(1), Some(1), None)],
+            T0 + 500,
+            T0 + 40_000,
+        );
+        assert!(fx
+            .iter()
+            .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })));
+    }
+
+    #[test]
+    fn a_manual_relaunch_drops_the_pending_resume_and_resets_the_count() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1)], T0);
+        poll(&mut s, vec![dead(claude(1), Some(1), None)], T0 + 500);
+        s.cards[0].budget.attempts = 2;
+        let fx = s.update(Msg::Action(Action::Relaunch), T0 + 600);
+        assert_eq!(relaunches(&fx), 1);
+        assert_eq!(s.cards[0].auto, Auto::Idle);
+        assert_eq!(s.cards[0].budget.attempts, 0);
+        let fx = run(
+            &mut s,
+            &[dead(claude(1), Some(1), None)],
+            T0 + 1_000,
+            T0 + 5_000,
+        );
+        assert!(
+            fx.iter()
+                .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })),
+            "no second relaunch"
+        );
+    }
+
+    #[test]
+    fn a_failed_resume_is_shown_and_judged_again_and_never_stops_the_others() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1), claude(2)], T0);
+        let panes = vec![
+            dead(claude(1), Some(1), None),
+            dead(claude(2), Some(1), None),
+        ];
+        poll(&mut s, panes.clone(), T0 + 500);
+        let fx: Vec<Effect> = run(&mut s, &panes, T0 + 2_500, T0 + 2_500)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(relaunches(&fx), 2);
+        let fx = s.update(
+            Msg::Relaunched {
+                pane: PaneId(1),
+                result: Err("directory /x no longer exists".into()),
+            },
+            T0 + 2_600,
+        );
+        assert_eq!(journal(&fx), ["resume_failed"]);
+        assert!(s.cards[0]
+            .notice
+            .as_ref()
+            .is_some_and(|n| n.alarm && n.text.contains("attempt 1/3 failed")));
+        // The next poll schedules attempt 2 for the failed pane.
+        poll(&mut s, panes, T0 + 3_000);
+        assert!(matches!(
+            s.cards[0].auto,
+            Auto::Scheduled { attempt: 2, .. }
+        ));
+    }
 }

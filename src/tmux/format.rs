@@ -37,6 +37,10 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_cwd",
     "@agentwatch_session_id",
     "@agentwatch_args",
+    "@agentwatch_attempts",
+    "@agentwatch_resumes",
+    "@agentwatch_next",
+    "@agentwatch_paused",
 ];
 
 /// The `-F` argument for `list-panes -a`.
@@ -130,6 +134,10 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
         opt_cwd: text(f[21]),
         opt_session_id: text(f[22]),
         opt_args: text(f[23]),
+        opt_attempts: text(f[24]),
+        opt_resumes: text(f[25]),
+        opt_next: text(f[26]),
+        opt_paused: text(f[27]),
     };
     Some((pane, num(f[10])))
 }

@@ -9,7 +9,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget};
 use super::text::{duration, fit, fit_left, tilde};
 use super::theme::Theme;
 use crate::msg::Millis;
-use crate::watch::{Card, Life};
+use crate::supervisor::Hold;
+use crate::watch::{Auto, Card, Life};
 
 /// Everything a card needs besides itself.
 pub struct CardCtx<'a> {
@@ -22,6 +23,16 @@ pub struct CardCtx<'a> {
     pub utc_offset: i64,
     /// The agent's resume needs a session id and none is known.
     pub lacks_id: bool,
+    /// The auto-resume policy's limits for this card's agent.
+    pub max_attempts: u32,
+    pub max_per_hour: u32,
+}
+
+fn exit_short(card: &Card) -> String {
+    match card.life {
+        Life::Dead(e) => e.short(),
+        _ => "exit ?".into(),
+    }
 }
 
 /// `HH:MM` of an epoch-ms instant at a UTC offset.
@@ -146,8 +157,65 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
 
 /// The line of news for a card: its live notice, else what a dead card lacks.
 fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
+    let max = ctx.max_attempts;
+    if card.life.is_dead() {
+        match &card.auto {
+            Auto::Scheduled { attempt, due } => {
+                let secs = due.saturating_sub(ctx.now).div_ceil(1000);
+                return Some((
+                    format!(
+                        "{} · auto-resume {attempt}/{max} in {secs}s · c cancels",
+                        exit_short(card)
+                    ),
+                    false,
+                ));
+            }
+            Auto::Resuming { attempt } => {
+                return Some((format!("auto-resuming (attempt {attempt}/{max})…"), false))
+            }
+            Auto::Held(Hold::GaveUp {
+                attempts,
+                hourly: false,
+            }) => {
+                return Some((
+                    format!("auto-resume gave up after {attempts} attempts: press r to relaunch"),
+                    true,
+                ))
+            }
+            Auto::Held(Hold::GaveUp { hourly: true, .. }) => {
+                return Some((
+                    format!(
+                        "auto-resume gave up: {} resumes in the last hour: press r to relaunch",
+                        ctx.max_per_hour
+                    ),
+                    true,
+                ))
+            }
+            _ => {}
+        }
+    }
     if let Some(n) = card.notice.as_ref().filter(|n| n.live(ctx.now)) {
         return Some((n.text.clone(), n.alarm));
+    }
+    if card.life.is_dead() {
+        match &card.auto {
+            Auto::Cancelled => {
+                return Some(("auto-resume cancelled: press r to relaunch".into(), false))
+            }
+            Auto::Held(Hold::Deliberate(what)) if card.life.is_alarm() => {
+                return Some((
+                    format!("not auto-resumed: {what} is a deliberate stop"),
+                    false,
+                ))
+            }
+            Auto::Held(Hold::Off) if card.budget.paused => {
+                return Some((
+                    "auto-resume off for this pane (a turns it on)".into(),
+                    false,
+                ))
+            }
+            _ => {}
+        }
     }
     if card.life.is_dead() && ctx.lacks_id {
         return Some((crate::resume::NO_ID.to_string(), false));

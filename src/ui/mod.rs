@@ -87,7 +87,16 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let mut push = |s: String| spans.push(Span::styled(s, base));
     push(format!(" {} running", c.running));
     push(format!(" · {} dead", c.dead));
+    if c.resuming > 0 {
+        push(format!(" · {} resuming", c.resuming));
+    }
+    if c.gave_up > 0 {
+        push(format!(" · {} gave up", c.gave_up));
+    }
     push(format!(" · {} finished", c.finished));
+    if !state.auto_on {
+        push(" · auto-resume off (A)".into());
+    }
     match &state.server {
         Server::Connecting => push(" · connecting to tmux…".into()),
         Server::Up => {}
@@ -96,7 +105,7 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let left: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     let sock = format!("{} ", state.socket);
     let room = usize::from(area.width).saturating_sub(left + 1);
-    if room > 8 {
+    if room >= 20 {
         spans.push(Span::styled(
             format!("{:>room$}", text::fit_left(&sock, room)),
             base,
@@ -167,6 +176,8 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             home: look.home.as_deref(),
             utc_offset: look.utc_offset,
             lacks_id: crate::resume::lacks_id(&state.cards[i], &state.agents),
+            max_attempts: state.policy(state.cards[i].agent.as_deref()).max_attempts,
+            max_per_hour: state.policy(state.cards[i].agent.as_deref()).max_per_hour,
         };
         card::render(
             &state.cards[i],

@@ -23,9 +23,13 @@ fn fleet(size: (u16, u16)) -> State {
         p.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
     }
     o.listing.panes[3].opt_session_id.clear();
+    // The SIGKILLed gemini has spent its auto-resume budget already.
+    o.listing.panes[2].opt_attempts = "3".into();
     for i in 1..=5 {
         o.started.insert(PaneId(i), T0 - 3_600_000 * u64::from(i));
     }
+    // gemini's last run was short: no healthy refill.
+    o.started.insert(PaneId(3), T0 + 30_000);
     s.update(Msg::Tick, T0);
     s.update(Msg::Polled(Ok(o.clone())), T0);
     let mut panes = o.listing.panes.clone();
@@ -60,7 +64,7 @@ fn fleet(size: (u16, u16)) -> State {
             .iter()
             .map(|(i, t)| (PaneId(*i), t.to_string()))
             .collect())),
-        T0 + 6 * 3_600_000,
+        T0 + 61_000,
     );
     s
 }
