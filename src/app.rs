@@ -136,13 +136,30 @@ impl Io {
     }
 }
 
+/// What the loop needs of the outside world: effects carried out, and the clock. [`Io`] is
+/// the real one; tests give a fake.
+pub trait Answer: Send + Sync + 'static {
+    fn answer(&self, effect: Effect) -> impl std::future::Future<Output = Option<Msg>> + Send;
+    fn now(&self) -> Millis;
+}
+
+impl Answer for Io {
+    fn answer(&self, effect: Effect) -> impl std::future::Future<Output = Option<Msg>> + Send {
+        Io::answer(self, effect)
+    }
+
+    fn now(&self) -> Millis {
+        self.clock.now()
+    }
+}
+
 /// Runs the dashboard until the user quits. `input` yields messages from the terminal
 /// (keys, resizes); effects run as tasks that answer on an internal channel.
-pub async fn run<B, I>(
+pub async fn run<B, I, A>(
     terminal: &mut Terminal<B>,
     state: &mut State,
     look: &Look,
-    io: Arc<Io>,
+    io: Arc<A>,
     tick: Duration,
     mut input: I,
 ) -> color_eyre::Result<()>
@@ -150,6 +167,7 @@ where
     B: Backend,
     B::Error: Send + Sync + 'static,
     I: Stream<Item = Msg> + Unpin,
+    A: Answer,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let mut ticker = tokio::time::interval(tick);
@@ -161,7 +179,7 @@ where
             Some(m) = rx.recv() => m,
             _ = ticker.tick() => Msg::Tick,
         };
-        let effects = state.update(msg, io.clock.now());
+        let effects = state.update(msg, io.now());
         for effect in effects {
             if let Effect::KickServer(_) | Effect::Journal(_) = effect {
                 // Synchronous and instant: keep them in order (a kick before the poll after it).

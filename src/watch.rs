@@ -147,7 +147,11 @@ pub fn observe(
     started: Option<Millis>,
     now: Millis,
 ) -> Card {
-    let respawned = prev.is_some_and(|c| c.pane.dead && !pane.dead);
+    // A dead pane that is alive again, or dead again with another process (respawned and
+    // crashed between two polls), is a new run.
+    let respawned = prev.is_some_and(|c| {
+        c.pane.dead && (!pane.dead || (pane.pid.is_some() && pane.pid != c.pane.pid))
+    });
     let mut card = match prev {
         Some(c) if !respawned => Card {
             pane,
@@ -213,6 +217,10 @@ pub fn observe(
         card.kicked_at = None;
         card.started_at = started.or(card.started_at).or(Some(now));
         return card;
+    }
+    if respawned {
+        // It ran, however briefly: this death is a new one.
+        card.seen_alive = true;
     }
     if card.died_at.is_none() || card.pane.dead_time.is_some() {
         card.died_at = card
@@ -313,6 +321,22 @@ mod tests {
         assert_eq!(c.life, Life::Running);
         assert_eq!(c.started_at, Some(20));
         assert_eq!(c.died_at, None);
+    }
+
+    #[test]
+    fn a_respawn_that_crashed_between_two_polls_is_a_new_death() {
+        let c = observe(None, live(), None, Some(0), 0);
+        let mut d1 = dead(Some(1), None);
+        d1.pid = Some(10);
+        let c = observe(Some(&c), d1, None, None, 10);
+        let mut c2 = c.clone();
+        c2.judged = true;
+        let mut d2 = dead(Some(1), None);
+        d2.pid = Some(11);
+        let c3 = observe(Some(&c2), d2, None, None, 20);
+        assert!(!c3.judged, "judged again");
+        assert!(c3.seen_alive);
+        assert_eq!(c3.died_at, Some(20));
     }
 
     #[test]

@@ -20,6 +20,13 @@ fn argv(entry: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// A config with auto-resume off: these tests press r themselves.
+fn no_auto(server: &TmuxServer) -> String {
+    let path = server.dir.path().join("no-auto.toml");
+    std::fs::write(&path, "[auto_resume]\nenabled = false\n").unwrap();
+    path.to_string_lossy().into_owned()
+}
+
 #[test]
 fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
     let server = TmuxServer::start();
@@ -42,7 +49,13 @@ fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
             ("XDG_STATE_HOME", &state),
             ("CODEX_HOME", &codex_home),
         ],
-        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
+        &[
+            env!("CARGO_BIN_EXE_agentwatch"),
+            "-S",
+            &sock,
+            "-c",
+            &no_auto(&server),
+        ],
     );
     ui.wait_for_text("● running", WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
@@ -88,7 +101,13 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
             ("XDG_STATE_HOME", &state),
             ("CLAUDE_CONFIG_DIR", &claude),
         ],
-        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
+        &[
+            env!("CARGO_BIN_EXE_agentwatch"),
+            "-S",
+            &sock,
+            "-c",
+            &no_auto(&server),
+        ],
     );
     ui.wait_for_text("● running", WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();

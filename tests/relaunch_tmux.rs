@@ -45,7 +45,10 @@ fn spawn(server: &TmuxServer, args: &[&str]) -> String {
 fn watcher(server: &TmuxServer) -> (State, Io) {
     let tmux =
         Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
-    let state = State::new(&Config::default(), false, String::new(), (200, 50));
+    // Auto-resume off: these tests press r themselves.
+    let mut config = Config::default();
+    config.auto_resume.enabled = false;
+    let state = State::new(&config, false, String::new(), (200, 50));
     let crashes = server.dir.path().join("crashes");
     (state, Io::new(Prober::new(tmux), Some(crashes)))
 }

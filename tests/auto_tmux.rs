@@ -1,0 +1,151 @@
+//! Auto-resume against a real tmux server: a crash loop is resumed exactly max_attempts
+//! times with the same id and then left dead with the gave-up notice; a clean exit is never
+//! resumed; restarting agentwatch mid-backoff does not reset the count.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agentwatch::app::{look_once, Io};
+use agentwatch::config::Config;
+use agentwatch::pane::PaneId;
+use agentwatch::probe::Prober;
+use agentwatch::state::State;
+use agentwatch::supervisor::Hold;
+use agentwatch::tmux::client::Tmux;
+use agentwatch::watch::{Auto, Card};
+use common::TmuxServer;
+
+fn spawn(server: &TmuxServer, agent: &str) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    let out = cmd
+        .arg("-S")
+        .arg(&server.socket)
+        .args(["spawn", agent])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn watcher(server: &TmuxServer, backoff: &[u64]) -> (State, Io) {
+    let mut config = Config::default();
+    config.auto_resume.backoff_secs = backoff.to_vec();
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    let state = State::new(&config, false, String::new(), (200, 50));
+    let io = Io::new(Prober::new(tmux), Some(server.dir.path().join("crashes")))
+        .with_journal(Some(server.dir.path().join("journal.jsonl")));
+    (state, io)
+}
+
+fn card<'a>(state: &'a State, pane: &str) -> &'a Card {
+    let id = PaneId::parse(pane).unwrap();
+    state.cards.iter().find(|c| c.pane.id == id).unwrap()
+}
+
+/// Looks every 100 ms until `done` or the deadline.
+async fn watch_until(state: &mut State, io: &Io, secs: u64, mut done: impl FnMut(&State) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        look_once(state, io).await;
+        if done(state) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn gave_up(state: &State, pane: &str) -> bool {
+    matches!(
+        card(state, pane).auto,
+        Auto::Held(Hold::GaveUp { attempts: 3, .. })
+    )
+}
+
+fn journal_events(server: &TmuxServer) -> Vec<String> {
+    agentwatch::journal::read(&server.dir.path().join("journal.jsonl"))
+        .into_iter()
+        .map(|e| e.event)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_crash_loop_is_resumed_exactly_three_times_with_the_same_id_then_given_up() {
+    let server = TmuxServer::start();
+    // It crashes a moment after every start, resumed or not.
+    server.write_plan("claude", "say up\nsleep 150\nexit 1\n");
+    let pane = spawn(&server, "claude");
+    let (mut state, io) = watcher(&server, &[1]);
+    watch_until(&mut state, &io, 30, |s| {
+        s.cards.iter().any(|c| c.pane.id.to_string() == pane) && gave_up(s, &pane)
+    })
+    .await;
+    assert!(gave_up(&state, &pane), "{:?}", card(&state, &pane).auto);
+    // Stays given up: nothing else is started.
+    watch_until(&mut state, &io, 2, |_| false).await;
+    let runs = server.log_entries_for(&pane);
+    assert_eq!(runs.len(), 4, "the first run and exactly 3 resumes");
+    let id = runs[0]["argv"][1].as_str().unwrap().to_string();
+    for run in &runs[1..] {
+        assert_eq!(run["argv"], serde_json::json!(["--resume", id]));
+    }
+    let ev = journal_events(&server);
+    assert_eq!(ev.iter().filter(|e| *e == "resumed").count(), 3, "{ev:?}");
+    assert_eq!(ev.iter().filter(|e| *e == "gave_up").count(), 1, "{ev:?}");
+    assert_eq!(ev.iter().filter(|e| *e == "died").count(), 4, "{ev:?}");
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_attempts}"), "3");
+}
+
+#[tokio::test]
+async fn a_clean_exit_is_never_resumed() {
+    let server = TmuxServer::start();
+    server.write_plan("gemini", "sleep 200\nexit 0\n");
+    let pane = spawn(&server, "gemini");
+    let (mut state, io) = watcher(&server, &[1]);
+    watch_until(&mut state, &io, 5, |_| false).await;
+    assert!(card(&state, &pane).life.is_finished());
+    assert_eq!(server.log_entries_for(&pane).len(), 1);
+}
+
+#[tokio::test]
+async fn restarting_agentwatch_mid_backoff_does_not_reset_the_count() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "sleep 150\nexit 1\n");
+    let pane = spawn(&server, "claude");
+    // The first agentwatch resumes once, then is stopped while attempt 2 waits (3 s).
+    {
+        let (mut state, io) = watcher(&server, &[1, 3]);
+        watch_until(&mut state, &io, 20, |s| {
+            matches!(card(s, &pane).auto, Auto::Scheduled { attempt: 2, .. })
+        })
+        .await;
+        assert!(matches!(
+            card(&state, &pane).auto,
+            Auto::Scheduled { attempt: 2, .. }
+        ));
+    }
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_attempts}"), "1");
+    assert!(!server.pane_field(&pane, "#{@agentwatch_next}").is_empty());
+    // A new agentwatch takes the pending resume up and gives up after the third.
+    let (mut state, io) = watcher(&server, &[1, 3]);
+    look_once(&mut state, &io).await;
+    assert!(matches!(
+        card(&state, &pane).auto,
+        Auto::Scheduled { attempt: 2, .. }
+    ));
+    watch_until(&mut state, &io, 30, |s| gave_up(s, &pane)).await;
+    assert!(gave_up(&state, &pane), "{:?}", card(&state, &pane).auto);
+    assert_eq!(
+        server.log_entries_for(&pane).len(),
+        4,
+        "1 run + 3 resumes in all"
+    );
+}
