@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use std::path::PathBuf;
 
 use crate::msg::{Effect, Millis, Msg};
+use crate::peek::PeekText;
 use crate::probe::Prober;
 use crate::relaunch;
 use crate::state::State;
@@ -43,6 +44,25 @@ impl Clock {
     }
 }
 
+/// The tmux client (its tty) that agentwatch runs in, when that client belongs to the
+/// watched server: then `g` can switch it to a pane.
+pub fn client_inside(socket: &std::path::Path) -> Option<String> {
+    let tmux = std::env::var("TMUX").ok()?;
+    let ours = tmux.split(',').next()?;
+    let same = std::fs::canonicalize(ours).ok()? == std::fs::canonicalize(socket).ok()?;
+    if !same {
+        return None;
+    }
+    // SAFETY: ttyname returns a pointer to a static buffer or null; it is copied at once.
+    unsafe {
+        let p = libc::ttyname(0);
+        if p.is_null() {
+            return None;
+        }
+        Some(std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+    }
+}
+
 /// The local time zone's offset from UTC in seconds, right now.
 pub fn utc_offset() -> i64 {
     // SAFETY: time(NULL) and localtime_r with valid pointers have no other preconditions.
@@ -61,6 +81,8 @@ pub fn utc_offset() -> i64 {
 pub struct Io {
     pub prober: Prober,
     pub crash_dir: Option<PathBuf>,
+    /// Crash record caps: count and total bytes.
+    pub crash_cap: (usize, u64),
     pub journal: Option<PathBuf>,
     pub clock: Clock,
 }
@@ -70,9 +92,15 @@ impl Io {
         Io {
             prober,
             crash_dir,
+            crash_cap: (200, 100 << 20),
             journal: None,
             clock: Clock::start(),
         }
+    }
+
+    pub fn with_crash_cap(mut self, records: &crate::config::CrashRecords) -> Io {
+        self.crash_cap = (records.keep, records.max_total_mb << 20);
+        self
     }
 
     pub fn with_journal(mut self, path: Option<PathBuf>) -> Io {
@@ -112,6 +140,13 @@ impl Io {
                     self.clock.now(),
                 )
                 .await;
+                if let Some(dir) = self.crash_dir.clone() {
+                    let (keep, max) = self.crash_cap;
+                    let _ = tokio::task::spawn_blocking(move || {
+                        crate::crashlog::prune(&dir, keep, max)
+                    })
+                    .await;
+                }
                 match &result {
                     Ok(p) => tracing::info!("{pane}: relaunched with {:?} in {}", p.argv, p.cwd),
                     Err(e) => tracing::warn!("{pane}: relaunch failed: {e}"),
@@ -126,6 +161,62 @@ impl Io {
                 }
                 tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
                 return None;
+            }
+            Effect::CaptureHistory(pane) => {
+                let result = match self.tmux().capture_history(pane).await {
+                    Ok(bytes) => {
+                        // Parsing a long history is real work: keep it off the loop.
+                        tokio::task::spawn_blocking(move || Arc::new(PeekText::from_ansi(&bytes)))
+                            .await
+                            .map_err(|e| e.to_string())
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                Msg::History { pane, result }
+            }
+            Effect::LoadRecords { pane, session_id } => {
+                let dir = self.crash_dir.clone();
+                let records = tokio::task::spawn_blocking(move || {
+                    dir.map(|d| crate::crashlog::for_pane(&d, pane, session_id.as_deref()))
+                        .unwrap_or_default()
+                })
+                .await
+                .unwrap_or_default();
+                Msg::Records { pane, records }
+            }
+            Effect::KillPane(pane) => {
+                let target = pane.to_string();
+                let result = self
+                    .tmux()
+                    .run(["kill-pane", "-t", &target])
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+                Msg::Closed { pane, result }
+            }
+            Effect::Jump { pane, client } => {
+                let t = pane.to_string();
+                let result = self
+                    .tmux()
+                    .run([
+                        "switch-client",
+                        "-c",
+                        &client,
+                        "-t",
+                        &t,
+                        ";",
+                        "select-window",
+                        "-t",
+                        &t,
+                        ";",
+                        "select-pane",
+                        "-t",
+                        &t,
+                    ])
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+                Msg::Jumped { pane, result }
             }
             Effect::Discover(req) => {
                 let pane = req.pane;

@@ -24,6 +24,26 @@ pub struct Config {
     /// Agent kinds: overrides of the built-ins and new kinds.
     pub agents: BTreeMap<String, AgentConfig>,
     pub auto_resume: AutoResume,
+    pub crash_records: CrashRecords,
+}
+
+/// `[crash_records]`: how many dead panes' outputs are kept, at most.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrashRecords {
+    /// Records kept (newest first).
+    pub keep: usize,
+    /// Total size of all records, in MiB.
+    pub max_total_mb: u64,
+}
+
+impl Default for CrashRecords {
+    fn default() -> Self {
+        CrashRecords {
+            keep: 200,
+            max_total_mb: 100,
+        }
+    }
 }
 
 impl Default for Config {
@@ -34,6 +54,7 @@ impl Default for Config {
             show_all_panes: false,
             agents: BTreeMap::new(),
             auto_resume: AutoResume::default(),
+            crash_records: CrashRecords::default(),
         }
     }
 }
@@ -263,6 +284,12 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
                 c.tick_ms
             ),
         );
+    }
+    if c.crash_records.keep == 0 {
+        return err("crash_records", "keep", "must be at least 1".into());
+    }
+    if c.crash_records.max_total_mb == 0 {
+        return err("crash_records", "max_total_mb", "must be at least 1".into());
     }
     validate_policy_parts(
         "auto_resume",

@@ -1,5 +1,5 @@
-//! The one key table: key -> action. It also feeds the footer, the help overlay and the
-//! README's key list, so they can never disagree.
+//! The one key table: key -> action, per view. It also feeds the footer, the help overlay
+//! and the README's key list, so they can never disagree.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -25,122 +25,270 @@ pub struct Binding {
     pub footer: Option<&'static str>,
 }
 
+/// Which table applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Grid,
+    Peek,
+}
+
 use Key::*;
 
+const fn b(
+    keys: &'static [Key],
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+    footer: Option<&'static str>,
+) -> Binding {
+    Binding {
+        keys,
+        label,
+        action,
+        help,
+        footer,
+    }
+}
+
 pub const GRID: &[Binding] = &[
-    Binding {
-        keys: &[Code(KeyCode::Up), Char('k')],
-        label: "↑/k",
-        action: Action::Up,
-        help: "select the card above",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::Down), Char('j')],
-        label: "↓/j",
-        action: Action::Down,
-        help: "select the card below",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::Left), Char('h')],
-        label: "←/h",
-        action: Action::Left,
-        help: "select the card to the left",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::Right), Char('l')],
-        label: "→/l",
-        action: Action::Right,
-        help: "select the card to the right",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::PageUp), Ctrl('u')],
-        label: "PgUp/^u",
-        action: Action::PageUp,
-        help: "scroll up a screen",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::PageDown), Ctrl('d')],
-        label: "PgDn/^d",
-        action: Action::PageDown,
-        help: "scroll down a screen",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::Home)],
-        label: "Home",
-        action: Action::First,
-        help: "select the first card",
-        footer: None,
-    },
-    Binding {
-        keys: &[Code(KeyCode::End)],
-        label: "End",
-        action: Action::Last,
-        help: "select the last card",
-        footer: None,
-    },
-    Binding {
-        keys: &[Char('r')],
-        label: "r",
-        action: Action::Relaunch,
-        help: "relaunch a dead agent: same session, same pane and directory",
-        footer: Some("relaunch"),
-    },
-    Binding {
-        keys: &[Char('R')],
-        label: "R",
-        action: Action::RelaunchFresh,
-        help: "start a dead agent fresh, in a new session (r never does)",
-        footer: None,
-    },
-    Binding {
-        keys: &[Char('a')],
-        label: "a",
-        action: Action::ToggleAuto,
-        help: "turn auto-resume off or on for the selected agent",
-        footer: Some("auto"),
-    },
-    Binding {
-        keys: &[Char('c')],
-        label: "c",
-        action: Action::CancelAuto,
-        help: "cancel the selected agent's pending auto-resume",
-        footer: None,
-    },
-    Binding {
-        keys: &[Char('A')],
-        label: "A",
-        action: Action::ToggleAutoAll,
-        help: "turn auto-resume off or on for every agent",
-        footer: None,
-    },
-    Binding {
-        keys: &[Char('?')],
-        label: "?",
-        action: Action::Help,
-        help: "show or hide this help",
-        footer: Some("help"),
-    },
-    Binding {
-        keys: &[Code(KeyCode::Esc)],
-        label: "Esc",
-        action: Action::Back,
-        help: "close this help",
-        footer: None,
-    },
-    Binding {
-        keys: &[Char('q'), Ctrl('c')],
-        label: "q",
-        action: Action::Quit,
-        help: "quit and restore the terminal",
-        footer: Some("quit"),
-    },
+    b(
+        &[Code(KeyCode::Up), Char('k')],
+        "↑/k",
+        Action::Up,
+        "select the card above",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::Down), Char('j')],
+        "↓/j",
+        Action::Down,
+        "select the card below",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::Left), Char('h')],
+        "←/h",
+        Action::Left,
+        "select the card to the left",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::Right), Char('l')],
+        "→/l",
+        Action::Right,
+        "select the card to the right",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::PageUp), Ctrl('u')],
+        "PgUp/^u",
+        Action::PageUp,
+        "scroll up a screen",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::PageDown), Ctrl('d')],
+        "PgDn/^d",
+        Action::PageDown,
+        "scroll down a screen",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::Home)],
+        "Home",
+        Action::First,
+        "select the first card",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::End)],
+        "End",
+        Action::Last,
+        "select the last card",
+        None,
+    ),
+    b(
+        &[Char('p'), Code(KeyCode::Enter)],
+        "p/Enter",
+        Action::Peek,
+        "peek at the agent's whole output, colours included",
+        Some("peek"),
+    ),
+    b(
+        &[Char('r')],
+        "r",
+        Action::Relaunch,
+        "relaunch a dead agent: same session, same pane and directory",
+        Some("relaunch"),
+    ),
+    b(
+        &[Char('R')],
+        "R",
+        Action::RelaunchFresh,
+        "start a dead agent fresh, in a new session (r never does)",
+        None,
+    ),
+    b(
+        &[Char('a')],
+        "a",
+        Action::ToggleAuto,
+        "turn auto-resume off or on for the selected agent",
+        Some("auto"),
+    ),
+    b(
+        &[Char('c')],
+        "c",
+        Action::CancelAuto,
+        "cancel the selected agent's pending auto-resume",
+        None,
+    ),
+    b(
+        &[Char('A')],
+        "A",
+        Action::ToggleAutoAll,
+        "turn auto-resume off or on for every agent",
+        None,
+    ),
+    b(
+        &[Char('x')],
+        "x",
+        Action::Close,
+        "close a dead pane (press x twice; never a live one)",
+        None,
+    ),
+    b(
+        &[Char('g')],
+        "g",
+        Action::Jump,
+        "go to the pane in tmux (or show the attach command)",
+        None,
+    ),
+    b(
+        &[Char('?')],
+        "?",
+        Action::Help,
+        "show or hide this help",
+        Some("help"),
+    ),
+    b(
+        &[Code(KeyCode::Esc)],
+        "Esc",
+        Action::Back,
+        "close this help",
+        None,
+    ),
+    b(
+        &[Char('q'), Ctrl('c')],
+        "q",
+        Action::Quit,
+        "quit and restore the terminal",
+        Some("quit"),
+    ),
 ];
+
+pub const PEEK: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Char('k')],
+        "↑/k",
+        Action::Up,
+        "scroll up a line",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::Down), Char('j')],
+        "↓/j",
+        Action::Down,
+        "scroll down a line",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::PageUp), Ctrl('u')],
+        "PgUp/^u",
+        Action::PageUp,
+        "scroll up a page",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::PageDown), Ctrl('d'), Char(' ')],
+        "PgDn/^d",
+        Action::PageDown,
+        "scroll down a page",
+        None,
+    ),
+    b(
+        &[Char('g'), Code(KeyCode::Home)],
+        "g/Home",
+        Action::First,
+        "go to the top (the first retained line)",
+        None,
+    ),
+    b(
+        &[Char('G'), Code(KeyCode::End)],
+        "G/End",
+        Action::Last,
+        "go to the bottom (the last words)",
+        None,
+    ),
+    b(
+        &[Char('/')],
+        "/",
+        Action::Search,
+        "search forward; Enter confirms, Esc cancels",
+        Some("search"),
+    ),
+    b(&[Char('n')], "n", Action::Next, "next match", None),
+    b(&[Char('N')], "N", Action::Prev, "previous match", None),
+    b(
+        &[Char('[')],
+        "[",
+        Action::Older,
+        "show the previous crash record of this pane",
+        Some("older"),
+    ),
+    b(
+        &[Char(']')],
+        "]",
+        Action::Newer,
+        "show the next newer record (the live pane last)",
+        None,
+    ),
+    b(
+        &[Char('s')],
+        "s",
+        Action::Refresh,
+        "take a new snapshot of the pane",
+        None,
+    ),
+    b(
+        &[Char('r')],
+        "r",
+        Action::Relaunch,
+        "relaunch this dead agent (same rules as on the grid)",
+        Some("relaunch"),
+    ),
+    b(
+        &[Char('?')],
+        "?",
+        Action::Help,
+        "show or hide this help",
+        None,
+    ),
+    b(
+        &[Code(KeyCode::Esc), Char('q')],
+        "Esc/q",
+        Action::Back,
+        "back to the grid",
+        Some("back"),
+    ),
+    b(&[Ctrl('c')], "^c", Action::Quit, "quit agentwatch", None),
+];
+
+pub fn table(view: View) -> &'static [Binding] {
+    match view {
+        View::Grid => GRID,
+        View::Peek => PEEK,
+    }
+}
 
 fn matches(k: Key, ev: &KeyEvent) -> bool {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
@@ -151,22 +299,26 @@ fn matches(k: Key, ev: &KeyEvent) -> bool {
     }
 }
 
-/// The action for a key press on the grid, if any. Key releases and repeats of
-/// non-movement keys are ignored.
-pub fn action_for(ev: &KeyEvent) -> Option<Action> {
+/// The action for a key press in a view, if any. Key releases are ignored.
+pub fn action_for(view: View, ev: &KeyEvent) -> Option<Action> {
     if ev.kind == KeyEventKind::Release {
         return None;
     }
-    GRID.iter()
+    table(view)
+        .iter()
         .find(|b| b.keys.iter().any(|&k| matches(k, ev)))
         .map(|b| b.action)
 }
 
 /// The footer text: movement summarised, then every footer key.
-pub fn footer_items() -> Vec<(&'static str, &'static str)> {
-    let mut items = vec![("←↓↑→/hjkl", "move")];
+pub fn footer_items(view: View) -> Vec<(&'static str, &'static str)> {
+    let mut items = vec![match view {
+        View::Grid => ("←↓↑→/hjkl", "move"),
+        View::Peek => ("↓↑/jk", "scroll"),
+    }];
     items.extend(
-        GRID.iter()
+        table(view)
+            .iter()
             .filter_map(|b| b.footer.map(|word| (b.label, word))),
     );
     items
@@ -182,29 +334,42 @@ mod tests {
 
     #[test]
     fn vim_keys_and_arrows_move() {
+        let g = View::Grid;
         assert_eq!(
-            action_for(&key(KeyCode::Char('j'), KeyModifiers::NONE)),
+            action_for(g, &key(KeyCode::Char('j'), KeyModifiers::NONE)),
             Some(Action::Down)
         );
         assert_eq!(
-            action_for(&key(KeyCode::Left, KeyModifiers::NONE)),
+            action_for(g, &key(KeyCode::Left, KeyModifiers::NONE)),
             Some(Action::Left)
         );
         assert_eq!(
-            action_for(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            action_for(g, &key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
             Some(Action::Quit)
         );
         assert_eq!(
-            action_for(&key(KeyCode::Char('z'), KeyModifiers::NONE)),
+            action_for(g, &key(KeyCode::Char('z'), KeyModifiers::NONE)),
             None
         );
     }
 
     #[test]
-    fn no_key_is_bound_twice() {
-        let all: Vec<Key> = GRID.iter().flat_map(|b| b.keys.iter().copied()).collect();
-        for (i, a) in all.iter().enumerate() {
-            assert!(!all[i + 1..].contains(a), "{a:?} bound twice");
+    fn q_leaves_the_peek_view_but_quits_the_grid() {
+        let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(action_for(View::Peek, &q), Some(Action::Back));
+        assert_eq!(action_for(View::Grid, &q), Some(Action::Quit));
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_a_view() {
+        for view in [View::Grid, View::Peek] {
+            let all: Vec<Key> = table(view)
+                .iter()
+                .flat_map(|b| b.keys.iter().copied())
+                .collect();
+            for (i, a) in all.iter().enumerate() {
+                assert!(!all[i + 1..].contains(a), "{a:?} bound twice in {view:?}");
+            }
         }
     }
 }

@@ -22,6 +22,8 @@ pub mod logging;
 pub mod msg;
 /// Domain nouns: pane ids, pane rows, exits.
 pub mod pane;
+/// The peek view's model: parsed output, scrolling, search.
+pub mod peek;
 /// The poller: list-panes plus /proc.
 pub mod probe;
 /// Carrying out a relaunch (capture, crash record, respawn-pane).

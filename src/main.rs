@@ -9,7 +9,6 @@ use futures_util::StreamExt;
 use agentwatch::app;
 use agentwatch::cli::{Cli, Command};
 use agentwatch::config;
-use agentwatch::keymap;
 use agentwatch::msg::Msg;
 use agentwatch::probe::Prober;
 use agentwatch::state::State;
@@ -115,16 +114,18 @@ async fn dashboard(
         .map(|s| (s.width, s.height))
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
+    state.client = app::client_inside(tmux.socket());
     let input = EventStream::new().filter_map(|ev| async move {
         match ev {
-            Ok(Event::Key(k)) => keymap::action_for(&k).map(Msg::Action),
+            Ok(Event::Key(k)) => Some(Msg::Key(k)),
             Ok(Event::Resize(width, height)) => Some(Msg::Resize { width, height }),
             _ => None,
         }
     });
     let io = Arc::new(
         app::Io::new(Prober::new(tmux), agentwatch::relaunch::default_crash_dir())
-            .with_journal(agentwatch::journal::default_path()),
+            .with_journal(agentwatch::journal::default_path())
+            .with_crash_cap(&config.crash_records),
     );
     let result = app::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
     ratatui::restore();

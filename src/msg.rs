@@ -2,6 +2,10 @@
 //! (`Msg`), and what I/O the core asks for (`Effect`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::crashlog::CrashRecord;
+use crate::peek::PeekText;
 
 use crate::pane::PaneId;
 use crate::resume::Plan;
@@ -33,6 +37,22 @@ pub enum Action {
     CancelAuto,
     /// `A`: turn auto-resume off or on for every pane.
     ToggleAutoAll,
+    /// `p`/Enter: open the peek view on the selected pane.
+    Peek,
+    /// `x`: close a dead pane (asks once).
+    Close,
+    /// `g`: go to the pane in tmux.
+    Jump,
+    /// Peek: start a search.
+    Search,
+    /// Peek: next / previous match.
+    Next,
+    Prev,
+    /// Peek: older / newer crash record.
+    Older,
+    Newer,
+    /// Peek: a new snapshot of the pane.
+    Refresh,
     /// Esc: close whatever overlay is open.
     Back,
     Quit,
@@ -52,6 +72,8 @@ pub struct Observation {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Tick,
+    /// A key press, translated by the key table of the view it lands in.
+    Key(crossterm::event::KeyEvent),
     Action(Action),
     Resize {
         width: u16,
@@ -65,6 +87,26 @@ pub enum Msg {
         pane: PaneId,
         result: Result<Plan, String>,
     },
+    /// A pane's whole retained output, parsed, for the peek view.
+    History {
+        pane: PaneId,
+        result: Result<Arc<PeekText>, String>,
+    },
+    /// A pane's crash records, newest first.
+    Records {
+        pane: PaneId,
+        records: Vec<Arc<CrashRecord>>,
+    },
+    /// `kill-pane` finished.
+    Closed {
+        pane: PaneId,
+        result: Result<(), String>,
+    },
+    /// The jump to a pane in tmux finished.
+    Jumped {
+        pane: PaneId,
+        result: Result<(), String>,
+    },
     /// A session id lookup in the agent's own records finished.
     Discovered {
         pane: PaneId,
@@ -77,6 +119,8 @@ pub enum Msg {
 pub struct CrashMeta {
     pub target: String,
     pub exit: String,
+    /// `exit 1`, `SIGKILL`: for the card's "previous:" line.
+    pub exit_short: String,
     pub died_at: Option<Millis>,
     pub started_at: Option<Millis>,
 }
@@ -114,6 +158,17 @@ pub enum Effect {
     Discover(DiscoverRequest),
     /// Append one event to the journal.
     Journal(Event),
+    /// Capture a pane's whole history with colours; answers [`Msg::History`].
+    CaptureHistory(PaneId),
+    /// Read a pane's crash records; answers [`Msg::Records`].
+    LoadRecords {
+        pane: PaneId,
+        session_id: Option<String>,
+    },
+    /// `kill-pane` a dead pane; answers [`Msg::Closed`].
+    KillPane(PaneId),
+    /// Show the pane in the tmux client agentwatch runs in; answers [`Msg::Jumped`].
+    Jump { pane: PaneId, client: String },
 }
 
 /// One lifecycle event, as written to the journal (one JSON object per line).

@@ -147,6 +147,8 @@ pub struct Pane {
     pub opt_resumes: String,
     pub opt_next: String,
     pub opt_paused: String,
+    /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
+    pub opt_previous: String,
 }
 
 impl Pane {

@@ -53,6 +53,20 @@ pub async fn relaunch(
         "--".into(),
     ];
     args.extend(plan.argv.iter().map(|w| words::arg(w)));
+    let previous = format!(
+        "{}|{}",
+        meta.exit_short,
+        meta.died_at.map(|t| t.to_string()).unwrap_or_default()
+    );
+    args.extend([
+        ";".into(),
+        "set-option".into(),
+        "-p".into(),
+        "-t".into(),
+        pane.clone(),
+        "@agentwatch_previous".into(),
+        words::arg(&previous),
+    ]);
     if let Some(id) = &plan.session_id {
         args.extend([
             ";".into(),

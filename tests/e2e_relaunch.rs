@@ -67,7 +67,7 @@ fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
     ui.send_keys(&["r"]);
     ui.wait_for_text(&format!("resumed {}", &ID[..8]), WAIT);
     ui.wait_for_text("● running", WAIT);
-    let runs = server.log_entries_for(&pane);
+    let runs = server.wait_log(&pane, 2);
     assert_eq!(runs.len(), 2);
     assert_eq!(argv(&runs[1]), ["resume", ID]);
     // The crash record is under the XDG data dir and holds the last words.
@@ -122,5 +122,5 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
     assert_eq!(server.pane_field(&pane, "#{pane_dead}"), "1");
     ui.send_keys(&["R"]);
     ui.wait_for_text("started fresh: new session", WAIT);
-    assert_eq!(argv(&server.log_entries_for(&pane)[1])[0], "--session-id");
+    assert_eq!(argv(&server.wait_log(&pane, 2)[1])[0], "--session-id");
 }

@@ -81,7 +81,12 @@ impl Answer for Fake {
                 pane: r.pane,
                 found: None,
             }),
-            Effect::KickServer(_) | Effect::Journal(_) => None,
+            Effect::KickServer(_)
+            | Effect::Journal(_)
+            | Effect::CaptureHistory(_)
+            | Effect::LoadRecords { .. }
+            | Effect::KillPane(_)
+            | Effect::Jump { .. } => None,
         }
     }
 

@@ -109,7 +109,7 @@ async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_direc
 
     let (mut state, io) = watcher(&server);
     wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
-    let first = server.log_entries_for(&pane);
+    let first = server.wait_log(&pane, 1);
     assert_eq!(first.len(), 1);
     let a0 = argv(&first[0]);
     assert_eq!(a0[0], "--session-id");
@@ -120,7 +120,7 @@ async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_direc
     press(&mut state, &io, &pane, Action::Relaunch).await;
     assert_eq!(notice(&state, &pane), format!("resumed {}", &id[..8]));
     wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
-    let runs = server.log_entries_for(&pane);
+    let runs = server.wait_log(&pane, 2);
     assert_eq!(runs.len(), 2);
     assert_eq!(argv(&runs[1]), ["--resume", id.as_str()]);
     let canon = std::fs::canonicalize(&work).unwrap();
@@ -163,7 +163,7 @@ async fn without_a_session_id_r_starts_nothing_and_only_capital_r_starts_fresh()
 
     press(&mut state, &io, &pane, Action::RelaunchFresh).await;
     wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
-    let runs = server.log_entries_for(&pane);
+    let runs = server.wait_log(&pane, 2);
     assert_eq!(runs.len(), 2);
     let a1 = argv(&runs[1]);
     assert_eq!(a1[0], "--session-id");
@@ -194,7 +194,7 @@ async fn hostile_directories_arguments_and_ids_never_execute_anything() {
     wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
     press(&mut state, &io, &pane, Action::Relaunch).await;
     wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
-    let runs = server.log_entries_for(&pane);
+    let runs = server.wait_log(&pane, 2);
     assert_eq!(runs.len(), 2);
     let canon = std::fs::canonicalize(&work).unwrap();
     for run in &runs {

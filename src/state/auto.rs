@@ -237,6 +237,10 @@ impl State {
                 Life::Dead(e) => e.describe(),
                 _ => Exit::Unknown.describe(),
             },
+            exit_short: match card.life {
+                Life::Dead(e) => e.short(),
+                _ => Exit::Unknown.short(),
+            },
             died_at: card.died_at,
             started_at: card.started_at,
         }

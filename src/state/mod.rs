@@ -59,6 +59,12 @@ pub struct State {
     discover_in_flight: bool,
     /// Auto-resume for every pane (`A` toggles).
     pub auto_on: bool,
+    /// The peek view, when open.
+    pub peek: Option<crate::peek::Peek>,
+    /// The tmux client agentwatch runs in, when it runs inside the watched server.
+    pub client: Option<String>,
+    /// A pending `x`: which pane, asked when.
+    pub confirm_close: Option<(PaneId, Millis)>,
     policies: HashMap<String, Policy>,
     default_policy: Policy,
 }
@@ -96,6 +102,9 @@ impl State {
             options_in_flight: false,
             discover_in_flight: false,
             auto_on: true,
+            peek: None,
+            client: None,
+            confirm_close: None,
             policies: config
                 .agents()
                 .all()
@@ -168,8 +177,19 @@ impl State {
                     fx.push(Effect::Poll);
                 }
             }
+            Msg::Key(ev) => self.key(ev, now, &mut fx),
             Msg::Action(a) => self.act(a, now, &mut fx),
-            Msg::Resize { width, height } => self.size = (width, height),
+            Msg::Resize { width, height } => {
+                self.size = (width, height);
+                let h = self.peek_height();
+                if let Some(p) = self.peek.as_mut() {
+                    p.set_height(h);
+                }
+            }
+            Msg::History { pane, result } => self.history(pane, result),
+            Msg::Records { pane, records } => self.records(pane, records),
+            Msg::Closed { pane, result } => self.closed(pane, result, now),
+            Msg::Jumped { pane, result } => self.jumped(pane, result, now),
             Msg::Polled(Ok(obs)) => {
                 self.poll_in_flight = false;
                 self.server = Server::Up;
@@ -347,6 +367,10 @@ impl State {
             }
             return;
         }
+        if self.peek.is_some() {
+            self.peek_act(a, now, fx);
+            return;
+        }
         let g = geometry(self.size.0, self.size.1);
         let n = self.cards.len();
         let cur = self.selected_index();
@@ -368,6 +392,19 @@ impl State {
                 self.relaunch(a == Action::RelaunchFresh, now, fx);
                 return;
             }
+            (Action::Peek | Action::Close | Action::Jump, _) => {
+                self.grid_extra(a, now, fx);
+                return;
+            }
+            (
+                Action::Search
+                | Action::Next
+                | Action::Prev
+                | Action::Older
+                | Action::Newer
+                | Action::Refresh,
+                _,
+            ) => return,
             (_, None) => 0,
             (Action::Up, Some(i)) => i.saturating_sub(g.cols),
             (Action::Down, Some(i)) if i + g.cols < n => i + g.cols,
@@ -412,6 +449,7 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 }
 
 mod auto;
+mod peek;
 mod relaunch;
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,7 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_resumes",
     "@agentwatch_next",
     "@agentwatch_paused",
+    "@agentwatch_previous",
 ];
 
 /// The `-F` argument for `list-panes -a`.
@@ -138,6 +139,7 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
         opt_resumes: text(f[25]),
         opt_next: text(f[26]),
         opt_paused: text(f[27]),
+        opt_previous: text(f[28]),
     };
     Some((pane, num(f[10])))
 }

@@ -220,6 +220,21 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     if card.life.is_dead() && ctx.lacks_id {
         return Some((crate::resume::NO_ID.to_string(), false));
     }
+    if !card.pane.dead && !card.pane.opt_previous.is_empty() {
+        let (what, when) = card
+            .pane
+            .opt_previous
+            .split_once('|')
+            .unwrap_or((&card.pane.opt_previous, ""));
+        let ago = when
+            .parse::<Millis>()
+            .map(|t| format!(", {} ago", duration(ctx.now.saturating_sub(t))))
+            .unwrap_or_default();
+        return Some((
+            format!("previous: {what}{ago} (p then [ to read it)"),
+            false,
+        ));
+    }
     None
 }
 

@@ -3,22 +3,39 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use super::Look;
 use crate::keymap;
+use crate::msg::Action;
 
-pub fn render(look: &Look, area: Rect, buf: &mut Buffer) {
+pub fn render(look: &Look, view: keymap::View, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
-    let mut lines: Vec<Line> = keymap::GRID
+    // Movement keys share one line; every other key has its own.
+    let moves = keymap::table(view)
         .iter()
-        .map(|b| {
-            Line::from(vec![
-                Span::styled(format!(" {:<9}", b.label), t.key()),
-                Span::raw(b.help),
-            ])
-        })
-        .collect();
+        .filter(|b| is_move(b.action))
+        .map(|b| b.label)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut lines: Vec<Line> = vec![Line::from(vec![
+        Span::styled(format!(" {moves}"), t.key()),
+        Span::raw(match view {
+            keymap::View::Grid => "  move, page, first, last",
+            keymap::View::Peek => "  scroll, page, top, bottom",
+        }),
+    ])];
+    lines.extend(
+        keymap::table(view)
+            .iter()
+            .filter(|b| !is_move(b.action))
+            .map(|b| {
+                Line::from(vec![
+                    Span::styled(format!(" {:<9}", b.label), t.key()),
+                    Span::raw(b.help),
+                ])
+            }),
+    );
     lines.push(Line::raw(""));
     lines.push(Line::from(Span::styled(
         " ✖ red banner: the agent crashed (exit code or signal shown)",
@@ -31,6 +48,14 @@ pub fn render(look: &Look, area: Rect, buf: &mut Buffer) {
     lines.push(Line::raw(
         " (stale): tmux is not answering; the last known state is shown",
     ));
+    if view == keymap::View::Grid {
+        lines.push(Line::raw(
+            " Auto-resume (defaults): after 2s, 10s, 30s, at most 3 times; a run",
+        ));
+        lines.push(Line::raw(
+            " of 60s refills it. See [auto_resume] in the config.",
+        ));
+    }
     let w = area.width.min(72);
     let h = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect {
@@ -41,11 +66,24 @@ pub fn render(look: &Look, area: Rect, buf: &mut Buffer) {
     };
     Clear.render(rect, buf);
     Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
         .block(
             Block::new()
                 .borders(Borders::ALL)
                 .title(" keys · Esc or ? closes "),
         )
         .render(rect, buf);
+}
+
+fn is_move(a: Action) -> bool {
+    matches!(
+        a,
+        Action::Up
+            | Action::Down
+            | Action::Left
+            | Action::Right
+            | Action::PageUp
+            | Action::PageDown
+            | Action::First
+            | Action::Last
+    )
 }

@@ -3,6 +3,7 @@
 pub mod card;
 pub mod help;
 pub mod layout;
+pub mod peek;
 pub mod text;
 pub mod theme;
 
@@ -46,6 +47,13 @@ impl Widget for Screen<'_> {
         if area.height == 0 || area.width == 0 {
             return;
         }
+        if let Some(p) = &self.state.peek {
+            peek::render(self.state, p, self.look, area, buf);
+            if self.state.show_help {
+                help::render(self.look, self.state.view(), area, buf);
+            }
+            return;
+        }
         let header = Rect { height: 1, ..area };
         render_header(self.state, self.look, header, buf);
         if area.height >= 3 {
@@ -69,7 +77,7 @@ impl Widget for Screen<'_> {
             render_grid(self.state, self.look, body, buf);
         }
         if self.state.show_help {
-            help::render(self.look, area, buf);
+            help::render(self.look, self.state.view(), area, buf);
         }
     }
 }
@@ -115,16 +123,21 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
 }
 
 fn render_footer(look: &Look, area: Rect, buf: &mut Buffer) {
+    Line::from(footer_spans(look, keymap::View::Grid)).render(area, buf);
+}
+
+/// The main keys of a view, from the key table.
+pub fn footer_spans(look: &Look, view: keymap::View) -> Vec<Span<'static>> {
     let t = &look.theme;
     let mut spans = Vec::new();
-    for (i, (key, what)) in keymap::footer_items().into_iter().enumerate() {
+    for (i, (key, what)) in keymap::footer_items(view).into_iter().enumerate() {
         if i > 0 {
             spans.push(Span::raw("  "));
         }
         spans.push(Span::styled(key, t.key()));
         spans.push(Span::raw(format!(" {what}")));
     }
-    Line::from(spans).render(area, buf);
+    spans
 }
 
 fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {

@@ -184,3 +184,101 @@ fn tiny_and_odd_sizes_render_without_panicking() {
     }
     insta::assert_snapshot!(render(&s, 20, 5, &Look::plain()).backend());
 }
+
+mod peek {
+    use super::*;
+    use crate::peek::PeekText;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use std::sync::Arc;
+
+    fn output() -> Arc<PeekText> {
+        let mut out = String::new();
+        for i in 1..=200 {
+            out.push_str(&format!("\x1b[3{}mline {i}\x1b[0m plain tail\n", 1 + i % 6));
+        }
+        out.push_str("\x1b[1;31mError: rate limited, giving up\x1b[0m\n");
+        Arc::new(PeekText::from_ansi(out.as_bytes()))
+    }
+
+    fn peeking() -> State {
+        let mut s = fleet((80, 24));
+        s.update(Msg::Action(Action::Down), s.now);
+        s.update(Msg::Action(Action::Peek), s.now);
+        s.update(
+            Msg::History {
+                pane: PaneId(2),
+                result: Ok(output()),
+            },
+            s.now,
+        );
+        s
+    }
+
+    fn key(s: &mut State, c: KeyCode) {
+        s.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)), s.now);
+    }
+
+    #[test]
+    fn peek_opens_at_the_bottom_with_the_last_words_in_colour() {
+        let s = peeking();
+        let t = render(&s, 80, 24, &Look::plain());
+        insta::assert_snapshot!(t.backend());
+        let (x, y) = find(&t, "Error: rate limited").unwrap();
+        assert_eq!(y, 22, "the last line sits just above the footer");
+        assert_eq!(t.backend().buffer()[(x, y)].fg, Color::Red);
+        let (x, y) = find(&t, "line 200").unwrap();
+        assert_eq!(
+            t.backend().buffer()[(x, y)].fg,
+            Color::Yellow,
+            "SGR 33 kept"
+        );
+    }
+
+    #[test]
+    fn peek_top_after_g() {
+        let mut s = peeking();
+        key(&mut s, KeyCode::Char('g'));
+        let t = render(&s, 80, 24, &Look::plain());
+        insta::assert_snapshot!(t.backend());
+        assert_eq!(find(&t, "line 1 ").map(|p| p.1), Some(1));
+    }
+
+    #[test]
+    fn peek_search_highlights_the_hit() {
+        let mut s = peeking();
+        key(&mut s, KeyCode::Char('g'));
+        key(&mut s, KeyCode::Char('/'));
+        for c in "line 15".chars() {
+            key(&mut s, KeyCode::Char(c));
+        }
+        let typing = render(&s, 80, 24, &Look::plain());
+        assert!(
+            find(&typing, "/line 15").is_some(),
+            "the search is shown as typed"
+        );
+        key(&mut s, KeyCode::Enter);
+        key(&mut s, KeyCode::Char('n'));
+        let t = render(&s, 80, 24, &Look::plain());
+        insta::assert_snapshot!(t.backend());
+        let (x, y) = find(&t, "line 150").unwrap();
+        let cell = &t.backend().buffer()[(x, y)];
+        assert!(
+            cell.modifier.contains(ratatui::style::Modifier::REVERSED),
+            "the hit is highlighted"
+        );
+        assert!(
+            cell.modifier.contains(ratatui::style::Modifier::BOLD),
+            "the current hit is bold"
+        );
+    }
+
+    #[test]
+    fn esc_and_q_go_back_to_the_grid_and_ctrl_c_quits() {
+        let mut s = peeking();
+        key(&mut s, KeyCode::Esc);
+        assert!(s.peek.is_none());
+        s.update(Msg::Action(Action::Peek), s.now);
+        key(&mut s, KeyCode::Char('q'));
+        assert!(s.peek.is_none() && !s.quit);
+    }
+}

@@ -310,6 +310,17 @@ impl TmuxServer {
             .collect()
     }
 
+    /// The log entries of a pane once there are `n` of them (an agent logs a moment after
+    /// tmux shows it running); panics after 10 s.
+    pub fn wait_log(&self, pane: &str, n: usize) -> Vec<serde_json::Value> {
+        wait_until(
+            &format!("{pane} has {n} log entries"),
+            Duration::from_secs(10),
+            || self.log_entries_for(pane).len() >= n,
+        );
+        self.log_entries_for(pane)
+    }
+
     pub fn wait_until<F: FnMut() -> bool>(&self, what: &str, timeout: Duration, f: F) {
         wait_until(what, timeout, f)
     }

@@ -1,0 +1,197 @@
+//! The peek view: a pane's whole output, colours included, with a title that says what it
+//! is (live snapshot or crash record) and how the agent ended.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::card::{clock, short_id, status_line, CardCtx};
+use super::text::fit;
+use super::Look;
+use crate::peek::{Peek, Source};
+use crate::state::State;
+
+pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buffer) {
+    let t = &look.theme;
+    let card = state.cards.iter().find(|c| c.pane.id == peek.pane);
+    let w = usize::from(area.width);
+    // Title: agent, target, state and banner, session id, what is shown.
+    let (state_text, style) = match (card, &peek.source) {
+        (_, Source::Record(i)) => match peek.records.get(*i) {
+            Some(r) => (
+                format!(
+                    "crash record {}/{}: {}{}",
+                    i + 1,
+                    peek.records.len(),
+                    r.exit,
+                    r.died_at.map_or(String::new(), |d| format!(
+                        " at {}",
+                        clock(d, look.utc_offset)
+                    ))
+                ),
+                t.alarm(),
+            ),
+            None => ("crash record".into(), t.alarm()),
+        },
+        (Some(c), Source::Live { captured_at }) => {
+            let ctx = CardCtx {
+                theme: look.theme,
+                now: state.now,
+                selected: false,
+                stale: state.is_stale(),
+                home: look.home.as_deref(),
+                utc_offset: look.utc_offset,
+                lacks_id: false,
+                max_attempts: 0,
+                max_per_hour: 0,
+            };
+            let (s, st) = status_line(c, &ctx);
+            let what = if c.pane.dead {
+                " · retained output".to_string()
+            } else {
+                format!(
+                    " · live snapshot at {} (s refreshes)",
+                    clock(*captured_at, look.utc_offset)
+                )
+            };
+            (format!("{s}{what}"), st)
+        }
+        (None, _) => ("pane gone".into(), t.stale()),
+    };
+    let who = match card {
+        Some(c) => {
+            let id = if c.pane.opt_session_id.is_empty() {
+                "no session id".to_string()
+            } else {
+                format!("session {}", short_id(&c.pane.opt_session_id))
+            };
+            format!(
+                " {} · {} · {} · {id} ",
+                c.agent.as_deref().unwrap_or("pane"),
+                c.pane.target(),
+                c.pane.id
+            )
+        }
+        None => format!(" {} ", peek.pane),
+    };
+    let title = Rect { height: 1, ..area };
+    buf.set_style(title, style);
+    let line = Line::from(vec![
+        Span::styled(who.clone(), style.add_modifier(Modifier::BOLD)),
+        Span::styled(
+            fit(
+                &format!(" {state_text}"),
+                w.saturating_sub(who.chars().count()),
+            ),
+            style,
+        ),
+    ]);
+    line.render(title, buf);
+
+    let body = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    match (&peek.text, &peek.error) {
+        (_, Some(e)) if peek.text.is_none() => {
+            buf.set_string(body.x + 1, body.y, fit(e, w.saturating_sub(2)), t.alarm());
+        }
+        (None, _) => {
+            buf.set_string(body.x + 1, body.y, "reading the pane's output…", t.dim());
+        }
+        (Some(text), _) => {
+            let current = peek.current();
+            let needle = peek.query.clone().unwrap_or_default();
+            for (row, idx) in (peek.top..text.len())
+                .take(usize::from(body.height))
+                .enumerate()
+            {
+                let y = body.y + row as u16;
+                let r = Rect {
+                    y,
+                    height: 1,
+                    ..body
+                };
+                text.lines[idx].clone().render(r, buf);
+                if !needle.is_empty() && peek.matches.binary_search(&idx).is_ok() {
+                    highlight(buf, r, &text.plain[idx], &needle, current == Some(idx));
+                }
+            }
+            if text.is_empty() {
+                buf.set_string(body.x + 1, body.y, "(no output retained)", t.dim());
+            }
+        }
+    }
+
+    // Footer: the search being typed, a message, or the keys and where we are.
+    let footer = Rect {
+        y: area.bottom().saturating_sub(1),
+        height: 1,
+        ..area
+    };
+    if footer.y <= title.y {
+        return;
+    }
+    if let Some(typed) = &peek.typing {
+        Line::from(vec![
+            Span::styled("/", t.key()),
+            Span::raw(typed.clone()),
+            Span::styled("█", t.dim()),
+        ])
+        .render(footer, buf);
+        return;
+    }
+    let total = peek.text.as_ref().map_or(0, |t| t.len());
+    let pos = if total == 0 {
+        String::new()
+    } else {
+        let bottom = (peek.top + usize::from(body.height)).min(total);
+        format!(" lines {}-{bottom} of {total}", peek.top + 1)
+    };
+    let search = match (&peek.query, peek.matches.len()) {
+        (Some(q), 0) => format!(" · no match for {q:?}"),
+        (Some(q), n) => format!(" · {n} lines match {q:?}"),
+        _ => String::new(),
+    };
+    let note = peek
+        .error
+        .as_ref()
+        .filter(|_| peek.text.is_some())
+        .map(|e| format!(" · {e}"))
+        .unwrap_or_default();
+    let mut spans = super::footer_spans(look, crate::keymap::View::Peek);
+    spans.push(Span::styled(format!("  {pos}{search}{note}"), t.dim()));
+    Line::from(spans).render(footer, buf);
+}
+
+/// Reverse-video on each occurrence of the needle in a line (the current match bold too).
+fn highlight(buf: &mut Buffer, r: Rect, plain: &str, needle: &str, current: bool) {
+    let smart = needle.chars().any(char::is_uppercase);
+    let (hay, pat) = if smart {
+        (plain.to_string(), needle.to_string())
+    } else {
+        (plain.to_lowercase(), needle.to_lowercase())
+    };
+    let mut style = Style::new().add_modifier(Modifier::REVERSED);
+    if current {
+        style = style.add_modifier(Modifier::BOLD);
+    }
+    let mut from = 0;
+    while let Some(pos) = hay[from..].find(&pat) {
+        let start = hay[..from + pos].chars().count();
+        let len = pat.chars().count();
+        for x in start..start + len {
+            if x < usize::from(r.width) {
+                let cell = &mut buf[(r.x + x as u16, r.y)];
+                cell.set_style(style);
+            }
+        }
+        from += pos + pat.len().max(1);
+        if from >= hay.len() {
+            break;
+        }
+    }
+}
