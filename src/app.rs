@@ -44,8 +44,8 @@ impl Clock {
     }
 }
 
-/// The tmux client (its tty) that agentwatch runs in, when that client belongs to the
-/// watched server: then `g` can switch it to a pane.
+/// agentwatch's own pane, when it runs inside the watched server: the client showing
+/// that pane is the one `g` switches.
 pub fn client_inside(socket: &std::path::Path) -> Option<String> {
     let tmux = std::env::var("TMUX").ok()?;
     let ours = tmux.split(',').next()?;
@@ -53,14 +53,9 @@ pub fn client_inside(socket: &std::path::Path) -> Option<String> {
     if !same {
         return None;
     }
-    // SAFETY: ttyname returns a pointer to a static buffer or null; it is copied at once.
-    unsafe {
-        let p = libc::ttyname(0);
-        if p.is_null() {
-            return None;
-        }
-        Some(std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
-    }
+    std::env::var("TMUX_PANE")
+        .ok()
+        .filter(|p| p.starts_with('%'))
 }
 
 /// The local time zone's offset from UTC in seconds, right now.
@@ -110,6 +105,51 @@ impl Io {
 
     pub fn tmux(&self) -> &Tmux {
         self.prober.tmux()
+    }
+
+    /// Switches the client that shows agentwatch's own pane (`from`) to `pane`.
+    async fn jump(&self, pane: crate::pane::PaneId, from: &str) -> Result<(), String> {
+        let out = self
+            .tmux()
+            .run([
+                "list-clients",
+                "-F",
+                "#{pane_id} #{client_activity} #{client_tty}",
+            ])
+            .await
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out);
+        // The client looking at agentwatch's pane (the most recently active one).
+        let tty = text
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.splitn(3, ' ');
+                Some((f.next()?, f.next()?.parse::<u64>().unwrap_or(0), f.next()?))
+            })
+            .filter(|(p, _, _)| *p == from)
+            .max_by_key(|(_, activity, _)| *activity)
+            .map(|(_, _, tty)| tty.to_string())
+            .ok_or("no tmux client is showing agentwatch's pane")?;
+        let t = pane.to_string();
+        self.tmux()
+            .run([
+                "switch-client",
+                "-c",
+                &tty,
+                "-t",
+                &t,
+                ";",
+                "select-window",
+                "-t",
+                &t,
+                ";",
+                "select-pane",
+                "-t",
+                &t,
+            ])
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     /// Carries out one effect and returns the message that answers it, if any.
@@ -194,30 +234,10 @@ impl Io {
                     .map_err(|e| e.to_string());
                 Msg::Closed { pane, result }
             }
-            Effect::Jump { pane, client } => {
-                let t = pane.to_string();
-                let result = self
-                    .tmux()
-                    .run([
-                        "switch-client",
-                        "-c",
-                        &client,
-                        "-t",
-                        &t,
-                        ";",
-                        "select-window",
-                        "-t",
-                        &t,
-                        ";",
-                        "select-pane",
-                        "-t",
-                        &t,
-                    ])
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| e.to_string());
-                Msg::Jumped { pane, result }
-            }
+            Effect::Jump { pane, client } => Msg::Jumped {
+                pane,
+                result: self.jump(pane, &client).await,
+            },
             Effect::Discover(req) => {
                 let pane = req.pane;
                 let found = relaunch::discover(self.tmux(), &req).await;

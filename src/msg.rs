@@ -167,7 +167,8 @@ pub enum Effect {
     },
     /// `kill-pane` a dead pane; answers [`Msg::Closed`].
     KillPane(PaneId),
-    /// Show the pane in the tmux client agentwatch runs in; answers [`Msg::Jumped`].
+    /// Show the pane in the tmux client that shows agentwatch's own pane (`client` is that
+    /// pane's id); answers [`Msg::Jumped`].
     Jump { pane: PaneId, client: String },
 }
 

@@ -34,6 +34,14 @@ impl PeekText {
                 .map(|l| Line::raw(l.to_string()))
                 .collect(),
         };
+        let mut lines = lines;
+        // tmux's own "Pane is dead (...)" line (remain-on-exit-format) is not the agent's.
+        while lines.last().is_some_and(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            text.trim().is_empty() || text.starts_with("Pane is dead (")
+        }) {
+            lines.pop();
+        }
         let plain = lines
             .iter()
             .map(|l| {

@@ -61,7 +61,7 @@ pub struct State {
     pub auto_on: bool,
     /// The peek view, when open.
     pub peek: Option<crate::peek::Peek>,
-    /// The tmux client agentwatch runs in, when it runs inside the watched server.
+    /// agentwatch's own pane, when it runs inside the watched server (for `g`).
     pub client: Option<String>,
     /// A pending `x`: which pane, asked when.
     pub confirm_close: Option<(PaneId, Millis)>,
@@ -308,20 +308,12 @@ impl State {
     fn option_writes(&self) -> Vec<(PaneId, String, String)> {
         let mut sets = Vec::new();
         for card in &self.cards {
-            let (Some(kind), false) = (&card.agent, card.pane.dead) else {
+            let Some(kind) = &card.agent else {
                 continue;
             };
             let p = &card.pane;
             let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
-            if self.retain_dead && !p.remain_on_exit {
-                set("remain-on-exit", "on");
-            }
-            if &p.opt_agent != kind {
-                set("@agentwatch_agent", kind);
-            }
-            if !p.current_path.is_empty() && p.current_path != p.opt_cwd {
-                set("@agentwatch_cwd", &p.current_path);
-            }
+            // The id named on the command line is worth recording even on a dead pane.
             if p.opt_session_id.is_empty() {
                 let def = self.agents.get(kind);
                 let id = session_id_from_argv(&command_words(&p.start_command));
@@ -330,6 +322,18 @@ impl State {
                         set("@agentwatch_session_id", &id);
                     }
                 }
+            }
+            if p.dead {
+                continue;
+            }
+            if self.retain_dead && !p.remain_on_exit {
+                set("remain-on-exit", "on");
+            }
+            if &p.opt_agent != kind {
+                set("@agentwatch_agent", kind);
+            }
+            if !p.current_path.is_empty() && p.current_path != p.opt_cwd {
+                set("@agentwatch_cwd", &p.current_path);
             }
         }
         sets

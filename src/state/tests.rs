@@ -123,17 +123,17 @@ fn live_agent_panes_get_remain_on_exit_and_their_cwd_and_id_recorded() {
     assert_eq!(
         names,
         vec![
+            "@agentwatch_session_id",
             "remain-on-exit",
             "@agentwatch_agent",
             "@agentwatch_cwd",
-            "@agentwatch_session_id"
         ]
     );
     assert!(
         sets.iter().all(|(id, _, _)| *id == PaneId(1)),
         "never touches the non-agent pane"
     );
-    assert_eq!(sets[3].2, "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11");
+    assert_eq!(sets[0].2, "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11");
 }
 
 #[test]

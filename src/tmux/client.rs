@@ -135,6 +135,9 @@ impl Tmux {
             .arg(&self.socket)
             .args(args)
             .env_remove("TMUX")
+            // tmux reads TMUX_PANE to find "the current client" too; agentwatch names
+            // every target itself.
+            .env_remove("TMUX_PANE")
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

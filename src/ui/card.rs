@@ -194,8 +194,12 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
             _ => {}
         }
     }
+    let previous = previous(card, ctx);
     if let Some(n) = card.notice.as_ref().filter(|n| n.live(ctx.now)) {
-        return Some((n.text.clone(), n.alarm));
+        return Some(match previous {
+            Some(p) if !n.alarm => (format!("{} · {p}", n.text), false),
+            _ => (n.text.clone(), n.alarm),
+        });
     }
     if card.life.is_dead() {
         match &card.auto {
@@ -220,22 +224,21 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     if card.life.is_dead() && ctx.lacks_id {
         return Some((crate::resume::NO_ID.to_string(), false));
     }
-    if !card.pane.dead && !card.pane.opt_previous.is_empty() {
-        let (what, when) = card
-            .pane
-            .opt_previous
-            .split_once('|')
-            .unwrap_or((&card.pane.opt_previous, ""));
-        let ago = when
-            .parse::<Millis>()
-            .map(|t| format!(", {} ago", duration(ctx.now.saturating_sub(t))))
-            .unwrap_or_default();
-        return Some((
-            format!("previous: {what}{ago} (p then [ to read it)"),
-            false,
-        ));
+    previous.map(|p| (format!("{p} (p then [ to read it)"), false))
+}
+
+/// `previous: exit 1, 3m ago` for a live pane that was relaunched after a death.
+fn previous(card: &Card, ctx: &CardCtx) -> Option<String> {
+    if card.pane.dead || card.pane.opt_previous.is_empty() {
+        return None;
     }
-    None
+    let p = &card.pane.opt_previous;
+    let (what, when) = p.split_once('|').unwrap_or((p, ""));
+    let ago = when
+        .parse::<Millis>()
+        .map(|t| format!(", {} ago", duration(ctx.now.saturating_sub(t))))
+        .unwrap_or_default();
+    Some(format!("previous: {what}{ago}"))
 }
 
 /// The first 8 characters of an id: enough to tell sessions apart on a card.

@@ -153,6 +153,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
     };
     let search = match (&peek.query, peek.matches.len()) {
         (Some(q), 0) => format!(" · no match for {q:?}"),
+        (Some(q), 1) => format!(" · 1 line matches {q:?}"),
         (Some(q), n) => format!(" · {n} lines match {q:?}"),
         _ => String::new(),
     };
@@ -162,8 +163,11 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
         .filter(|_| peek.text.is_some())
         .map(|e| format!(" · {e}"))
         .unwrap_or_default();
-    let mut spans = super::footer_spans(look, crate::keymap::View::Peek);
-    spans.push(Span::styled(format!("  {pos}{search}{note}"), t.dim()));
+    // Where we are and what was found come first; the keys fill what is left.
+    let status = format!("{pos}{search}{note} ");
+    let mut spans = vec![Span::styled(status, t.dim())];
+    spans.push(Span::raw(" "));
+    spans.extend(super::footer_spans(look, crate::keymap::View::Peek));
     Line::from(spans).render(footer, buf);
 }
 
