@@ -373,3 +373,18 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod readme {
+    use super::*;
+
+    /// The README's key tables are the key table: every row, word for word.
+    #[test]
+    fn the_readme_lists_every_key() {
+        let readme = include_str!("../README.md");
+        for b in GRID.iter().chain(PEEK.iter()) {
+            let row = format!("| `{}` | {} |", b.label, b.help);
+            assert!(readme.contains(&row), "README lacks the row: {row}");
+        }
+    }
+}
