@@ -42,6 +42,30 @@ pub enum Command {
     /// Start an agent in a new tmux window (session `agents` by default) with a session id
     /// agentwatch chose and recorded, so `r` can resume it; prints the new pane id.
     Spawn(SpawnArgs),
+    /// Print the shell integration for your rc file: it tells agentwatch the exit code of an
+    /// agent you start from the prompt. Add to ~/.bashrc:  eval "$(agentwatch shell-init bash)"
+    ShellInit {
+        #[arg(value_enum)]
+        shell: ShellKind,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShellKind {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl ShellKind {
+    /// The snippet, shipped in `assets/shell/`.
+    pub fn snippet(self) -> &'static str {
+        match self {
+            ShellKind::Bash => include_str!("../assets/shell/agentwatch.bash"),
+            ShellKind::Zsh => include_str!("../assets/shell/agentwatch.zsh"),
+            ShellKind::Fish => include_str!("../assets/shell/agentwatch.fish"),
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,8 @@ pub struct Config {
     pub retain_dead: bool,
     /// Show every pane, not only agents (like `--all`).
     pub show_all_panes: bool,
+    /// Shells: a pane whose own process is one of these hosts agents typed at its prompt.
+    pub shells: Vec<String>,
     /// Agent kinds: overrides of the built-ins and new kinds.
     pub agents: BTreeMap<String, AgentConfig>,
     pub auto_resume: AutoResume,
@@ -52,6 +54,11 @@ impl Default for Config {
             tick_ms: 500,
             retain_dead: true,
             show_all_panes: false,
+            shells: [
+                "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh",
+            ]
+            .map(String::from)
+            .to_vec(),
             agents: BTreeMap::new(),
             auto_resume: AutoResume::default(),
             crash_records: CrashRecords::default(),

@@ -161,6 +161,7 @@ mod tests {
             cwd: "/w".into(),
             session_id: Some("abc".into()),
             fresh: false,
+            shell: None,
         }
     }
 

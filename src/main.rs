@@ -20,6 +20,11 @@ const MIN_TMUX: TmuxVersion = TmuxVersion { major: 3, minor: 1 };
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Commands that need neither tmux nor a config.
+    if let Some(Command::ShellInit { shell }) = &cli.command {
+        print!("{}", shell.snippet());
+        return ExitCode::SUCCESS;
+    }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -61,6 +66,7 @@ async fn run(cli: Cli) -> ExitCode {
         }
     }
     match &cli.command {
+        Some(Command::ShellInit { .. }) => ExitCode::SUCCESS,
         Some(Command::Spawn(a)) => {
             let req = agentwatch::spawn::Request {
                 agent: a.agent.clone(),

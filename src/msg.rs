@@ -64,8 +64,13 @@ pub struct Observation {
     pub listing: Listing,
     /// argv of the foreground process, for panes whose current command is a launcher.
     pub foreground: HashMap<PaneId, Vec<String>>,
-    /// Start time (epoch ms) of each pane's process, where `/proc` knows it.
+    /// Start time (epoch ms) of each pane's process (or of its foreground process, when
+    /// that is another one), where `/proc` knows it.
     pub started: HashMap<PaneId, Millis>,
+    /// The name of each live pane's own process (`bash`, `claude`).
+    pub comm: HashMap<PaneId, String>,
+    /// The foreground process, when it is not the pane's own process.
+    pub fg_pid: HashMap<PaneId, u32>,
 }
 
 /// Something that happened.

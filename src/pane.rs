@@ -149,6 +149,10 @@ pub struct Pane {
     pub opt_paused: String,
     /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
     pub opt_previous: String,
+    /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
+    pub opt_last_status: String,
+    /// `@agentwatch_exited`: when the agent of a shell-hosted pane was seen to exit (ms).
+    pub opt_exited: String,
 }
 
 impl Pane {

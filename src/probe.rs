@@ -12,8 +12,8 @@ pub struct Prober {
     tmux: Tmux,
     boot_ms: Option<Millis>,
     ticks_per_sec: u64,
-    /// Process start times by pid: a pid's start time never changes.
-    starts: Mutex<HashMap<u32, Millis>>,
+    /// Process start times and names by pid: neither changes for a pid's life.
+    procs: Mutex<HashMap<u32, ProcInfo>>,
 }
 
 impl Prober {
@@ -24,7 +24,7 @@ impl Prober {
             tmux,
             boot_ms: boot_time_ms(),
             ticks_per_sec: u64::try_from(tck).ok().filter(|&t| t > 0).unwrap_or(100),
-            starts: Mutex::new(HashMap::new()),
+            procs: Mutex::new(HashMap::new()),
         }
     }
 
@@ -35,42 +35,76 @@ impl Prober {
     pub async fn observe(&self) -> Result<Observation, TmuxError> {
         let listing = self.tmux.list_panes().await?;
         let mut obs = Observation::default();
-        let mut starts = self.starts.lock().unwrap_or_else(|e| e.into_inner());
-        let mut seen = Vec::with_capacity(listing.panes.len());
+        let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = std::collections::HashSet::new();
         for pane in &listing.panes {
             let (false, Some(pid)) = (pane.dead, pane.pid) else {
                 continue;
             };
-            seen.push(pid);
-            let stat =
-                if is_launcher(program_name(&pane.current_command)) || !starts.contains_key(&pid) {
-                    read_stat(pid)
-                } else {
-                    None
-                };
-            if let Some(boot) = self.boot_ms {
-                if let Some(&t) = starts.get(&pid) {
-                    obs.started.insert(pane.id, t);
-                } else if let Some(st) = &stat {
-                    let t = boot + st.start_ticks * 1000 / self.ticks_per_sec;
-                    starts.insert(pid, t);
-                    obs.started.insert(pane.id, t);
+            seen.insert(pid);
+            let Some(info) = self.info(&mut cache, pid) else {
+                continue;
+            };
+            obs.comm.insert(pane.id, info.comm.clone());
+            let current = program_name(&pane.current_command);
+            let launcher = is_launcher(current);
+            // Something other than the pane's own process is in the foreground (an agent
+            // typed at a shell prompt, say): find out what, from its process group leader.
+            let hosted = current != info.comm;
+            let mut started = info.start;
+            if hosted {
+                let fg = read_stat(pid).and_then(|s| s.tpgid).filter(|&fg| fg != pid);
+                if let Some(fg) = fg {
+                    seen.insert(fg);
+                    if let Some(fi) = self.info(&mut cache, fg) {
+                        started = fi.start;
+                    }
+                    obs.fg_pid.insert(pane.id, fg);
+                    if let Some(argv) = read_cmdline(fg) {
+                        obs.foreground.insert(pane.id, argv);
+                    }
                 }
-            }
-            if is_launcher(program_name(&pane.current_command)) {
-                if let Some(argv) = stat.and_then(|s| s.tpgid).and_then(read_cmdline) {
+            } else if launcher {
+                if let Some(argv) = read_cmdline(pid) {
                     obs.foreground.insert(pane.id, argv);
                 }
             }
+            if let Some(t) = started {
+                obs.started.insert(pane.id, t);
+            }
         }
-        starts.retain(|pid, _| seen.contains(pid));
-        drop(starts);
+        cache.retain(|pid, _| seen.contains(pid));
+        drop(cache);
         obs.listing = listing;
         Ok(obs)
     }
+
+    /// Start time and name of a process, cached by pid (neither changes for a pid's life).
+    fn info(&self, cache: &mut HashMap<u32, ProcInfo>, pid: u32) -> Option<ProcInfo> {
+        if let Some(i) = cache.get(&pid) {
+            return Some(i.clone());
+        }
+        let st = read_stat(pid)?;
+        let info = ProcInfo {
+            start: self
+                .boot_ms
+                .map(|boot| boot + st.start_ticks * 1000 / self.ticks_per_sec),
+            comm: st.comm,
+        };
+        cache.insert(pid, info.clone());
+        Some(info)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ProcInfo {
+    start: Option<Millis>,
+    comm: String,
 }
 
 struct Stat {
+    /// The process name (`comm`), e.g. `bash`.
+    comm: String,
     /// Foreground process group of the controlling terminal; none without a terminal.
     tpgid: Option<u32>,
     start_ticks: u64,
@@ -83,10 +117,14 @@ fn read_stat(pid: u32) -> Option<Stat> {
 }
 
 fn parse_stat(text: &str) -> Option<Stat> {
-    let rest = &text[text.rfind(')')? + 1..];
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let rest = &text[close + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // f[0] is field 3 (state): tpgid is field 8, starttime field 22.
     Some(Stat {
+        comm,
         tpgid: f
             .get(5)?
             .parse::<i64>()
@@ -123,6 +161,7 @@ mod tests {
         let s = "123 (we ird) name)) S 1 123 123 34816 4242 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 100";
         let st = parse_stat(s).unwrap();
         assert_eq!(st.tpgid, Some(4242));
+        assert_eq!(st.comm, "we ird) name)");
         assert_eq!(st.start_ticks, 98765);
     }
 

@@ -23,7 +23,6 @@ pub async fn relaunch(
     crash_dir: Option<&Path>,
     now: Millis,
 ) -> Result<Plan, String> {
-    let pane = plan.pane.to_string();
     let output = tmux.capture_history(plan.pane).await.map_err(|e| match e {
         TmuxError::NoSuchPane { .. } => "the pane is gone".to_string(),
         e => format!("could not read its output first: {e}"),
@@ -44,6 +43,24 @@ pub async fn relaunch(
         plan.argv = crate::agent::fill(&plan.argv, Some(&id));
         plan.session_id = Some(id);
     }
+    let mut args = match &plan.shell {
+        Some(shell) => typed(tmux, &plan, shell).await?,
+        None => respawn_args(&plan),
+    };
+    record_args(&mut args, &plan, meta);
+    match tmux.run(&args).await {
+        Ok(_) => Ok(plan),
+        Err(TmuxError::Failed { detail }) if detail.contains("still active") => {
+            Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
+        }
+        Err(TmuxError::NoSuchPane { .. }) => Err("the pane is gone".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `respawn-pane` without `-k`, in the recorded directory, with the argv.
+fn respawn_args(plan: &Plan) -> Vec<String> {
+    let pane = plan.pane.to_string();
     let mut args: Vec<String> = vec![
         "respawn-pane".into(),
         "-t".into(),
@@ -53,6 +70,56 @@ pub async fn relaunch(
         "--".into(),
     ];
     args.extend(plan.argv.iter().map(|w| words::arg(w)));
+    args
+}
+
+/// For an agent typed at a shell prompt: `send-keys` the resume command, only when the
+/// shell itself is in the foreground (else the keys would go to whatever runs there).
+async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, String> {
+    let pane = plan.pane.to_string();
+    let out = tmux
+        .run([
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_id}\u{1f}#{pane_current_command}\u{1f}#{pane_current_path}",
+        ])
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out);
+    let mut f = text.trim_end_matches('\n').split('\u{1f}');
+    // display-message prints an empty line for a missing pane.
+    if f.next() != Some(pane.as_str()) {
+        return Err("the pane is gone".into());
+    }
+    let current = f.next().unwrap_or("");
+    let here = f.next().unwrap_or("");
+    if crate::agent::program_name(current).trim_start_matches('-') != shell {
+        return Err(format!(
+            "{current} is running in the pane, not the {shell} prompt: nothing typed"
+        ));
+    }
+    let cd = (here != plan.cwd).then_some(plan.cwd.as_str());
+    let line = crate::shell::typed_command(shell, &plan.argv, cd)?;
+    Ok(vec![
+        "send-keys".into(),
+        "-t".into(),
+        pane.clone(),
+        "-l".into(),
+        "--".into(),
+        words::arg(&line),
+        ";".into(),
+        "send-keys".into(),
+        "-t".into(),
+        pane,
+        "Enter".into(),
+    ])
+}
+
+/// Records on the pane, in the same tmux call, how the previous run ended and the session id.
+fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
+    let pane = plan.pane.to_string();
     let previous = format!(
         "{}|{}",
         meta.exit_short,
@@ -73,18 +140,10 @@ pub async fn relaunch(
             "set-option".into(),
             "-p".into(),
             "-t".into(),
-            pane.clone(),
+            pane,
             "@agentwatch_session_id".into(),
             words::arg(id),
         ]);
-    }
-    match tmux.run(&args).await {
-        Ok(_) => Ok(plan),
-        Err(TmuxError::Failed { detail }) if detail.contains("still active") => {
-            Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
-        }
-        Err(TmuxError::NoSuchPane { .. }) => Err("the pane is gone".into()),
-        Err(e) => Err(e.to_string()),
     }
 }
 

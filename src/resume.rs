@@ -22,6 +22,8 @@ pub struct Plan {
     /// without ids.
     pub session_id: Option<String>,
     pub fresh: bool,
+    /// For an agent typed at a shell prompt: the shell, to type the command at.
+    pub shell: Option<String>,
 }
 
 /// Why a relaunch was refused, in the words shown on the card.
@@ -94,6 +96,7 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         cwd,
         session_id,
         fresh,
+        shell: card.shell.as_ref().map(|h| h.shell.clone()),
     })
 }
 

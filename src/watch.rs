@@ -15,6 +15,8 @@ pub const KICK_SPACING_MS: Millis = 250;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Life {
     Running,
+    /// A shell prompt whose agent is not running, with no exit of it known: nothing to say.
+    Idle,
     /// Dead, status not read yet: the server is being kicked (lost SIGCHLD).
     Reading,
     /// Dead with a known or given-up-on exit.
@@ -27,7 +29,7 @@ impl Life {
         match self {
             Life::Dead(e) => !e.is_clean(),
             Life::Reading => true,
-            Life::Running => false,
+            Life::Running | Life::Idle => false,
         }
     }
 
@@ -36,7 +38,7 @@ impl Life {
     }
 
     pub fn is_dead(self) -> bool {
-        !matches!(self, Life::Running)
+        matches!(self, Life::Dead(_) | Life::Reading)
     }
 }
 
@@ -73,6 +75,20 @@ pub struct Card {
     pub auto: Auto,
     /// This death has been judged by the auto-resume policy.
     pub judged: bool,
+    /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
+    pub shell: Option<ShellHost>,
+}
+
+/// A pane whose own process is a shell, hosting an agent started at its prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShellHost {
+    /// The shell's name (`bash`, `zsh`, `fish`...).
+    pub shell: String,
+    /// When the agent was last seen in the foreground.
+    pub agent_seen_at: Option<Millis>,
+    /// The agent's process and argv, while it runs.
+    pub fg_pid: Option<u32>,
+    pub fg_argv: Vec<String>,
 }
 
 /// Where a pane stands with auto-resume.
@@ -125,7 +141,9 @@ impl Notice {
 impl Card {
     /// Whether the server should be kicked now for this card's lost exit status.
     pub fn kick_due(&self, now: Millis) -> bool {
+        // A shell-hosted agent's status comes from the shell, not from tmux.
         self.life == Life::Reading
+            && self.shell.is_none()
             && self
                 .kicked_at
                 .is_none_or(|t| now.saturating_sub(t) >= KICK_SPACING_MS)
@@ -173,6 +191,7 @@ pub fn observe(
             notice: c.notice.clone(),
             relaunching: c.relaunching,
             auto_in_flight: c.auto_in_flight,
+            shell: c.shell.clone(),
             discovered_at: None,
             discovered_dead: false,
             budget: c.budget.clone(),
@@ -203,6 +222,7 @@ pub fn observe(
             notice: None,
             relaunching: false,
             auto_in_flight: None,
+            shell: None,
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,

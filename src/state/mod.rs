@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::agent::{session_id_from_argv, Agents, SESSION_ID};
 use crate::config::Config;
 use crate::msg::{Action, CrashMeta, DiscoverRequest, Effect, Millis, Msg, Observation};
-use crate::pane::{Exit, PaneId};
+use crate::pane::{Exit, Pane, PaneId};
 use crate::resume::{self, Refusal};
 use crate::supervisor::Policy;
 use crate::tmux::client::TmuxError;
@@ -59,6 +59,8 @@ pub struct State {
     discover_in_flight: bool,
     /// Auto-resume for every pane (`A` toggles).
     pub auto_on: bool,
+    /// Shell names: panes running one host agents typed at their prompt.
+    pub shells: Vec<String>,
     /// The peek view, when open.
     pub peek: Option<crate::peek::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
@@ -102,6 +104,7 @@ impl State {
             options_in_flight: false,
             discover_in_flight: false,
             auto_on: true,
+            shells: config.shells.clone(),
             peek: None,
             client: None,
             confirm_close: None,
@@ -130,6 +133,7 @@ impl State {
         {
             match card.life {
                 Life::Running => c.running += 1,
+                Life::Idle => {}
                 l if l.is_finished() => c.finished += 1,
                 _ => c.dead += 1,
             }
@@ -242,8 +246,21 @@ impl State {
             })
         });
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
+        let mut marks = Vec::new();
         for pane in obs.listing.panes {
             let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
+            let comm = obs.comm.get(&pane.id).map(String::as_str).unwrap_or("");
+            if !pane.dead && crate::shell::is_shell(comm, &self.shells) {
+                let prev = old.remove(&pane.id);
+                let started = obs.started.get(&pane.id).copied();
+                let fg_pid = obs.fg_pid.get(&pane.id).copied();
+                if let Some(card) =
+                    self.shell_card(prev, pane, comm, fg_pid, fg, started, now, &mut marks)
+                {
+                    cards.push(card);
+                }
+                continue;
+            }
             let agent = self.agents.recognise(&pane, fg).map(|d| d.name.clone());
             let prev = old.remove(&pane.id);
             if agent.is_none() && !self.show_all && prev.as_ref().is_none_or(|c| c.agent.is_none())
@@ -261,6 +278,9 @@ impl State {
             ))
         });
         self.cards = cards;
+        if !marks.is_empty() {
+            fx.push(Effect::SetOptions(marks));
+        }
 
         // Keep the selection on the same pane, or the one that took its place.
         if self.selected_index().is_none() {
@@ -323,10 +343,19 @@ impl State {
                     }
                 }
             }
+            if let Some(host) = &card.shell {
+                let id = session_id_from_argv(&host.fg_argv);
+                let def = self.agents.get(kind);
+                if let (Some(def), Some(id), true) = (def, id, p.opt_session_id.is_empty()) {
+                    if def.id.accepts(&id) {
+                        set("@agentwatch_session_id", &id);
+                    }
+                }
+            }
             if p.dead {
                 continue;
             }
-            if self.retain_dead && !p.remain_on_exit {
+            if self.retain_dead && !p.remain_on_exit && card.shell.is_none() {
                 set("remain-on-exit", "on");
             }
             if &p.opt_agent != kind {
@@ -455,5 +484,6 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 mod auto;
 mod peek;
 mod relaunch;
+mod shell;
 #[cfg(test)]
 mod tests;

@@ -147,7 +147,12 @@ impl State {
             pane: card.pane.id,
             agent: card.agent.clone().unwrap_or_default(),
             cwd: card.pane.cwd().to_string(),
-            pids: card.pane.pid.into_iter().collect(),
+            pids: card
+                .pane
+                .pid
+                .into_iter()
+                .chain(card.shell.as_ref().and_then(|h| h.fg_pid))
+                .collect(),
             started_at: card.started_at,
             died_at: card.died_at,
             dead: card.pane.dead,

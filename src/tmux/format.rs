@@ -42,6 +42,8 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_next",
     "@agentwatch_paused",
     "@agentwatch_previous",
+    "@agentwatch_last_status",
+    "@agentwatch_exited",
 ];
 
 /// The `-F` argument for `list-panes -a`.
@@ -140,6 +142,8 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
         opt_next: text(f[26]),
         opt_paused: text(f[27]),
         opt_previous: text(f[28]),
+        opt_last_status: text(f[29]),
+        opt_exited: text(f[30]),
     };
     Some((pane, num(f[10])))
 }

@@ -50,6 +50,18 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
             let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
             (format!("● running{up}"), ctx.theme.running())
         }
+        Life::Idle => (
+            format!(
+                "○ at the {} prompt: {} not running",
+                card.shell.as_ref().map_or("shell", |h| h.shell.as_str()),
+                card.agent.as_deref().unwrap_or("agent")
+            ),
+            ctx.theme.dim(),
+        ),
+        Life::Reading if card.shell.is_some() => (
+            "✖ process exited (reading the exit status from the shell…)".to_string(),
+            ctx.theme.alarm(),
+        ),
         Life::Reading => (
             "✖ process exited (reading exit status…)".to_string(),
             ctx.theme.alarm(),

@@ -1,0 +1,294 @@
+//! Agents typed at a shell prompt, in real bash and zsh in a private tmux server: the exit
+//! is seen when the prompt comes back (code unknown without the integration, the real code
+//! with it), `r` types the resume command, and a plain shell is never flagged.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use agentwatch::app::{look_once, send, Io};
+use agentwatch::config::Config;
+use agentwatch::msg::{Action, Msg};
+use agentwatch::pane::{Exit, PaneId};
+use agentwatch::probe::Prober;
+use agentwatch::state::State;
+use agentwatch::tmux::client::Tmux;
+use agentwatch::watch::{Card, Life};
+use common::TmuxServer;
+
+const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+fn watcher(server: &TmuxServer) -> (State, Io) {
+    let mut config = Config::default();
+    config.auto_resume.enabled = false;
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    let state = State::new(&config, false, String::new(), (200, 50));
+    (
+        state,
+        Io::new(Prober::new(tmux), Some(server.dir.path().join("crashes"))),
+    )
+}
+
+fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {
+    let id = PaneId::parse(pane).unwrap();
+    state.cards.iter().find(|c| c.pane.id == id)
+}
+
+async fn until(state: &mut State, io: &Io, what: &str, mut ok: impl FnMut(&State) -> bool) {
+    let end = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < end {
+        look_once(state, io).await;
+        if ok(state) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "timed out waiting for {what}: {:?}",
+        state
+            .cards
+            .iter()
+            .map(|c| (c.pane.id, c.life))
+            .collect::<Vec<_>>()
+    );
+}
+
+fn type_line(server: &TmuxServer, pane: &str, line: &str) {
+    server.tmux_ok(&["send-keys", "-t", pane, "-l", line]);
+    server.tmux_ok(&["send-keys", "-t", pane, "Enter"]);
+}
+
+fn snippet(server: &TmuxServer, shell: &str) -> String {
+    let path = server.dir.path().join(format!("agentwatch.{shell}"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        .args(["shell-init", shell])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(&path, out.stdout).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn life(state: &State, pane: &str) -> Option<Life> {
+    card(state, pane).map(|c| c.life)
+}
+
+async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_json::Value>) {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "say hello from the agent\nwait go\nexit 1\n---\nsay resumed\nhang\n",
+    );
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    if with_integration {
+        type_line(
+            &server,
+            &pane,
+            &format!(
+                "set -u; PROMPT_COMMAND='echo kept >> {}/pc.log'; source {}",
+                server.dir.path().display(),
+                snippet(&server, "bash")
+            ),
+        );
+    }
+    let (mut state, io) = watcher(&server);
+    look_once(&mut state, &io).await;
+    assert!(
+        card(&state, &pane).is_none(),
+        "a plain shell is no agent pane"
+    );
+
+    type_line(&server, &pane, &format!("claude --session-id {ID}"));
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    until(&mut state, &io, "its id recorded", |_| {
+        server.pane_field(&pane, "#{@agentwatch_session_id}") == ID
+    })
+    .await;
+    assert_eq!(
+        card(&state, &pane).unwrap().agent.as_deref(),
+        Some("claude")
+    );
+
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the exit", |s| {
+        matches!(life(s, &pane), Some(Life::Dead(_)))
+    })
+    .await;
+    let died = life(&state, &pane);
+
+    state.selected = PaneId::parse(&pane);
+    send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
+    let runs = server.wait_log(&pane, 2);
+    until(&mut state, &io, "running again", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    if with_integration {
+        let kept = std::fs::read_to_string(server.dir.path().join("pc.log")).unwrap_or_default();
+        assert!(
+            kept.lines().count() >= 2,
+            "the existing PROMPT_COMMAND still runs: {kept:?}"
+        );
+    }
+    (died, runs)
+}
+
+#[tokio::test]
+async fn without_the_integration_the_exit_is_unknown_and_r_types_the_resume_command() {
+    let (died, runs) = crash_and_relaunch(false).await;
+    assert_eq!(died, Some(Life::Dead(Exit::Unknown)));
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+}
+
+#[tokio::test]
+async fn with_the_bash_integration_the_real_exit_code_is_shown() {
+    let (died, runs) = crash_and_relaunch(true).await;
+    assert_eq!(died, Some(Life::Dead(Exit::Code(1))));
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+}
+
+#[tokio::test]
+async fn auto_resume_types_the_resume_command_at_the_prompt_after_the_backoff() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 1\n---\nsay resumed\nhang\n");
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let mut config = Config::default();
+    config.auto_resume.backoff_secs = vec![1];
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    let mut state = State::new(&config, false, String::new(), (200, 50));
+    let io = Io::new(Prober::new(tmux), None);
+    type_line(&server, &pane, &format!("claude --session-id {ID}"));
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the resume typed", |_| {
+        server.log_entries_for(&pane).len() >= 2
+    })
+    .await;
+    let runs = server.log_entries_for(&pane);
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+    until(&mut state, &io, "running again", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn r_types_nothing_while_something_else_runs_in_the_shell() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 1\n");
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let (mut state, io) = watcher(&server);
+    type_line(
+        &server,
+        &pane,
+        &format!("claude --session-id {ID}; sleep 1000"),
+    );
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the exit seen", |s| {
+        matches!(life(s, &pane), Some(Life::Dead(_)))
+    })
+    .await;
+    state.selected = PaneId::parse(&pane);
+    send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
+    let notice = card(&state, &pane).and_then(|c| c.notice.clone()).unwrap();
+    assert!(
+        notice
+            .text
+            .contains("sleep is running in the pane, not the bash prompt"),
+        "{}",
+        notice.text
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1);
+}
+
+#[test]
+fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let file = snippet(&server, "bash");
+    let log = server.dir.path().join("pc.log");
+    type_line(
+        &server,
+        &pane,
+        &format!(
+            "set -u; PROMPT_COMMAND='echo kept >> {}'; source {file}; source {file}",
+            log.display()
+        ),
+    );
+    type_line(&server, &pane, "false");
+    common::wait_until("status 1 published", Duration::from_secs(10), || {
+        server
+            .pane_field(&pane, "#{@agentwatch_last_status}")
+            .starts_with("1 ")
+    });
+    type_line(&server, &pane, "(exit 7)");
+    common::wait_until("status 7 published", Duration::from_secs(10), || {
+        server
+            .pane_field(&pane, "#{@agentwatch_last_status}")
+            .starts_with("7 ")
+    });
+    type_line(&server, &pane, "echo \"pc=[$PROMPT_COMMAND]\"");
+    common::wait_until("PROMPT_COMMAND printed", Duration::from_secs(10), || {
+        server.capture(&pane).contains("pc=[")
+    });
+    let screen = server.capture(&pane);
+    assert_eq!(
+        screen.matches("__agentwatch_status").count(),
+        1,
+        "hooked once: {screen}"
+    );
+    assert!(!screen.contains("unbound variable"), "{screen}");
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 3);
+}
+
+#[test]
+fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
+    if std::process::Command::new("zsh")
+        .arg("-c")
+        .arg("true")
+        .output()
+        .is_err()
+    {
+        panic!("zsh is not installed: .ci/run installs it (apt-get install zsh)");
+    }
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["zsh", "-f"]);
+    let file = snippet(&server, "zsh");
+    let log = server.dir.path().join("hook.log");
+    type_line(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));
+    type_line(&server, &pane, "false");
+    common::wait_until("zsh status 1 published", Duration::from_secs(10), || {
+        server
+            .pane_field(&pane, "#{@agentwatch_last_status}")
+            .starts_with("1 ")
+    });
+    type_line(&server, &pane, "true");
+    common::wait_until("zsh status 0 published", Duration::from_secs(10), || {
+        server
+            .pane_field(&pane, "#{@agentwatch_last_status}")
+            .starts_with("0 ")
+    });
+    type_line(&server, &pane, "echo \"hooks=[${precmd_functions[*]}]\"");
+    common::wait_until("hooks printed", Duration::from_secs(10), || {
+        server.capture(&pane).contains("hooks=[")
+    });
+    let screen = server.capture(&pane);
+    assert!(
+        screen.contains("hooks=[__agentwatch_status other]"),
+        "{screen}"
+    );
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
+}
