@@ -79,6 +79,8 @@ pub struct Io {
     /// Crash record caps: count and total bytes.
     pub crash_cap: (usize, u64),
     pub journal: Option<PathBuf>,
+    /// Where the roster of agents lost with a server is kept.
+    pub roster: Option<PathBuf>,
     pub clock: Clock,
 }
 
@@ -89,12 +91,18 @@ impl Io {
             crash_dir,
             crash_cap: (200, 100 << 20),
             journal: None,
+            roster: None,
             clock: Clock::start(),
         }
     }
 
     pub fn with_crash_cap(mut self, records: &crate::config::CrashRecords) -> Io {
         self.crash_cap = (records.keep, records.max_total_mb << 20);
+        self
+    }
+
+    pub fn with_roster(mut self, path: Option<PathBuf>) -> Io {
+        self.roster = path;
         self
     }
 
@@ -201,6 +209,42 @@ impl Io {
                 }
                 tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
                 return None;
+            }
+            Effect::LoadRoster => {
+                Msg::RosterLoaded(self.roster.as_deref().and_then(|p| {
+                    crate::roster::load(p, &self.tmux().socket().display().to_string())
+                }))
+            }
+            Effect::SaveRoster(roster) => {
+                if let Some(path) = &self.roster {
+                    let socket = self.tmux().socket().display().to_string();
+                    if let Err(e) = crate::roster::save(path, &socket, roster.as_ref()) {
+                        tracing::warn!("saving {}: {e}", path.display());
+                    }
+                }
+                return None;
+            }
+            Effect::Recreate(plans) => {
+                let mut results = Vec::new();
+                for p in plans {
+                    let cwd = std::path::Path::new(&p.cwd);
+                    let r = if cwd.is_dir() {
+                        crate::spawn::open_window(
+                            self.tmux(),
+                            &p.session,
+                            &p.window_name,
+                            cwd,
+                            &p.argv,
+                            &p.options,
+                        )
+                        .await
+                    } else {
+                        Err(format!("directory {} no longer exists", p.cwd))
+                    };
+                    tracing::info!("recreating {}: {r:?}", p.target);
+                    results.push((p.target, r));
+                }
+                Msg::Recreated(results)
             }
             Effect::CaptureHistory(pane) => {
                 let result = match self.tmux().capture_history(pane).await {

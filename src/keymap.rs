@@ -30,6 +30,8 @@ pub struct Binding {
 pub enum View {
     Grid,
     Peek,
+    /// The tmux server went away with agents on it.
+    Lost,
 }
 
 use Key::*;
@@ -283,10 +285,50 @@ pub const PEEK: &[Binding] = &[
     b(&[Ctrl('c')], "^c", Action::Quit, "quit agentwatch", None),
 ];
 
+pub const LOST: &[Binding] = &[
+    b(
+        &[Char('R')],
+        "R",
+        Action::RecreateAll,
+        "recreate every lost agent with its resume command (asks first)",
+        Some("recreate"),
+    ),
+    b(
+        &[Char('y')],
+        "y",
+        Action::Yes,
+        "yes: recreate them now",
+        None,
+    ),
+    b(&[Char('n')], "n", Action::No, "no: do nothing", None),
+    b(
+        &[Code(KeyCode::Esc)],
+        "Esc",
+        Action::Back,
+        "put this screen aside (it comes back at the next start)",
+        Some("aside"),
+    ),
+    b(
+        &[Char('?')],
+        "?",
+        Action::Help,
+        "show or hide this help",
+        None,
+    ),
+    b(
+        &[Char('q'), Ctrl('c')],
+        "q",
+        Action::Quit,
+        "quit agentwatch",
+        Some("quit"),
+    ),
+];
+
 pub fn table(view: View) -> &'static [Binding] {
     match view {
         View::Grid => GRID,
         View::Peek => PEEK,
+        View::Lost => LOST,
     }
 }
 
@@ -315,7 +357,9 @@ pub fn footer_items(view: View) -> Vec<(&'static str, &'static str)> {
     let mut items = vec![match view {
         View::Grid => ("←↓↑→/hjkl", "move"),
         View::Peek => ("↓↑/jk", "scroll"),
+        View::Lost => ("", ""),
     }];
+    items.retain(|(k, _)| !k.is_empty());
     items.extend(
         table(view)
             .iter()
@@ -362,7 +406,7 @@ mod tests {
 
     #[test]
     fn no_key_is_bound_twice_in_a_view() {
-        for view in [View::Grid, View::Peek] {
+        for view in [View::Grid, View::Peek, View::Lost] {
             let all: Vec<Key> = table(view)
                 .iter()
                 .flat_map(|b| b.keys.iter().copied())
@@ -382,7 +426,7 @@ mod readme {
     #[test]
     fn the_readme_lists_every_key() {
         let readme = include_str!("../README.md");
-        for b in GRID.iter().chain(PEEK.iter()) {
+        for b in GRID.iter().chain(PEEK.iter()).chain(LOST.iter()) {
             let row = format!("| `{}` | {} |", b.label, b.help);
             assert!(readme.contains(&row), "README lacks the row: {row}");
         }

@@ -30,6 +30,8 @@ pub mod probe;
 pub mod relaunch;
 /// Pure relaunch planning: argv, directory and session id, or why not.
 pub mod resume;
+/// The roster of agents lost with a tmux server, on disk.
+pub mod roster;
 /// Agents typed at a shell prompt: the pane as the core should see it.
 pub mod shell;
 /// `agentwatch spawn`: start an agent with its session id and directory recorded.

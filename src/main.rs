@@ -131,6 +131,7 @@ async fn dashboard(
     let io = Arc::new(
         app::Io::new(Prober::new(tmux), agentwatch::relaunch::default_crash_dir())
             .with_journal(agentwatch::journal::default_path())
+            .with_roster(agentwatch::roster::default_path())
             .with_crash_cap(&config.crash_records),
     );
     let result = app::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;

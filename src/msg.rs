@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::crashlog::CrashRecord;
 use crate::peek::PeekText;
+use crate::roster::Roster;
 
 use crate::pane::PaneId;
 use crate::resume::Plan;
@@ -37,6 +38,11 @@ pub enum Action {
     CancelAuto,
     /// `A`: turn auto-resume off or on for every pane.
     ToggleAutoAll,
+    /// `R` on the lost-server screen: recreate every lost agent (asks first).
+    RecreateAll,
+    /// `y` / `n`: answer a question.
+    Yes,
+    No,
     /// `p`/Enter: open the peek view on the selected pane.
     Peek,
     /// `x`: close a dead pane (asks once).
@@ -112,11 +118,26 @@ pub enum Msg {
         pane: PaneId,
         result: Result<(), String>,
     },
+    /// The roster saved by an earlier run, for this socket.
+    RosterLoaded(Option<Roster>),
+    /// The lost agents were recreated: per target, the new pane id or why not.
+    Recreated(Vec<(String, Result<String, String>)>),
     /// A session id lookup in the agent's own records finished.
     Discovered {
         pane: PaneId,
         found: Option<(String, &'static str)>,
     },
+}
+
+/// One lost agent to bring back: where, and with what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recreate {
+    pub target: String,
+    pub session: String,
+    pub window_name: String,
+    pub cwd: String,
+    pub argv: Vec<String>,
+    pub options: Vec<(String, String)>,
 }
 
 /// What a crash record says about the death, besides the output.
@@ -170,6 +191,12 @@ pub enum Effect {
         pane: PaneId,
         session_id: Option<String>,
     },
+    /// Read the roster of agents lost with this server; answers [`Msg::RosterLoaded`].
+    LoadRoster,
+    /// Save (or, with `None`, forget) the roster of agents lost with this server.
+    SaveRoster(Option<Roster>),
+    /// Open a window per agent with its resume command; answers [`Msg::Recreated`].
+    Recreate(Vec<Recreate>),
     /// `kill-pane` a dead pane; answers [`Msg::Closed`].
     KillPane(PaneId),
     /// Show the pane in the tmux client that shows agentwatch's own pane (`client` is that

@@ -76,9 +76,22 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
     let new_id = uuid::Uuid::new_v4().to_string();
     let (def, cwd, argv, options) = prepare(req, agents, &new_id)?;
     let name = req.name.clone().unwrap_or_else(|| def.name.clone());
+    open_window(tmux, &req.session, &name, &cwd, &argv, &options).await
+}
+
+/// Opens a window running `argv` (session created, with the server, if missing) and sets
+/// `options` on its pane in the same tmux call; returns the pane id.
+pub async fn open_window(
+    tmux: &Tmux,
+    session: &str,
+    name: &str,
+    cwd: &Path,
+    argv: &[String],
+    options: &[(String, String)],
+) -> Result<String, String> {
     for _ in 0..5 {
         let exists = tmux
-            .run(["has-session", "-t", &format!("={}", req.session)])
+            .run(["has-session", "-t", &format!("={session}")])
             .await
             .is_ok();
         let (mut args, target) = if exists {
@@ -86,7 +99,7 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
                 .run([
                     "list-windows",
                     "-t",
-                    &format!("={}", req.session),
+                    &format!("={session}"),
                     "-F",
                     "#{window_index}",
                 ])
@@ -97,7 +110,7 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
                 .filter_map(|l| l.trim().parse::<u32>().ok())
                 .max()
                 .map_or(0, |m| m + 1);
-            let target = format!("={}:{next}", req.session);
+            let target = format!("={session}:{next}");
             (
                 vec![
                     "new-window".to_string(),
@@ -121,12 +134,12 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
                 "-s",
             ];
             let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-            v.push(words::arg(&req.session));
-            (v, format!("={}:", req.session))
+            v.push(words::arg(session));
+            (v, format!("={session}:"))
         };
         args.extend([
             "-n".into(),
-            words::arg(&words::format_literal(&name)),
+            words::arg(&words::format_literal(name)),
             "-c".into(),
             words::arg(&words::format_literal(&cwd.to_string_lossy())),
             "-P".into(),
@@ -135,7 +148,7 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
             "--".into(),
         ]);
         args.extend(argv.iter().map(|w| words::arg(w)));
-        for (k, v) in &options {
+        for (k, v) in options {
             args.extend([
                 ";".into(),
                 "set-option".into(),

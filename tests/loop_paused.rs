@@ -86,7 +86,10 @@ impl Answer for Fake {
             | Effect::CaptureHistory(_)
             | Effect::LoadRecords { .. }
             | Effect::KillPane(_)
-            | Effect::Jump { .. } => None,
+            | Effect::Jump { .. }
+            | Effect::LoadRoster
+            | Effect::SaveRoster(_)
+            | Effect::Recreate(_) => None,
         }
     }
 

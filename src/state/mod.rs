@@ -67,6 +67,16 @@ pub struct State {
     pub client: Option<String>,
     /// A pending `x`: which pane, asked when.
     pub confirm_close: Option<(PaneId, Millis)>,
+    /// Agents lost with the tmux server, until they are recreated.
+    pub lost: Option<crate::roster::Roster>,
+    /// The lost-server screen asks "recreate them all?".
+    pub lost_confirm: bool,
+    /// The lost-server screen was put aside with Esc.
+    pub lost_hidden: bool,
+    /// What recreating did, per target.
+    pub lost_results: Vec<(String, Result<String, String>)>,
+    /// The roster on disk has been asked for.
+    roster_asked: bool,
     policies: HashMap<String, Policy>,
     default_policy: Policy,
 }
@@ -108,6 +118,11 @@ impl State {
             peek: None,
             client: None,
             confirm_close: None,
+            lost: None,
+            lost_confirm: false,
+            lost_hidden: false,
+            lost_results: Vec::new(),
+            roster_asked: false,
             policies: config
                 .agents()
                 .all()
@@ -175,6 +190,10 @@ impl State {
         let mut fx = Vec::new();
         match msg {
             Msg::Tick => {
+                if !self.roster_asked {
+                    self.roster_asked = true;
+                    fx.push(Effect::LoadRoster);
+                }
                 self.run_due(now, &mut fx);
                 if !self.poll_in_flight {
                     self.poll_in_flight = true;
@@ -201,8 +220,11 @@ impl State {
             }
             Msg::Polled(Err(e)) => {
                 self.poll_in_flight = false;
+                self.server_failed(&e, now, &mut fx);
                 self.server = Server::Down(e);
             }
+            Msg::RosterLoaded(r) => self.roster_loaded(r),
+            Msg::Recreated(results) => self.recreated(results, &mut fx),
             Msg::Screens(result) => {
                 let pending = std::mem::take(&mut self.capture_pending);
                 match result {
@@ -314,6 +336,7 @@ impl State {
 
         self.want_discovery(now, fx);
         self.supervise(now, fx);
+        self.prune_lost(fx);
         if !self.options_in_flight {
             let sets = self.option_writes();
             if !sets.is_empty() {
@@ -404,6 +427,10 @@ impl State {
             self.peek_act(a, now, fx);
             return;
         }
+        if self.lost_view() {
+            self.lost_act(a, fx);
+            return;
+        }
         let g = geometry(self.size.0, self.size.1);
         let n = self.cards.len();
         let cur = self.selected_index();
@@ -435,7 +462,10 @@ impl State {
                 | Action::Prev
                 | Action::Older
                 | Action::Newer
-                | Action::Refresh,
+                | Action::Refresh
+                | Action::RecreateAll
+                | Action::Yes
+                | Action::No,
                 _,
             ) => return,
             (_, None) => 0,
@@ -482,6 +512,7 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 }
 
 mod auto;
+mod lost;
 mod peek;
 mod relaunch;
 mod shell;

@@ -15,9 +15,16 @@ impl State {
     pub fn view(&self) -> View {
         if self.peek.is_some() {
             View::Peek
+        } else if self.lost_view() {
+            View::Lost
         } else {
             View::Grid
         }
+    }
+
+    /// The lost-server screen is up.
+    pub fn lost_view(&self) -> bool {
+        self.lost.is_some() && !self.lost_hidden
     }
 
     /// Lines the peek view has for output (title and footer take one each).

@@ -575,3 +575,119 @@ mod auto {
         ));
     }
 }
+
+mod lost {
+    use super::*;
+    use crate::tmux::client::TmuxError;
+
+    fn gone() -> Msg {
+        Msg::Polled(Err(TmuxError::NoServer {
+            socket: "/tmp/x".into(),
+        }))
+    }
+
+    #[test]
+    fn a_server_that_goes_away_is_one_banner_with_a_roster_saved() {
+        let mut s = state((80, 24));
+        let mut a = pane(1, 1, "claude");
+        a.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        a.opt_cwd = "/w/a".into();
+        a.opt_args = r#"["--model","x"]"#.into();
+        let b = pane(2, 2, "claude"); // no session id
+        poll(&mut s, vec![a, b, pane(3, 3, "vim")], T0);
+        s.update(Msg::Tick, T0 + 500);
+        let fx = s.update(gone(), T0 + 600);
+        let lost = s.lost.clone().unwrap();
+        assert_eq!(lost.agents.len(), 2, "agents only");
+        assert!(s.cards.is_empty());
+        assert_eq!(s.view(), crate::keymap::View::Lost);
+        let journal: Vec<_> = fx
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some(ev.event.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(journal, ["server_gone"], "one event, not one per pane");
+        assert!(fx.contains(&Effect::SaveRoster(Some(lost.clone()))));
+        // Further failures add nothing.
+        s.update(Msg::Tick, T0 + 1000);
+        assert!(s.update(gone(), T0 + 1100).is_empty());
+
+        // R asks; y recreates the one with an id; the other is said to be left out.
+        assert!(s.update(Msg::Action(Action::RecreateAll), T0).is_empty());
+        assert!(s.lost_confirm);
+        let fx = s.update(Msg::Action(Action::Yes), T0);
+        let Some(Effect::Recreate(plans)) = fx.first() else {
+            panic!("{fx:?}")
+        };
+        assert_eq!(plans.len(), 1);
+        assert_eq!(
+            plans[0].argv,
+            [
+                "claude",
+                "--resume",
+                "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+                "--model",
+                "x"
+            ]
+        );
+        assert_eq!(plans[0].cwd, "/w/a");
+        assert!(s.lost_results[0]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .contains("no session id"));
+        let fx = s.update(
+            Msg::Recreated(vec![("work:1.0".into(), Ok("%7".into()))]),
+            T0,
+        );
+        assert_eq!(
+            s.lost.as_ref().unwrap().agents.len(),
+            1,
+            "the one without an id stays listed"
+        );
+        assert!(matches!(fx.first(), Some(Effect::SaveRoster(Some(_)))));
+    }
+
+    #[test]
+    fn a_timeout_is_not_a_lost_server_and_a_roster_from_disk_shows_until_its_agents_are_back() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![pane(1, 1, "claude")], T0);
+        s.update(Msg::Tick, T0 + 500);
+        s.update(
+            Msg::Polled(Err(TmuxError::TimedOut {
+                after: std::time::Duration::from_secs(2),
+            })),
+            T0 + 600,
+        );
+        assert!(s.lost.is_none());
+        assert_eq!(s.cards.len(), 1, "stale, not gone");
+
+        let mut s = state((80, 24));
+        let fx = s.update(Msg::Tick, T0);
+        assert!(fx.contains(&Effect::LoadRoster));
+        let roster = crate::roster::Roster {
+            socket: s.socket.clone(),
+            lost_at: T0,
+            agents: vec![crate::roster::LostAgent {
+                agent: "claude".into(),
+                pane: "%1".into(),
+                target: "work:1.0".into(),
+                session: "work".into(),
+                window_name: "w".into(),
+                session_id: Some("0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into()),
+                cwd: "/w".into(),
+                args: vec![],
+                state: "running".into(),
+            }],
+        };
+        s.update(Msg::RosterLoaded(Some(roster)), T0);
+        assert!(s.lost_view());
+        let mut back = pane(4, 1, "claude");
+        back.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        let fx = s.update(Msg::Polled(Ok(obs(vec![back]))), T0 + 100);
+        assert!(s.lost.is_none(), "its agent is back");
+        assert!(fx.contains(&Effect::SaveRoster(None)));
+    }
+}

@@ -23,6 +23,7 @@ pub fn render(look: &Look, view: keymap::View, area: Rect, buf: &mut Buffer) {
         Span::raw(match view {
             keymap::View::Grid => "  move, page, first, last",
             keymap::View::Peek => "  scroll, page, top, bottom",
+            keymap::View::Lost => "",
         }),
     ])];
     lines.extend(

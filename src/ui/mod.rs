@@ -3,6 +3,7 @@
 pub mod card;
 pub mod help;
 pub mod layout;
+pub mod lost;
 pub mod peek;
 pub mod text;
 pub mod theme;
@@ -49,6 +50,13 @@ impl Widget for Screen<'_> {
         }
         if let Some(p) = &self.state.peek {
             peek::render(self.state, p, self.look, area, buf);
+            if self.state.show_help {
+                help::render(self.look, self.state.view(), area, buf);
+            }
+            return;
+        }
+        if self.state.lost_view() {
+            lost::render(self.state, self.look, area, buf);
             if self.state.show_help {
                 help::render(self.look, self.state.view(), area, buf);
             }

@@ -1,0 +1,99 @@
+//! The lost-server screen: one loud banner for a tmux server that went away with agents on
+//! it, what was lost, and how to bring it back.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::card::{clock, short_id};
+use super::text::{fit, fit_left, tilde};
+use super::Look;
+use crate::state::{Server, State};
+
+pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let Some(lost) = &state.lost else {
+        return;
+    };
+    let t = &look.theme;
+    let w = usize::from(area.width);
+    let n = lost.agents.len();
+    let mut banner = fit(
+        &format!(
+            " ✖ tmux server gone: {n} agent{} lost · {} at {}",
+            if n == 1 { "" } else { "s" },
+            state.socket,
+            clock(lost.lost_at, look.utc_offset)
+        ),
+        w,
+    );
+    banner.push_str(&" ".repeat(w.saturating_sub(banner.chars().count())));
+    let mut lines = vec![Line::from(Span::styled(banner, t.alarm()))];
+    let now = match &state.server {
+        Server::Up => "A tmux server runs there again.".to_string(),
+        Server::Down(e) => format!("Now: {e}."),
+        Server::Connecting => String::new(),
+    };
+    lines.push(Line::raw(fit(
+        &format!(" {now} Their session ids and directories were recorded:"),
+        w,
+    )));
+    lines.push(Line::raw(""));
+    for a in &lost.agents {
+        let id = match &a.session_id {
+            Some(id) => format!("id {}", short_id(id)),
+            None => "no session id".to_string(),
+        };
+        let row = format!(
+            " {:<12} {:<16} {:<13} {:<28} {}",
+            fit(&a.agent, 12),
+            fit(&a.target, 16),
+            id,
+            fit_left(&tilde(&a.cwd, look.home.as_deref()), 28),
+            a.state
+        );
+        lines.push(Line::raw(fit(&row, w)));
+    }
+    if !state.lost_results.is_empty() {
+        lines.push(Line::raw(""));
+        for (target, r) in &state.lost_results {
+            let (text, style) = match r {
+                Ok(pane) => (format!(" ✔ {target}: back as {pane}"), t.finished()),
+                Err(e) => (format!(" ✖ {target}: {e}"), t.notice()),
+            };
+            lines.push(Line::from(Span::styled(fit(&text, w), style)));
+        }
+    }
+    lines.push(Line::raw(""));
+    if state.lost_confirm {
+        lines.push(Line::from(Span::styled(
+            fit(
+                &format!(
+                    " Recreate {n} agent{} on {} with their resume commands? y/n",
+                    if n == 1 { "" } else { "s" },
+                    state.socket
+                ),
+                w,
+            ),
+            t.alarm(),
+        )));
+    } else {
+        lines.push(Line::raw(fit(
+            " R recreates every agent that has a session id, each resuming its own session in its own directory.",
+            w,
+        )));
+    }
+    let body = Rect {
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    Paragraph::new(lines).render(body, buf);
+    if area.height >= 2 {
+        let footer = Rect {
+            y: area.bottom() - 1,
+            height: 1,
+            ..area
+        };
+        Line::from(super::footer_spans(look, crate::keymap::View::Lost)).render(footer, buf);
+    }
+}
