@@ -73,10 +73,20 @@ pub fn view(
     let mut host = ShellHost {
         shell: shell.to_string(),
         agent_seen_at: prev_host.as_ref().and_then(|h| h.agent_seen_at),
+        first_seen: prev_host.as_ref().and_then(|h| h.first_seen),
+        status_before: prev_host
+            .as_ref()
+            .map(|h| h.status_before.clone())
+            .unwrap_or_default(),
         fg_pid: None,
         fg_argv: Vec::new(),
     };
     if in_fg.is_some() {
+        let same_run = prev.is_some_and(|c| c.shell.is_some() && c.life == Life::Running);
+        if !same_run {
+            host.first_seen = Some(now);
+            host.status_before = pane.opt_last_status.clone();
+        }
         host.agent_seen_at = Some(now);
         host.fg_pid = fg_pid;
         host.fg_argv = fg_argv.map(<[String]>::to_vec).unwrap_or_default();
@@ -106,13 +116,15 @@ pub fn view(
     } else {
         exited_at.map(|t| t / 1000)
     };
-    // The shell integration's status counts only if it was published after the agent
-    // started (else it is the status of the command before it).
-    let agent_started = prev
-        .filter(|c| c.shell.is_some())
-        .and_then(|c| c.started_at);
-    let fresh = |at: Millis, precise: bool| match (agent_started, exited_at) {
-        (Some(s), _) => at + if precise { 50 } else { 999 } >= s,
+    // The shell integration's status counts only if the shell published it after this run
+    // of the agent was first seen (else it is the status of the command before it): a new
+    // value, stamped at or after that moment (same clock: this machine's wall clock).
+    let seen_run = host
+        .first_seen
+        .filter(|_| prev.is_some_and(|c| c.shell.is_some()));
+    let changed = pane.opt_last_status != host.status_before;
+    let fresh = |at: Millis, precise: bool| match (seen_run, exited_at) {
+        (Some(first), _) => changed && at + if precise { 0 } else { 999 } >= first,
         (None, Some(e)) => at + 3_000 >= e,
         (None, None) => false,
     };
@@ -180,8 +192,7 @@ mod tests {
     #[test]
     fn the_agent_returning_to_the_prompt_is_a_death_with_the_published_status() {
         let argv = vec!["claude".to_string(), "--session-id".into(), "x".into()];
-        let (mut c, v) = step(None, bash("claude"), Some(&argv), T0);
-        c.started_at = Some(T0 - 100);
+        let (c, v) = step(None, bash("claude"), Some(&argv), T0);
         assert!(v.running);
         assert_eq!(c.life, Life::Running);
         // The prompt is back; the hook published status 1 a moment later.
@@ -193,9 +204,10 @@ mod tests {
         assert_eq!(c.life, Life::Dead(Exit::Code(1)));
         assert_eq!(c.died_at, Some(T0 + 500));
         // A status from before the agent ran is not its status.
-        let (mut c0, _) = step(None, bash("claude"), Some(&argv), T0);
-        c0.started_at = Some(T0 - 100);
-        p.opt_last_status = format!("0 {}", (T0 - 60_000) / 1000);
+        let mut before = bash("claude");
+        before.opt_last_status = format!("0 {}.250", T0 / 1000);
+        let (c0, _) = step(None, before, Some(&argv), T0 + 300);
+        p.opt_last_status = format!("0 {}.250", T0 / 1000);
         let (c, _) = step(Some(&c0), p, None, T0 + 500);
         assert_eq!(c.life, Life::Reading);
     }

@@ -86,6 +86,10 @@ pub struct ShellHost {
     pub shell: String,
     /// When the agent was last seen in the foreground.
     pub agent_seen_at: Option<Millis>,
+    /// When this run of the agent was first seen, and the shell's published status then
+    /// (the status of the command before it, which is not the agent's).
+    pub first_seen: Option<Millis>,
+    pub status_before: String,
     /// The agent's process and argv, while it runs.
     pub fg_pid: Option<u32>,
     pub fg_argv: Vec<String>,

@@ -6,7 +6,10 @@ use crate::testkit::*;
 #[test]
 fn a_tick_polls_once_and_never_piles_up_while_a_poll_is_in_flight() {
     let mut s = state((80, 24));
-    assert_eq!(s.update(Msg::Tick, T0), vec![Effect::LoadRoster, Effect::Poll]);
+    assert_eq!(
+        s.update(Msg::Tick, T0),
+        vec![Effect::LoadRoster, Effect::Poll]
+    );
     assert_eq!(s.update(Msg::Tick, T0 + 500), vec![]);
     assert_eq!(s.update(Msg::Tick, T0 + 1000), vec![]);
     s.update(Msg::Polled(Ok(obs(vec![]))), T0 + 1100);
