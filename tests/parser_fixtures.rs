@@ -94,3 +94,76 @@ fn any_truncation_of_the_recording_never_panics_and_never_invents_panes() {
         assert!(l.panes.len() <= 5);
     }
 }
+
+/// A small deterministic PRNG (xorshift64*), so the fuzz run is the same every time.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_and_random_output_never_panics_and_never_invents_panes() {
+    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let interesting = [
+        0x1e, 0x1f, b'\n', b'\t', b'%', b'#', 0xff, 0xc3, 0x00, b' ', b'1', b'0',
+    ];
+    for round in 0..20_000 {
+        let mut bytes = RECORDED.to_vec();
+        for _ in 0..1 + rng.below(8) {
+            let at = rng.below(bytes.len().max(1));
+            match rng.below(5) {
+                0 => bytes[at] = interesting[rng.below(interesting.len())],
+                1 => bytes.insert(at, interesting[rng.below(interesting.len())]),
+                2 => {
+                    bytes.remove(at.min(bytes.len().saturating_sub(1)));
+                }
+                3 => {
+                    // A very long field.
+                    let long = vec![b'x'; 1 + rng.below(100_000)];
+                    bytes.splice(at..at, long);
+                }
+                _ => bytes[at] = rng.next() as u8,
+            }
+        }
+        let records = bytes.iter().filter(|&&b| b == 0x1e).count();
+        let l = parse_listing(&bytes);
+        assert!(l.panes.len() + l.malformed <= records, "round {round}");
+    }
+    for _ in 0..5_000 {
+        let len = rng.below(400);
+        let junk: Vec<u8> = (0..len)
+            .map(|_| {
+                interesting
+                    .get(rng.below(interesting.len() * 2))
+                    .copied()
+                    .unwrap_or(rng.next() as u8)
+            })
+            .collect();
+        let _ = parse_listing(&junk);
+        let _ = agentwatch::tmux::words::command_words(&String::from_utf8_lossy(&junk));
+    }
+}
+
+#[test]
+fn extra_fields_in_a_record_are_refused_not_misread() {
+    let mut bytes = Vec::new();
+    for rec in RECORDED.split(|&b| b == 0x1e).skip(1) {
+        bytes.push(0x1e);
+        let rec = rec.strip_suffix(b"\n").unwrap_or(rec);
+        bytes.extend_from_slice(rec);
+        bytes.extend_from_slice(b"\x1fsurprise\n");
+    }
+    let l = parse_listing(&bytes);
+    assert!(l.panes.is_empty());
+    assert_eq!(l.malformed, 5);
+}
