@@ -20,6 +20,10 @@ use crate::state::State;
 use crate::tmux::client::{kick_server, Tmux};
 use crate::ui::{Look, Screen};
 
+/// Set by the panic hook: a task panicked and the terminal is already restored, so the
+/// loop must stop drawing and leave.
+pub static PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Wall-clock time that advances with tokio's clock (so paused-time tests work).
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
@@ -350,6 +354,11 @@ where
         }
         if state.quit {
             return Ok(());
+        }
+        if PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(color_eyre::eyre::eyre!(
+                "agentwatch hit a bug (a panic, reported above) and stopped"
+            ));
         }
         terminal.draw(|f| f.render_widget(Screen { state, look }, f.area()))?;
     }

@@ -89,7 +89,7 @@ async fn run(cli: Cli) -> ExitCode {
         None => match dashboard(&cli, &config, tmux, tick).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("agentwatch: {e:?}");
+                eprintln!("agentwatch: {e}");
                 ExitCode::FAILURE
             }
         },
@@ -114,7 +114,16 @@ async fn dashboard(
         home: std::env::var("HOME").ok(),
         utc_offset: app::utc_offset(),
     };
+    // ratatui's hook restores the terminal, then color-eyre's prints the report; ours
+    // first writes the details to the log file.
     let mut terminal = ratatui::init();
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let bt = std::backtrace::Backtrace::force_capture();
+        tracing::error!("panic: {info}\n{bt}");
+        app::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        report(info);
+    }));
     let size = terminal
         .size()
         .map(|s| (s.width, s.height))
@@ -134,8 +143,25 @@ async fn dashboard(
             .with_roster(agentwatch::roster::default_path())
             .with_crash_cap(&config.crash_records),
     );
+    // A debugging aid, and how the crash path is tested: panic on purpose after a while.
+    let debug_panic = std::env::var("AGENTWATCH_DEBUG_PANIC_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(ms) = debug_panic {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            #[allow(clippy::panic)]
+            {
+                panic!("AGENTWATCH_DEBUG_PANIC_AFTER_MS={ms}: a panic on purpose");
+            }
+        });
+    }
     let result = app::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
-    ratatui::restore();
+    // After a panic the hook has restored the terminal already; leaving the alternate
+    // screen a second time would wipe the report it printed.
+    if !app::PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+        ratatui::restore();
+    }
     if let (Err(_), Some(log)) = (&result, log) {
         eprintln!("agentwatch: details in {}", log.display());
     }

@@ -258,3 +258,75 @@ fn a_tmux_older_than_3_1_is_refused_with_a_clear_message() {
         "{err}"
     );
 }
+
+#[test]
+fn a_panic_restores_the_terminal_prints_a_report_and_logs_the_details() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    server.new_window(&["claude"]);
+    let (data, state) = env_dirs(&server);
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui_env(
+        100,
+        30,
+        &[
+            ("XDG_DATA_HOME", &data),
+            ("XDG_STATE_HOME", &state),
+            ("AGENTWATCH_DEBUG_PANIC_AFTER_MS", "1500"),
+            ("RUST_BACKTRACE", "0"),
+            ("RUST_LIB_BACKTRACE", "0"),
+        ],
+        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
+    );
+    ui.wait_for_text("● running", WAIT);
+    let exit = ui.wait_exit(WAIT);
+    assert_ne!(exit, "status 0");
+    let screen = ui.screen();
+    assert!(
+        screen.contains("a panic on purpose"),
+        "the report is shown: {screen}"
+    );
+    assert!(screen.contains("details in"), "{screen}");
+    assert_eq!(
+        ui.tmux_ok(&["display-message", "-p", "-t", &ui.pane, "#{alternate_on}"])
+            .trim(),
+        "0",
+        "left the alternate screen"
+    );
+    let log = std::fs::read_to_string(format!("{state}/agentwatch/agentwatch.log")).unwrap();
+    assert!(
+        log.contains("panic:") && log.contains("a panic on purpose"),
+        "{log}"
+    );
+}
+
+#[test]
+fn tiny_terminals_and_resizes_never_break_it() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "exit 1\n");
+    server.new_window(&["claude"]);
+    let (data, state) = env_dirs(&server);
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui_env(
+        20,
+        5,
+        &[("XDG_DATA_HOME", &data), ("XDG_STATE_HOME", &state)],
+        &[
+            env!("CARGO_BIN_EXE_agentwatch"),
+            "-S",
+            &sock,
+            "-c",
+            &no_auto(&server),
+        ],
+    );
+    ui.wait_for_text("✖", WAIT);
+    for (w, h) in [(10, 3), (80, 24), (1, 1), (200, 60), (33, 7), (80, 24)] {
+        ui.resize(w, h);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let screen = ui.wait_for_text("process exited", WAIT);
+    assert!(screen.contains("1 dead"), "{screen}");
+    ui.send_keys(&["q"]);
+    assert_eq!(ui.wait_exit(WAIT), "status 0");
+}
