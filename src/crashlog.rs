@@ -162,6 +162,7 @@ mod tests {
             session_id: Some("abc".into()),
             fresh: false,
             shell: None,
+            dead_pid: None,
         }
     }
 

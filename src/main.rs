@@ -130,6 +130,7 @@ async fn dashboard(
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
     state.client = app::client_inside(tmux.socket());
+    state.owner = format!("aw-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let input = EventStream::new().filter_map(|ev| async move {
         match ev {
             Ok(Event::Key(k)) => Some(Msg::Key(k)),

@@ -153,6 +153,9 @@ pub struct Pane {
     pub opt_last_status: String,
     /// `@agentwatch_exited`: when the agent of a shell-hosted pane was seen to exit (ms).
     pub opt_exited: String,
+    /// `@agentwatch_claim`: `<owner> <expiry ms> <dead pid>`, an agentwatch's claim on
+    /// resuming this death.
+    pub opt_claim: String,
 }
 
 impl Pane {

@@ -45,7 +45,10 @@ pub async fn relaunch(
     }
     let mut args = match &plan.shell {
         Some(shell) => typed(tmux, &plan, shell).await?,
-        None => respawn_args(&plan),
+        None => {
+            still_the_same_death(tmux, &plan).await?;
+            respawn_args(&plan)
+        }
     };
     record_args(&mut args, &plan, meta);
     match tmux.run(&args).await {
@@ -55,6 +58,37 @@ pub async fn relaunch(
         }
         Err(TmuxError::NoSuchPane { .. }) => Err("the pane is gone".into()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The pane still holds the process that died (not a newer one that another agentwatch, or
+/// the user, started and that may have died again).
+async fn still_the_same_death(tmux: &Tmux, plan: &Plan) -> Result<(), String> {
+    let Some(dead_pid) = plan.dead_pid else {
+        return Ok(());
+    };
+    let pane = plan.pane.to_string();
+    let out = tmux
+        .run([
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_id} #{pane_pid} #{pane_dead}",
+        ])
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out);
+    let f: Vec<&str> = text.split_whitespace().collect();
+    match f.as_slice() {
+        [id, pid, dead] if *id == pane => {
+            if *dead != "1" || pid.parse::<u32>().ok() != Some(dead_pid) {
+                Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err("the pane is gone".into()),
     }
 }
 

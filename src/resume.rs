@@ -24,6 +24,9 @@ pub struct Plan {
     pub fresh: bool,
     /// For an agent typed at a shell prompt: the shell, to type the command at.
     pub shell: Option<String>,
+    /// The pid of the dead process: if the pane runs another by the time the relaunch
+    /// happens, someone else relaunched it (it may even have died again) and nothing is done.
+    pub dead_pid: Option<u32>,
 }
 
 /// Why a relaunch was refused, in the words shown on the card.
@@ -97,6 +100,7 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         session_id,
         fresh,
         shell: card.shell.as_ref().map(|h| h.shell.clone()),
+        dead_pid: if card.shell.is_some() { None } else { p.pid },
     })
 }
 

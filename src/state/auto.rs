@@ -80,6 +80,20 @@ impl State {
 
     fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
         self.cards[i].judged = true;
+        // Another agentwatch may have counted attempts this one did not see.
+        let p = self.cards[i].pane.clone();
+        let on_pane = supervisor::Budget::from_options(
+            &p.opt_attempts,
+            &p.opt_resumes,
+            &p.opt_next,
+            &p.opt_paused,
+        );
+        self.cards[i].budget.merge(&on_pane);
+        if let Some(owner) = supervisor::claimed_by_other(&p.opt_claim, &self.owner, p.pid, now) {
+            tracing::info!("{}: {owner} has claimed this death", p.id);
+            self.cards[i].auto = Auto::Held(Hold::Elsewhere);
+            return;
+        }
         let policy = self.policy(self.cards[i].agent.as_deref()).clone();
         let can_resume = resume::plan(&self.cards[i], &self.agents, false, SESSION_ID).is_ok();
         let card = &self.cards[i];
@@ -119,6 +133,18 @@ impl State {
                     attempt: *attempt,
                     due: *due,
                 };
+                // Claim this death so that another agentwatch leaves it to us.
+                let claim = format!(
+                    "{} {} {}",
+                    self.owner,
+                    due + 15_000,
+                    card.pane.pid.unwrap_or(0)
+                );
+                fx.push(Effect::SetOptions(vec![(
+                    card.pane.id,
+                    "@agentwatch_claim".into(),
+                    claim,
+                )]));
                 (
                     "scheduled",
                     Some(*attempt),
@@ -157,6 +183,11 @@ impl State {
                 continue;
             };
             if due > now || self.cards[i].relaunching || self.is_stale() {
+                continue;
+            }
+            let p = &self.cards[i].pane;
+            if supervisor::claimed_by_other(&p.opt_claim, &self.owner, p.pid, now).is_some() {
+                self.cards[i].auto = Auto::Held(Hold::Elsewhere);
                 continue;
             }
             match resume::plan(&self.cards[i], &self.agents, false, SESSION_ID) {

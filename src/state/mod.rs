@@ -61,6 +61,8 @@ pub struct State {
     pub auto_on: bool,
     /// Shell names: panes running one host agents typed at their prompt.
     pub shells: Vec<String>,
+    /// This instance's name in claims on deaths (several agentwatch may watch one server).
+    pub owner: String,
     /// The peek view, when open.
     pub peek: Option<crate::peek::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
@@ -115,6 +117,7 @@ impl State {
             discover_in_flight: false,
             auto_on: true,
             shells: config.shells.clone(),
+            owner: "agentwatch".to_string(),
             peek: None,
             client: None,
             confirm_close: None,

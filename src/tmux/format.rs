@@ -44,6 +44,7 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_previous",
     "@agentwatch_last_status",
     "@agentwatch_exited",
+    "@agentwatch_claim",
 ];
 
 /// The `-F` argument for `list-panes -a`.
@@ -144,6 +145,7 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
         opt_previous: text(f[28]),
         opt_last_status: text(f[29]),
         opt_exited: text(f[30]),
+        opt_claim: text(f[31]),
     };
     Some((pane, num(f[10])))
 }

@@ -218,6 +218,9 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
             Auto::Cancelled => {
                 return Some(("auto-resume cancelled: press r to relaunch".into(), false))
             }
+            Auto::Held(Hold::Elsewhere) => {
+                return Some(("another agentwatch is resuming it".into(), false))
+            }
             Auto::Held(Hold::Deliberate(what)) if card.life.is_alarm() => {
                 return Some((
                     format!("not auto-resumed: {what} is a deliberate stop"),

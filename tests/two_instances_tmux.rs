@@ -1,0 +1,75 @@
+//! Two agentwatch instances on one server, both with auto-resume on, against one crash
+//! loop: every death is resumed exactly once, and the loop is resumed exactly
+//! max_attempts times in all.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agentwatch::app::{look_once, Io};
+use agentwatch::config::Config;
+use agentwatch::pane::PaneId;
+use agentwatch::probe::Prober;
+use agentwatch::state::State;
+use agentwatch::supervisor::Hold;
+use agentwatch::tmux::client::Tmux;
+use agentwatch::watch::Auto;
+use common::TmuxServer;
+
+fn instance(server: &TmuxServer, name: &str) -> (State, Io) {
+    let mut config = Config::default();
+    config.auto_resume.backoff_secs = vec![1];
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    let mut state = State::new(&config, false, String::new(), (200, 50));
+    state.owner = name.to_string();
+    let io = Io::new(Prober::new(tmux), Some(server.dir.path().join(name)));
+    (state, io)
+}
+
+#[tokio::test]
+async fn two_instances_never_relaunch_a_death_twice() {
+    let server = TmuxServer::start();
+    // It dies at once, every time: a relaunch of one death can meet the next one.
+    server.write_plan("claude", "sleep 500\nexit 1\n---\nexit 1\n");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    let out = cmd
+        .arg("-S")
+        .arg(&server.socket)
+        .args(["spawn", "claude"])
+        .output()
+        .unwrap();
+    let pane = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let id = PaneId::parse(&pane).unwrap();
+    let (mut a, io_a) = instance(&server, "a");
+    let (mut b, io_b) = instance(&server, "b");
+    let gave_up = |s: &State| {
+        s.cards
+            .iter()
+            .any(|c| c.pane.id == id && matches!(c.auto, Auto::Held(Hold::GaveUp { .. })))
+    };
+    let end = Instant::now() + Duration::from_secs(40);
+    while Instant::now() < end && !(gave_up(&a) && gave_up(&b)) {
+        // Interleaved, as two terminals would run them.
+        look_once(&mut a, &io_a).await;
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        look_once(&mut b, &io_b).await;
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    // Let any straggler act.
+    for _ in 0..20 {
+        look_once(&mut a, &io_a).await;
+        look_once(&mut b, &io_b).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let runs = server.log_entries_for(&pane);
+    assert_eq!(
+        runs.len(),
+        4,
+        "1 run + exactly 3 resumes, whoever did them: {runs:#?}"
+    );
+    assert!(gave_up(&a) || gave_up(&b));
+}
