@@ -278,3 +278,26 @@ fn spawn_keeps_a_pane_that_dies_at_once_and_records_everything_on_it() {
     assert_ne!(p2, pane);
     assert_eq!(server.pane_field(&p2, "#{session_name}"), "team");
 }
+
+#[tokio::test]
+async fn a_pane_that_vanishes_before_the_relaunch_is_reported_once() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "exit 1\n");
+    let pane = server.new_window(&[
+        "claude",
+        "--session-id",
+        "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+    ]);
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
+    server.tmux_ok(&["kill-pane", "-t", &pane]);
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(notice(&state, &pane), "relaunch failed: the pane is gone");
+    look_once(&mut state, &io).await;
+    assert!(card(&state, &pane).is_none(), "the card goes with the pane");
+    assert!(
+        state.cards.iter().all(|c| c.notice.is_none()),
+        "no other error anywhere"
+    );
+}
