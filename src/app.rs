@@ -85,6 +85,8 @@ pub struct Io {
     pub journal: Option<PathBuf>,
     /// Where the roster of agents lost with a server is kept.
     pub roster: Option<PathBuf>,
+    /// How deaths are announced; `None`: not at all (one-shot commands, tests).
+    pub notify: Option<crate::config::Notify>,
     pub clock: Clock,
 }
 
@@ -96,12 +98,18 @@ impl Io {
             crash_cap: (200, 100 << 20),
             journal: None,
             roster: None,
+            notify: None,
             clock: Clock::start(),
         }
     }
 
     pub fn with_crash_cap(mut self, records: &crate::config::CrashRecords) -> Io {
         self.crash_cap = (records.keep, records.max_total_mb << 20);
+        self
+    }
+
+    pub fn with_notify(mut self, notify: crate::config::Notify) -> Io {
+        self.notify = Some(notify);
         self
     }
 
@@ -212,6 +220,12 @@ impl Io {
                     }
                 }
                 tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
+                return None;
+            }
+            Effect::Notify(events) => {
+                if let Some(cfg) = &self.notify {
+                    crate::notify::announce(cfg, &events).await;
+                }
                 return None;
             }
             Effect::LoadRoster => {

@@ -42,6 +42,38 @@ pub enum Command {
     /// Start an agent in a new tmux window (session `agents` by default) with a session id
     /// agentwatch chose and recorded, so `r` can resume it; prints the new pane id.
     Spawn(SpawnArgs),
+    /// One look at the agents, as a table or JSON (`--json`); exit code 0 when no agent is
+    /// dead, 1 when one is, 2 on error. For status lines and scripts.
+    Status {
+        /// An array of objects (schema in the README).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The lifecycle journal: deaths, resumes, give-ups, relaunches, lost servers.
+    Events {
+        /// Keep printing new events as they happen.
+        #[arg(long, short)]
+        follow: bool,
+        /// One JSON object per line (NDJSON), as stored.
+        #[arg(long)]
+        json: bool,
+        /// Only events newer than this: 90s, 10m, 2h, 1d.
+        #[arg(long, value_name = "DURATION")]
+        since: Option<String>,
+    },
+    /// Check tmux, the server, the agents, the config and the shell integration, and say how
+    /// to fix what is wrong.
+    Doctor,
+    /// A private tmux server with simulated agents that crash in different ways, and the
+    /// dashboard on it; removed when you quit. No real agent needed.
+    Demo,
+    /// Print shell completions: bash, zsh, fish, elvish, powershell.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
     /// Print the shell integration for your rc file: it tells agentwatch the exit code of an
     /// agent you start from the prompt. Add to ~/.bashrc:  eval "$(agentwatch shell-init bash)"
     ShellInit {

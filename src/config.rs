@@ -27,6 +27,30 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub auto_resume: AutoResume,
     pub crash_records: CrashRecords,
+    pub notify: Notify,
+}
+
+/// `[notify]`: how a death (or auto-resume giving up) is announced.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Notify {
+    /// Ring the terminal bell once.
+    pub bell: bool,
+    /// A desktop notification: notify-send where present, else OSC 777/9 to the terminal.
+    pub desktop: bool,
+    /// A command (argv, never a shell string) run once per death with the event as JSON on
+    /// its stdin, e.g. ["/home/me/bin/page-me"].
+    pub on_death: Vec<String>,
+}
+
+impl Default for Notify {
+    fn default() -> Self {
+        Notify {
+            bell: true,
+            desktop: false,
+            on_death: Vec::new(),
+        }
+    }
 }
 
 /// `[crash_records]`: how many dead panes' outputs are kept, at most.
@@ -62,6 +86,7 @@ impl Default for Config {
             agents: BTreeMap::new(),
             auto_resume: AutoResume::default(),
             crash_records: CrashRecords::default(),
+            notify: Notify::default(),
         }
     }
 }
@@ -290,6 +315,13 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
                 "must be between 50 and 60000 milliseconds, not {}",
                 c.tick_ms
             ),
+        );
+    }
+    if c.notify.on_death.first().is_some_and(|p| p.is_empty()) {
+        return err(
+            "notify",
+            "on_death",
+            "the program (first word) must not be empty".into(),
         );
     }
     if c.crash_records.keep == 0 {

@@ -12,6 +12,10 @@ pub mod config;
 pub mod crashlog;
 /// Read-only lookups of an agent's session id (claude, codex) for a dead pane.
 pub mod discover;
+/// `agentwatch doctor`: checks, each with a fix.
+pub mod doctor;
+/// `agentwatch events`: the journal printed and followed.
+pub mod events;
 /// The lifecycle journal (JSONL in the XDG state dir).
 pub mod journal;
 /// The one key table.
@@ -20,6 +24,8 @@ pub mod keymap;
 pub mod logging;
 /// Action, Msg and Effect: the vocabularies of the loop.
 pub mod msg;
+/// Announcing deaths: bell, desktop notification, hook.
+pub mod notify;
 /// Domain nouns: pane ids, pane rows, exits.
 pub mod pane;
 /// The peek view's model: parsed output, scrolling, search.
@@ -38,10 +44,14 @@ pub mod shell;
 pub mod spawn;
 /// The pure core: State::update(msg, now) -> effects.
 pub mod state;
+/// `agentwatch status`: one read-only look, as a table or JSON.
+pub mod status;
 /// The pure auto-resume policy: verdicts on deaths, budgets, backoff.
 pub mod supervisor;
 #[cfg(test)]
 mod testkit;
+/// Dates and durations without a date crate.
+pub mod timefmt;
 /// tmux: formats, words and the async client.
 pub mod tmux;
 /// Drawing.

@@ -21,9 +21,66 @@ const MIN_TMUX: TmuxVersion = TmuxVersion { major: 3, minor: 1 };
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Commands that need neither tmux nor a config.
-    if let Some(Command::ShellInit { shell }) = &cli.command {
-        print!("{}", shell.snippet());
-        return ExitCode::SUCCESS;
+    match &cli.command {
+        Some(Command::ShellInit { shell }) => {
+            print!("{}", shell.snippet());
+            return ExitCode::SUCCESS;
+        }
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "agentwatch", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            return match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("agentwatch man: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Some(Command::Events {
+            follow,
+            json,
+            since,
+        }) => {
+            let since = match since
+                .as_deref()
+                .map(|s| (s, agentwatch::timefmt::parse_duration(s)))
+            {
+                None => None,
+                Some((_, Some(ms))) => Some(ms),
+                Some((s, None)) => {
+                    eprintln!(
+                        "agentwatch events: --since {s:?}: use a duration like 90s, 10m, 2h or 1d"
+                    );
+                    return ExitCode::from(2);
+                }
+            };
+            let Some(path) = agentwatch::journal::default_path() else {
+                eprintln!("agentwatch events: no home directory, so no journal (set HOME)");
+                return ExitCode::from(2);
+            };
+            let now = app::Clock::start().now();
+            return match agentwatch::events::run(
+                &path,
+                since,
+                *follow,
+                *json,
+                app::utc_offset(),
+                now,
+            ) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("agentwatch events: {}: {e}", path.display());
+                    ExitCode::from(2)
+                }
+            };
+        }
+        _ => {}
     }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -39,6 +96,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> ExitCode {
+    if let Some(Command::Doctor) = &cli.command {
+        return doctor(&cli).await;
+    }
     let (config, _path) = match config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -66,7 +126,38 @@ async fn run(cli: Cli) -> ExitCode {
         }
     }
     match &cli.command {
-        Some(Command::ShellInit { .. }) => ExitCode::SUCCESS,
+        Some(
+            Command::ShellInit { .. }
+            | Command::Completions { .. }
+            | Command::Man
+            | Command::Events { .. }
+            | Command::Doctor,
+        ) => ExitCode::SUCCESS,
+        Some(Command::Demo) => ExitCode::SUCCESS,
+        Some(Command::Status { json }) => {
+            let prober = Prober::new(tmux);
+            match agentwatch::status::snapshot(&config, &prober).await {
+                Ok(rows) => {
+                    if *json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&rows).unwrap_or_default()
+                        );
+                    } else {
+                        print!("{}", agentwatch::status::table(&rows));
+                    }
+                    if rows.iter().any(|r| r.is_dead()) {
+                        ExitCode::from(1)
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                Err(e) => {
+                    eprintln!("agentwatch status: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Some(Command::Spawn(a)) => {
             let req = agentwatch::spawn::Request {
                 agent: a.agent.clone(),
@@ -142,6 +233,7 @@ async fn dashboard(
         app::Io::new(Prober::new(tmux), agentwatch::relaunch::default_crash_dir())
             .with_journal(agentwatch::journal::default_path())
             .with_roster(agentwatch::roster::default_path())
+            .with_notify(config.notify.clone())
             .with_crash_cap(&config.crash_records),
     );
     // A debugging aid, and how the crash path is tested: panic on purpose after a while.
@@ -167,4 +259,36 @@ async fn dashboard(
         eprintln!("agentwatch: details in {}", log.display());
     }
     result
+}
+
+async fn doctor(cli: &Cli) -> ExitCode {
+    let loaded = config::load(cli.config.as_deref());
+    let tmux = Tmux::new(resolve_socket(&cli.server()), Duration::from_secs(3));
+    let ctx = agentwatch::doctor::Context {
+        config: match &loaded {
+            Ok((c, p)) => Ok((c, p.as_deref())),
+            Err(e) => Err(e.to_string()),
+        },
+        state_dir: agentwatch::logging::state_dir(),
+        home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+        shell: std::env::var("SHELL").ok(),
+    };
+    let checks = agentwatch::doctor::run(&tmux, &ctx).await;
+    for c in &checks {
+        println!("{}", c.line());
+    }
+    let failed = checks
+        .iter()
+        .filter(|c| c.level == agentwatch::doctor::Level::Fail)
+        .count();
+    if failed == 0 {
+        println!("all good");
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "{failed} problem{} to fix",
+            if failed == 1 { "" } else { "s" }
+        );
+        ExitCode::from(1)
+    }
 }

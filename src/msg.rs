@@ -184,6 +184,8 @@ pub enum Effect {
     Discover(DiscoverRequest),
     /// Append one event to the journal.
     Journal(Event),
+    /// Announce deaths (bell, desktop, hook): one effect per look, however many deaths.
+    Notify(Vec<Event>),
     /// Capture a pane's whole history with colours; answers [`Msg::History`].
     CaptureHistory(PaneId),
     /// Read a pane's crash records; answers [`Msg::Records`].

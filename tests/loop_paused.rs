@@ -89,7 +89,8 @@ impl Answer for Fake {
             | Effect::Jump { .. }
             | Effect::LoadRoster
             | Effect::SaveRoster(_)
-            | Effect::Recreate(_) => None,
+            | Effect::Recreate(_)
+            | Effect::Notify(_) => None,
         }
     }
 

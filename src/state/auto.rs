@@ -111,6 +111,9 @@ impl State {
         }
         let mut ev = self.event(card, "died", now);
         ev.detail = Some(exit.describe());
+        if !exit.is_clean() {
+            self.notes.push(ev.clone());
+        }
         fx.push(Effect::Journal(ev));
         let run_ms = match (card.started_at, card.died_at) {
             (Some(s), Some(d)) => Some(d.saturating_sub(s)),
@@ -171,6 +174,9 @@ impl State {
             let mut ev = self.event(&self.cards[i], kind, now);
             ev.attempt = attempt;
             ev.detail = detail;
+            if kind == "gave_up" {
+                self.notes.push(ev.clone());
+            }
             fx.push(Effect::Journal(ev));
         }
         self.save_budget(i, fx);

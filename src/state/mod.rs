@@ -63,6 +63,8 @@ pub struct State {
     pub shells: Vec<String>,
     /// This instance's name in claims on deaths (several agentwatch may watch one server).
     pub owner: String,
+    /// Deaths and give-ups of this look, announced together at its end.
+    notes: Vec<crate::msg::Event>,
     /// The peek view, when open.
     pub peek: Option<crate::peek::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
@@ -118,6 +120,7 @@ impl State {
             auto_on: true,
             shells: config.shells.clone(),
             owner: "agentwatch".to_string(),
+            notes: Vec::new(),
             peek: None,
             client: None,
             confirm_close: None,
@@ -340,6 +343,9 @@ impl State {
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.prune_lost(fx);
+        if !self.notes.is_empty() {
+            fx.push(Effect::Notify(std::mem::take(&mut self.notes)));
+        }
         if !self.options_in_flight {
             let sets = self.option_writes();
             if !sets.is_empty() {
