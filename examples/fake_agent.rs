@@ -19,6 +19,11 @@ fn main() {
                 .unwrap_or_else(|| a.clone())
         })
         .unwrap_or_else(|| "fake_agent".to_string());
+    // Like the real CLIs: `--version` answers at once and is not a run.
+    if args.len() == 2 && args[1] == "--version" {
+        println!("{name} 0.0.0 (fake agent)");
+        return;
+    }
     let pane = std::env::var("TMUX_PANE").ok();
     let dir = std::env::var_os("FAKE_AGENT_DIR").map(PathBuf::from);
 

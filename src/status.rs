@@ -110,8 +110,11 @@ fn rows(state: &State, _now: Millis) -> Vec<Row> {
                 state: state_word(c, max),
                 exit_code,
                 signal,
-                session_id: (!c.pane.opt_session_id.is_empty())
-                    .then(|| c.pane.opt_session_id.clone()),
+                session_id: c
+                    .agent
+                    .as_deref()
+                    .and_then(|a| state.agents.get(a))
+                    .and_then(|def| crate::resume::known_session_id(c, def).ok().flatten()),
                 cwd: c.pane.cwd().to_string(),
                 attempts: c.budget.attempts,
                 died_at: c

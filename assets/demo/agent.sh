@@ -92,12 +92,12 @@ fi
 
 # What this agent is working on, by project (window) name.
 case $win in
-    api) f1=src/api/handlers.rs f2=src/api/routes.rs f3=tests/api.rs t="cargo test" ;;
-    web) f1=src/App.tsx f2=src/hooks/useCart.ts f3=package.json t="npm test" ;;
-    docs) f1=docs/install.md f2=docs/config.md f3=README.md t="mdbook build" ;;
-    flaky) f1=sync/client.go f2=sync/retry.go f3=sync/client_test.go t="go test ./sync" ;;
-    infra) f1=terraform/main.tf f2=terraform/vars.tf f3=.github/workflows/ci.yml t="terraform validate" ;;
-    *) f1=src/main.rs f2=src/lib.rs f3=tests/smoke.rs t="make test" ;;
+    api) f1=src/api/handlers.rs f2=src/api/routes.rs f3=tests/api.rs tc="cargo test" ;;
+    web) f1=src/App.tsx f2=src/hooks/useCart.ts f3=package.json tc="npm test" ;;
+    docs) f1=docs/install.md f2=docs/config.md f3=README.md tc="mdbook build" ;;
+    flaky) f1=sync/client.go f2=sync/retry.go f3=sync/client_test.go tc="go test ./sync" ;;
+    infra) f1=terraform/main.tf f2=terraform/vars.tf f3=.github/workflows/ci.yml tc="terraform validate" ;;
+    *) f1=src/main.rs f2=src/lib.rs f3=tests/smoke.rs tc="make test" ;;
 esac
 
 # Codex records its sessions in rollout files; the demo writes one (only under the demo's
@@ -151,6 +151,7 @@ header() {
 }
 
 tok=0
+last=""
 tokens() {
     rand 900
     tok=$((tok + 400 + r))
@@ -160,12 +161,14 @@ tokens() {
 work() {
     tokens
     rand 7
+    if [ "$r" = "$last" ]; then r=$(((r + 1) % 7)); fi
+    last=$r
     case $kind in
         claude)
             case $r in
                 0) say "$G●$N Read($f1)" && say "$D  ⎿  Read $((80 + tok % 200)) lines$N" ;;
                 1) say "$G●$N Update($f2)" && say "$D  ⎿  $G+$((3 + tok % 17))$N$D additions, $R-$((tok % 5))$N$D removals$N" ;;
-                2) say "$G●$N Bash($t)" && say "  ⎿  $G✓ $((8 + tok % 9)) tests passed$N" ;;
+                2) say "$G●$N Bash($tc)" && say "  ⎿  $G✓ $((8 + tok % 9)) tests passed$N" ;;
                 3) say "$G●$N Search(pattern: \"fn retry\", path: \"src\")" && say "$D  ⎿  Found 4 files$N" ;;
                 4) say "$O✻$N ${O}Thinking…$N $D(esc to interrupt · ↓ $k tokens)$N" ;;
                 5) say "$G●$N Update Todos" && say "$D  ⎿  ☒ Read $f1  ☐ Update $f3$N" ;;
@@ -175,7 +178,7 @@ work() {
         codex)
             case $r in
                 0) say "$B• Explored$N" && say "$D  └ Read $f1$N" ;;
-                1) say "$B• Ran$N $t" && say "  └ $G✓ $((20 + tok % 40)) passed$N ${D}($((tok % 4)).$((tok % 10))s)$N" ;;
+                1) say "$B• Ran$N $tc" && say "  └ $G✓ $((20 + tok % 40)) passed$N ${D}($((tok % 4)).$((tok % 10))s)$N" ;;
                 2) say "$B• Edited$N $f2 ($G+$((2 + tok % 20))$N $R-$((tok % 6))$N)" ;;
                 3) say "$M${I}thinking$N" && say "${I}Planning the cart hook refactor$N" ;;
                 4) say "$B• Updated Plan$N" && say "$D  └ ✔ Split component  □ Add tests$N" ;;
@@ -187,7 +190,7 @@ work() {
             case $r in
                 0) say "$G✔$N ${B}ReadFile$N $f1" ;;
                 1) say "$G✔$N ${B}WriteFile$N $f2" && say "$D  Wrote $((20 + tok % 40)) lines$N" ;;
-                2) say "$G✔$N ${B}Shell$N $t" && say "  $G✓ build finished in 1.$((tok % 10))s$N" ;;
+                2) say "$G✔$N ${B}Shell$N $tc" && say "  $G✓ build finished in 1.$((tok % 10))s$N" ;;
                 3) say "$BL✦$N I'll tighten the wording in the install guide." ;;
                 4) say "$C⠋$N ${D}Considering the options… (esc to cancel, $((tok % 9 + 1))s)$N" ;;
                 5) say "$G✔$N ${B}SearchText$N 'auto_resume' in docs" && say "$D  Found 7 matches$N" ;;
@@ -199,7 +202,7 @@ work() {
                 0) say "${G}Applied edit to $f1$N" ;;
                 1) say "${Y}Commit $(printf '%07x' $((tok * 7919 % 268435455))) fix: pin provider version$N" ;;
                 2) say "${D}Tokens: $k sent, $((tok % 900)) received. Cost: \$0.0$((tok % 9)) msg$N" ;;
-                3) say "Running $t" && say "${G}Success! The configuration is valid.$N" ;;
+                3) say "Running $tc" && say "${G}Success! The configuration is valid.$N" ;;
                 4) say "${BL}I'll bump the provider and pin its version.$N" ;;
                 5) say "${D}Added $f3 to the chat.$N" ;;
                 *) say "${G}Applied edit to $f2$N" ;;

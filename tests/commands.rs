@@ -1,0 +1,258 @@
+//! The scriptable surface against real tmux: status (table, JSON, exit codes), events
+//! (follow sees a death that happens after it started), doctor, completions and man, and
+//! the on_death hook and the bell.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn aw(server: &TmuxServer, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    let home = server.dir.path().to_string_lossy().into_owned();
+    cmd.env("XDG_STATE_HOME", format!("{home}/state"))
+        .env("XDG_DATA_HOME", format!("{home}/data"))
+        .env("XDG_CONFIG_HOME", format!("{home}/config"))
+        .env("HOME", &home)
+        .arg("-S")
+        .arg(&server.socket)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "hang\n");
+    server.write_plan("codex", "exit 3\n");
+    server.write_plan("gemini", "exit 0\n");
+    let live = server.new_window(&[
+        "claude",
+        "--session-id",
+        "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+    ]);
+    let dead = server.new_window(&["codex"]);
+    let done = server.new_window(&["gemini"]);
+    server.wait_pane_exit(&dead, WAIT);
+    server.wait_pane_exit(&done, WAIT);
+    let out = aw(&server, &["status", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 3);
+    let row = |p: &str| rows.iter().find(|r| r["pane_id"] == p).unwrap().clone();
+    let keys = [
+        "pane_id",
+        "target",
+        "window_name",
+        "agent",
+        "state",
+        "exit_code",
+        "signal",
+        "session_id",
+        "cwd",
+        "attempts",
+        "died_at",
+    ];
+    for r in &rows {
+        let obj = r.as_object().unwrap();
+        for k in keys {
+            assert!(obj.contains_key(k), "{k} missing in {r}");
+        }
+    }
+    assert_eq!(row(&live)["state"], "running");
+    assert_eq!(
+        row(&live)["session_id"],
+        "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11"
+    );
+    assert_eq!(row(&live)["died_at"], serde_json::Value::Null);
+    assert_eq!(row(&dead)["state"], "exited");
+    assert_eq!(row(&dead)["exit_code"], 3);
+    assert_eq!(row(&dead)["agent"], "codex");
+    assert!(row(&dead)["died_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(row(&done)["state"], "finished");
+    assert_eq!(row(&done)["exit_code"], 0);
+
+    let table = aw(&server, &["status"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.starts_with("PANE"), "{text}");
+    assert!(
+        text.contains("exited") && text.contains("finished") && text.contains("running"),
+        "{text}"
+    );
+    // status is read-only: it set nothing on the panes.
+    assert_eq!(server.pane_field(&live, "#{@agentwatch_agent}"), "");
+
+    server.tmux_ok(&["kill-pane", "-t", &dead]);
+    assert_eq!(
+        aw(&server, &["status"]).status.code(),
+        Some(0),
+        "nothing dead any more"
+    );
+    server.tmux_ok(&["kill-server"]);
+    let out = aw(&server, &["status"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tmux server running on"));
+}
+
+#[test]
+fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 1\n");
+    let pane = server.new_window(&["claude"]);
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let hook_out = format!("{home}/hook.jsonl");
+    let hook = server.dir.path().join("hook.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ncat >> '{hook_out}'\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = server.dir.path().join("cfg.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[notify]\non_death = [\"{}\"]\n[auto_resume]\nenabled = false\n",
+            hook.display()
+        ),
+    )
+    .unwrap();
+
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut follow);
+    let mut follow = follow
+        .env("XDG_STATE_HOME", format!("{home}/state"))
+        .args(["events", "--follow", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui_env(
+        100,
+        30,
+        &[
+            ("XDG_STATE_HOME", &format!("{home}/state")),
+            ("XDG_DATA_HOME", &format!("{home}/data")),
+        ],
+        &[
+            env!("CARGO_BIN_EXE_agentwatch"),
+            "-S",
+            &sock,
+            "-c",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    ui.wait_for_text("● running", WAIT);
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    ui.wait_for_text("process exited (code 1)", WAIT);
+
+    let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let ev: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(ev["event"], "died");
+    assert_eq!(ev["pane"], pane);
+    assert_eq!(ev["exit_code"], 1);
+    let _ = follow.kill();
+    let _ = follow.wait();
+
+    common::wait_until("the hook ran", WAIT, || {
+        std::fs::read_to_string(&hook_out).is_ok_and(|t| t.lines().count() == 1)
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let got = std::fs::read_to_string(&hook_out).unwrap();
+    assert_eq!(got.lines().count(), 1, "once per death: {got}");
+    let ev: serde_json::Value = serde_json::from_str(got.trim()).unwrap();
+    assert_eq!(ev["event"], "died");
+    assert_eq!(ev["agent"], "claude");
+    // The bell rang in the terminal agentwatch runs in.
+    assert_eq!(
+        ui.tmux_ok(&[
+            "display-message",
+            "-p",
+            "-t",
+            &ui.pane,
+            "#{window_bell_flag}"
+        ])
+        .trim(),
+        "1"
+    );
+
+    let human = aw(&server, &["events", "--since", "1h"]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("died") && text.contains("process exited (code 1)"),
+        "{text}"
+    );
+    let bad = aw(&server, &["events", "--since", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn doctor_on_a_healthy_server_and_on_a_missing_one() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    let out = aw(&server, &["spawn", "claude"]);
+    assert!(out.status.success());
+    let out = aw(&server, &["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("✔ server: reachable at"), "{text}");
+    assert!(text.contains("✔ agents: 1 agent panes found"), "{text}");
+    assert!(text.contains("✔ exit-empty: off"), "{text}");
+    assert!(
+        text.contains("✔ agent claude:") && text.contains("(claude 0.0.0 (fake agent))"),
+        "{text}"
+    );
+    assert!(
+        text.contains("! shell integration: not installed") && text.contains("fix: add to ~/."),
+        "{text}"
+    );
+    assert!(text.ends_with("all good\n"), "{text}");
+
+    server.tmux_ok(&["kill-server"]);
+    let out = aw(&server, &["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("✖ server: no tmux server running on"),
+        "{text}"
+    );
+    assert!(text.contains("fix: start tmux"), "{text}");
+}
+
+#[test]
+fn completions_and_the_man_page_are_printed() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("agentwatch") && text.contains("spawn"),
+            "{shell}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        .arg("man")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(".TH agentwatch") && text.contains("socket\\-path"),
+        "{text}"
+    );
+}
