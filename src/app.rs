@@ -134,7 +134,7 @@ impl Io {
             .run([
                 "list-clients",
                 "-F",
-                "#{pane_id} #{client_activity} #{client_tty}",
+                "#{pane_id} #{client_activity} #{client_tty} #{client_control_mode}",
             ])
             .await
             .map_err(|e| e.to_string())?;
@@ -142,8 +142,10 @@ impl Io {
         // The client looking at agentwatch's pane (the most recently active one).
         let tty = text
             .lines()
+            // Control-mode clients (agentwatch's own among them) show nothing to anyone.
+            .filter(|l| !l.ends_with(" 1"))
             .filter_map(|l| {
-                let mut f = l.splitn(3, ' ');
+                let mut f = l.split(' ');
                 Some((f.next()?, f.next()?.parse::<u64>().unwrap_or(0), f.next()?))
             })
             .filter(|(p, _, _)| *p == from)

@@ -23,6 +23,9 @@ pub struct Config {
     pub show_all_panes: bool,
     /// Shells: a pane whose own process is one of these hosts agents typed at its prompt.
     pub shells: Vec<String>,
+    /// Poll over a persistent tmux control-mode client (no process per tick); it falls back
+    /// to one `tmux` process per call whenever the connection fails.
+    pub control_mode: bool,
     /// Agent kinds: overrides of the built-ins and new kinds.
     pub agents: BTreeMap<String, AgentConfig>,
     pub auto_resume: AutoResume,
@@ -78,6 +81,7 @@ impl Default for Config {
             tick_ms: 500,
             retain_dead: true,
             show_all_panes: false,
+            control_mode: true,
             shells: [
                 "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh",
             ]

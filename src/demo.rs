@@ -14,6 +14,7 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -69,7 +70,7 @@ pub fn run(agentwatch: &Path) -> Result<ExitStatus, String> {
     let _signals = Signals::catch();
     let mut demo = Demo::create()?;
     let result = demo.play(agentwatch);
-    let failed = !matches!(&result, Ok(s) if s.success());
+    let failed = !matches!(&result, Ok(s) if s.success()) && !STOP.load(Ordering::SeqCst);
     let kept_log = if failed { demo.keep_log() } else { None };
     for problem in demo.clean_up() {
         eprintln!("agentwatch demo: {problem}");
@@ -83,7 +84,8 @@ pub fn run(agentwatch: &Path) -> Result<ExitStatus, String> {
     if let Ok(status) = &result {
         if status.success() {
             println!("agentwatch demo: done; its tmux server and temp files are gone.");
-            println!("To watch your own agents: start them with `agentwatch spawn claude` (or codex, gemini, ...) and run `agentwatch`.");
+            println!("Your own agents: `agentwatch spawn claude` (or codex, gemini, ...) in");
+            println!("tmux starts one so it can be resumed; `agentwatch` watches them.");
         }
     }
     result
@@ -102,7 +104,8 @@ impl Demo {
     /// Makes the temp directory (0700, new: never an existing one).
     fn create() -> Result<Demo, String> {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let name = format!("agentwatch-demo-{}-{}", std::process::id(), &id[..12]);
+        // Short: the socket path is shown in the header and in attach commands.
+        let name = format!("aw-demo-{}-{}", std::process::id(), &id[..8]);
         let mut base = std::env::temp_dir();
         let fits = |b: &Path| b.join(&name).join("demo.sock").as_os_str().len() <= MAX_SOCKET_PATH;
         if !fits(&base) && fits(Path::new("/tmp")) {
@@ -235,6 +238,7 @@ impl Demo {
         let mut cmd = Command::new(agentwatch);
         self.env(&mut cmd);
         cmd.arg("-S").arg(&self.socket).arg("-c").arg(self.config());
+        let terminal = Terminal::save();
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", agentwatch.display()))?;
@@ -244,7 +248,12 @@ impl Demo {
         );
         let status = child.wait();
         CHILD.store(0, Ordering::SeqCst);
-        status.map_err(|e| format!("lost the dashboard: {e}"))
+        let status = status.map_err(|e| format!("lost the dashboard: {e}"))?;
+        // Killed by a signal, it could not put the terminal back: do it for it.
+        if status.signal().is_some() {
+            terminal.restore();
+        }
+        Ok(status)
     }
 
     /// On failure: copies the dashboard's log out of the directory about to go.
@@ -365,6 +374,35 @@ fn call(mut cmd: Command, what: &str) -> Result<String, String> {
     } else {
         format!("cannot {what}: {said}")
     })
+}
+
+/// The terminal's modes before the dashboard started, if stdin is a terminal.
+struct Terminal(Option<libc::termios>);
+
+impl Terminal {
+    fn save() -> Terminal {
+        // SAFETY: isatty and tcgetattr only read; a zeroed termios is a valid buffer.
+        unsafe {
+            if libc::isatty(libc::STDIN_FILENO) != 1 {
+                return Terminal(None);
+            }
+            let mut t: libc::termios = std::mem::zeroed();
+            Terminal((libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0).then_some(t))
+        }
+    }
+
+    /// The saved modes back, out of the alternate screen, the cursor shown.
+    fn restore(&self) {
+        use std::io::Write;
+        let Some(t) = &self.0 else {
+            return;
+        };
+        // SAFETY: t is a termios tcgetattr filled in.
+        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
+        let mut out = std::io::stdout();
+        _ = out.write_all(b"\x1b[?1049l\x1b[?25h\r\n");
+        _ = out.flush();
+    }
 }
 
 /// The dashboard's pid while it runs (0 otherwise): signals are passed on to it.

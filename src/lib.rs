@@ -10,6 +10,8 @@ pub mod cli;
 pub mod config;
 /// Crash records: a dead pane's output and death, one JSON file each.
 pub mod crashlog;
+/// `agentwatch demo`: simulated agents on a private server, and the dashboard on it.
+pub mod demo;
 /// Read-only lookups of an agent's session id (claude, codex) for a dead pane.
 pub mod discover;
 /// `agentwatch doctor`: checks, each with a fix.

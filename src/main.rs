@@ -31,6 +31,23 @@ fn main() -> ExitCode {
             clap_complete::generate(*shell, &mut cmd, "agentwatch", &mut std::io::stdout());
             return ExitCode::SUCCESS;
         }
+        Some(Command::Demo) => {
+            let exe = match std::env::current_exe() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("agentwatch demo: cannot find my own binary: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            return match agentwatch::demo::run(&exe) {
+                Ok(status) if status.success() => ExitCode::SUCCESS,
+                Ok(_) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("agentwatch demo: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Some(Command::Man) => {
             let cmd = <Cli as clap::CommandFactory>::command();
             return match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
@@ -110,6 +127,12 @@ async fn run(cli: Cli) -> ExitCode {
     let tick = Duration::from_millis(config.tick_ms);
     let timeout = Duration::from_millis((config.tick_ms * 4).clamp(1_000, 5_000));
     let tmux = Tmux::new(socket.clone(), timeout);
+    // The dashboard polls over control mode; one-shot commands need no connection.
+    let tmux = if cli.command.is_none() {
+        tmux.with_control_mode(config.control_mode)
+    } else {
+        tmux
+    };
     match tmux.version().await {
         Ok(v) if v < MIN_TMUX => {
             eprintln!("agentwatch: tmux {v} is too old: agentwatch needs tmux {MIN_TMUX} or newer (per-pane options); exit codes by signal need 3.3+");

@@ -150,6 +150,26 @@ header() {
     say ""
 }
 
+# A line of reasoning about this project: sets th.
+thought() {
+    rand 3
+    case $win-$r in
+        api-0) th="The 529s come from retries without backoff" ;;
+        api-1) th="Handlers share one client; add a timeout there" ;;
+        web-0) th="Planning the cart hook refactor" ;;
+        web-1) th="useCart re-renders on every keystroke" ;;
+        docs-0) th="The install guide predates the config file" ;;
+        docs-1) th="Linking config.md from the README" ;;
+        flaky-0) th="The sync client never closes idle conns" ;;
+        flaky-1) th="Retry only idempotent requests" ;;
+        infra-0) th="Pinning the provider avoids the drift" ;;
+        infra-1) th="CI should run terraform validate" ;;
+        *-0) th="Reading the tests before changing anything" ;;
+        *-1) th="Checking the callers of $f2" ;;
+        *) th="Next: make $tc pass" ;;
+    esac
+}
+
 tok=0
 last=""
 tokens() {
@@ -170,9 +190,15 @@ work() {
                 1) say "$G●$N Update($f2)" && say "$D  ⎿  $G+$((3 + tok % 17))$N$D additions, $R-$((tok % 5))$N$D removals$N" ;;
                 2) say "$G●$N Bash($tc)" && say "  ⎿  $G✓ $((8 + tok % 9)) tests passed$N" ;;
                 3) say "$G●$N Search(pattern: \"fn retry\", path: \"src\")" && say "$D  ⎿  Found 4 files$N" ;;
-                4) say "$O✻$N ${O}Thinking…$N $D(esc to interrupt · ↓ $k tokens)$N" ;;
+                4)
+                    rand 4
+                    case $r in
+                        0) v=Thinking ;; 1) v=Pondering ;; 2) v=Reticulating ;; *) v=Noodling ;;
+                    esac
+                    say "$O✻$N $O$v…$N $D(esc to interrupt · ↓ $k tokens)$N"
+                    ;;
                 5) say "$G●$N Update Todos" && say "$D  ⎿  ☒ Read $f1  ☐ Update $f3$N" ;;
-                *) say "● I'll add a timeout to the client, then rerun tests." ;;
+                *) thought && say "● $th." ;;
             esac
             ;;
         codex)
@@ -180,7 +206,7 @@ work() {
                 0) say "$B• Explored$N" && say "$D  └ Read $f1$N" ;;
                 1) say "$B• Ran$N $tc" && say "  └ $G✓ $((20 + tok % 40)) passed$N ${D}($((tok % 4)).$((tok % 10))s)$N" ;;
                 2) say "$B• Edited$N $f2 ($G+$((2 + tok % 20))$N $R-$((tok % 6))$N)" ;;
-                3) say "$M${I}thinking$N" && say "${I}Planning the cart hook refactor$N" ;;
+                3) thought && say "$M${I}thinking$N" && say "$I$th$N" ;;
                 4) say "$B• Updated Plan$N" && say "$D  └ ✔ Split component  □ Add tests$N" ;;
                 5) say "${D}tokens used: $k$N" ;;
                 *) say "$B• Explored$N" && say "$D  └ Search useCart in src$N" ;;
@@ -191,7 +217,7 @@ work() {
                 0) say "$G✔$N ${B}ReadFile$N $f1" ;;
                 1) say "$G✔$N ${B}WriteFile$N $f2" && say "$D  Wrote $((20 + tok % 40)) lines$N" ;;
                 2) say "$G✔$N ${B}Shell$N $tc" && say "  $G✓ build finished in 1.$((tok % 10))s$N" ;;
-                3) say "$BL✦$N I'll tighten the wording in the install guide." ;;
+                3) thought && say "$BL✦$N $th." ;;
                 4) say "$C⠋$N ${D}Considering the options… (esc to cancel, $((tok % 9 + 1))s)$N" ;;
                 5) say "$G✔$N ${B}SearchText$N 'auto_resume' in docs" && say "$D  Found 7 matches$N" ;;
                 *) say "$G✔$N ${B}ReadFile$N $f3" ;;
@@ -203,7 +229,7 @@ work() {
                 1) say "${Y}Commit $(printf '%07x' $((tok * 7919 % 268435455))) fix: pin provider version$N" ;;
                 2) say "${D}Tokens: $k sent, $((tok % 900)) received. Cost: \$0.0$((tok % 9)) msg$N" ;;
                 3) say "Running $tc" && say "${G}Success! The configuration is valid.$N" ;;
-                4) say "${BL}I'll bump the provider and pin its version.$N" ;;
+                4) thought && say "$BL$th.$N" ;;
                 5) say "${D}Added $f3 to the chat.$N" ;;
                 *) say "${G}Applied edit to $f2$N" ;;
             esac

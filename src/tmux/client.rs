@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::format::{list_panes_format, parse_listing, Listing};
@@ -87,7 +88,36 @@ pub struct Tmux {
     timeout: Duration,
     program: OsString,
     envs: Vec<(OsString, OsString)>,
+    /// The control-mode connection and its supervision, shared by clones.
+    control: Arc<tokio::sync::Mutex<Slot>>,
 }
+
+/// Which transport the polls use right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A persistent control-mode client: no process per call.
+    Control,
+    /// One `tmux` process per call (the fallback, or by choice).
+    Exec,
+}
+
+#[derive(Debug)]
+struct Slot {
+    enabled: bool,
+    conn: Option<super::control::Control>,
+    /// No new connection before this (backoff after a failure).
+    not_before: Option<tokio::time::Instant>,
+    backoff: Duration,
+}
+
+impl std::fmt::Debug for super::control::Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Control {{ alive: {} }}", self.is_alive())
+    }
+}
+
+const BACKOFF_MIN: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 impl Tmux {
     pub fn new(socket: PathBuf, timeout: Duration) -> Tmux {
@@ -96,7 +126,100 @@ impl Tmux {
             timeout,
             program: OsString::from("tmux"),
             envs: Vec::new(),
+            control: Arc::new(tokio::sync::Mutex::new(Slot {
+                enabled: false,
+                conn: None,
+                not_before: None,
+                backoff: BACKOFF_MIN,
+            })),
         }
+    }
+
+    /// Use a control-mode connection for polls and captures when one can be had (falling
+    /// back to one process per call whenever it fails, and retrying with backoff).
+    pub fn with_control_mode(self, on: bool) -> Tmux {
+        if let Ok(mut slot) = self.control.try_lock() {
+            slot.enabled = on;
+        }
+        self
+    }
+
+    /// The transport the last call could use.
+    pub async fn transport(&self) -> Transport {
+        let slot = self.control.lock().await;
+        match &slot.conn {
+            Some(c) if c.is_alive() => Transport::Control,
+            _ => Transport::Exec,
+        }
+    }
+
+    /// Runs one command over the control connection, if there is one (or one can be made
+    /// now). `None`: use a process for this call.
+    async fn via_control(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
+        let mut slot = self.control.lock().await;
+        if !slot.enabled {
+            return None;
+        }
+        if slot.conn.as_ref().is_some_and(|c| !c.is_alive()) {
+            slot.conn = None;
+            self.retry_later(&mut slot, "the control-mode connection closed");
+        }
+        if slot.conn.is_none() {
+            if slot
+                .not_before
+                .is_some_and(|t| tokio::time::Instant::now() < t)
+            {
+                return None;
+            }
+            match self.connect().await {
+                Ok(c) => {
+                    tracing::info!("transport: control mode ({})", self.socket.display());
+                    slot.conn = Some(c);
+                    slot.backoff = BACKOFF_MIN;
+                    slot.not_before = None;
+                }
+                Err(e) => {
+                    self.retry_later(&mut slot, &format!("no control-mode connection: {e}"));
+                    return None;
+                }
+            }
+        }
+        let conn = slot.conn.as_ref()?;
+        match conn.run(args, self.timeout).await {
+            Ok(Ok(bytes)) => Some(Ok(bytes)),
+            Ok(Err(msg)) => Some(Err(classify(&self.socket, msg.as_bytes()))),
+            Err(e) => {
+                slot.conn = None;
+                self.retry_later(&mut slot, &format!("control mode failed ({e})"));
+                None
+            }
+        }
+    }
+
+    fn retry_later(&self, slot: &mut Slot, why: &str) {
+        tracing::warn!(
+            "transport: fork+exec ({why}); retrying control mode in {:?}",
+            slot.backoff
+        );
+        slot.not_before = Some(tokio::time::Instant::now() + slot.backoff);
+        slot.backoff = (slot.backoff * 2).min(BACKOFF_MAX);
+    }
+
+    async fn connect(&self) -> Result<super::control::Control, TmuxError> {
+        let out = self.run(["list-sessions", "-F", "#{session_name}"]).await?;
+        let text = String::from_utf8_lossy(&out);
+        let session = text.lines().next().ok_or_else(|| TmuxError::Failed {
+            detail: "no session to attach a control client to".into(),
+        })?;
+        let timeout = self.timeout.min(Duration::from_secs(2));
+        super::control::Control::connect(
+            &self.program,
+            &self.socket,
+            &format!("={session}"),
+            &self.envs,
+            timeout,
+        )
+        .await
     }
 
     /// Environment for every tmux client started. A respawn or a new window gets the
@@ -166,9 +289,12 @@ impl Tmux {
 
     /// One `list-panes -a` with the agentwatch format.
     pub async fn list_panes(&self) -> Result<Listing, TmuxError> {
-        let out = self
-            .run(["list-panes", "-a", "-F", &list_panes_format()])
-            .await?;
+        let format = list_panes_format();
+        let args = ["list-panes", "-a", "-F", format.as_str()];
+        let out = match self.via_control(&args).await {
+            Some(r) => r?,
+            None => self.run(args).await?,
+        };
         Ok(parse_listing(&out))
     }
 
@@ -180,6 +306,29 @@ impl Tmux {
     ) -> Result<HashMap<PaneId, String>, TmuxError> {
         if panes.is_empty() {
             return Ok(HashMap::new());
+        }
+        // Over control mode, one line per pane: each answers on its own, and a pane that
+        // vanished fails alone.
+        if self.control.lock().await.enabled {
+            let mut map = HashMap::new();
+            let mut used_control = true;
+            for id in panes {
+                let t = id.to_string();
+                let args = ["capture-pane", "-p", "-J", "-S", "-8", "-t", t.as_str()];
+                match self.via_control(&args).await {
+                    Some(Ok(bytes)) => {
+                        map.insert(*id, String::from_utf8_lossy(&bytes).into_owned());
+                    }
+                    Some(Err(_)) => {}
+                    None => {
+                        used_control = false;
+                        break;
+                    }
+                }
+            }
+            if used_control {
+                return Ok(map);
+            }
         }
         let mut args: Vec<String> = Vec::new();
         for (i, id) in panes.iter().enumerate() {
@@ -208,6 +357,21 @@ impl Tmux {
     /// Whole retained history of one pane, with colour escapes.
     pub async fn capture_history(&self, pane: PaneId) -> Result<Vec<u8>, TmuxError> {
         let target = pane.to_string();
+        let args = [
+            "capture-pane",
+            "-p",
+            "-e",
+            "-J",
+            "-S",
+            "-",
+            "-E",
+            "-",
+            "-t",
+            &target,
+        ];
+        if let Some(r) = self.via_control(&args).await {
+            return r;
+        }
         self.run([
             "capture-pane",
             "-p",
