@@ -245,13 +245,33 @@ async fn dashboard(
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
     state.client = app::client_inside(tmux.socket());
     state.owner = format!("aw-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let input = EventStream::new().filter_map(|ev| async move {
+    let keys = EventStream::new().filter_map(|ev| async move {
         match ev {
             Ok(Event::Key(k)) => Some(Msg::Key(k)),
             Ok(Event::Resize(width, height)) => Some(Msg::Resize { width, height }),
             _ => None,
         }
     });
+    // SIGTERM, SIGHUP (the terminal went away) and SIGINT quit like q: the terminal is
+    // restored on the way out.
+    let mut stops = Vec::new();
+    for kind in [
+        tokio::signal::unix::SignalKind::terminate(),
+        tokio::signal::unix::SignalKind::hangup(),
+        tokio::signal::unix::SignalKind::interrupt(),
+    ] {
+        if let Ok(s) = tokio::signal::unix::signal(kind) {
+            stops.push(futures_util::stream::unfold(s, |mut s| async move {
+                s.recv()
+                    .await
+                    .map(|()| (Msg::Action(agentwatch::msg::Action::Quit), s))
+            }));
+        }
+    }
+    let input = futures_util::stream::select(
+        keys,
+        futures_util::stream::select_all(stops.into_iter().map(Box::pin)),
+    );
     let io = Arc::new(
         app::Io::new(Prober::new(tmux), agentwatch::relaunch::default_crash_dir())
             .with_journal(agentwatch::journal::default_path())

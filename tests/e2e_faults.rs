@@ -330,3 +330,31 @@ fn tiny_terminals_and_resizes_never_break_it() {
     ui.send_keys(&["q"]);
     assert_eq!(ui.wait_exit(WAIT), "status 0");
 }
+
+#[test]
+fn sigterm_quits_and_restores_the_terminal() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    server.new_window(&["claude"]);
+    let (data, state) = env_dirs(&server);
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui_env(
+        100,
+        30,
+        &[("XDG_DATA_HOME", &data), ("XDG_STATE_HOME", &state)],
+        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
+    );
+    ui.wait_for_text("● running", WAIT);
+    let pid = ui.tmux_ok(&["display-message", "-p", "-t", &ui.pane, "#{pane_pid}"]);
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(ui.wait_exit(WAIT), "status 0");
+    assert_eq!(
+        ui.tmux_ok(&["display-message", "-p", "-t", &ui.pane, "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+}

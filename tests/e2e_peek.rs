@@ -151,7 +151,7 @@ fn g_outside_the_server_shows_the_attach_command_and_inside_switches_the_client(
     let ui = ui(&server, &[]);
     ui.wait_for_text("● running", WAIT);
     ui.send_keys(&["g"]);
-    let screen = ui.wait_for_text("not inside this tmux server: run", WAIT);
+    let screen = ui.wait_for_text("outside tmux: tmux -S", WAIT);
     assert!(screen.contains("attach -t main:1.0"), "{screen}");
     drop(ui);
 

@@ -102,7 +102,7 @@ impl State {
                     None => {
                         card.notice = Some(Notice::info(
                             format!(
-                                "not inside this tmux server: run  tmux -S {} attach -t {}",
+                                "outside tmux: tmux -S {} attach -t {}",
                                 crate::tmux::words::shell_quote(&self.socket),
                                 crate::tmux::words::shell_quote(&card.pane.target())
                             ),

@@ -174,9 +174,14 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
         match &card.auto {
             Auto::Scheduled { attempt, due } => {
                 let secs = due.saturating_sub(ctx.now).div_ceil(1000);
+                let when = if secs == 0 {
+                    "now".to_string()
+                } else {
+                    format!("in {secs}s")
+                };
                 return Some((
                     format!(
-                        "{} · auto-resume {attempt}/{max} in {secs}s · c cancels",
+                        "{} · auto-resume {attempt}/{max} {when} · c cancels",
                         exit_short(card)
                     ),
                     false,

@@ -8,8 +8,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 use super::Look;
 use crate::keymap;
 use crate::msg::Action;
+use crate::supervisor::Policy;
 
-pub fn render(look: &Look, view: keymap::View, area: Rect, buf: &mut Buffer) {
+pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
     // Movement keys share one line; every other key has its own.
     let moves = keymap::table(view)
@@ -50,12 +51,24 @@ pub fn render(look: &Look, view: keymap::View, area: Rect, buf: &mut Buffer) {
         " (stale): tmux is not answering; the last known state is shown",
     ));
     if view == keymap::View::Grid {
-        lines.push(Line::raw(
-            " Auto-resume (defaults): after 2s, 10s, 30s, at most 3 times; a run",
-        ));
-        lines.push(Line::raw(
-            " of 60s refills it. See [auto_resume] in the config.",
-        ));
+        let delays: Vec<String> = policy
+            .backoff_secs
+            .iter()
+            .map(|s| format!("{s}s"))
+            .collect();
+        lines.push(Line::raw(if policy.enabled {
+            format!(
+                " Auto-resume: after {}, at most {} times; a run",
+                delays.join(", "),
+                policy.max_attempts
+            )
+        } else {
+            " Auto-resume is off in the config ([auto_resume] enabled = false)".to_string()
+        }));
+        lines.push(Line::raw(format!(
+            " of {}s refills it. See [auto_resume] in the config.",
+            policy.healthy_after_secs
+        )));
     }
     let w = area.width.min(72);
     let h = (lines.len() as u16 + 2).min(area.height);

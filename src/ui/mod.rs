@@ -51,14 +51,26 @@ impl Widget for Screen<'_> {
         if let Some(p) = &self.state.peek {
             peek::render(self.state, p, self.look, area, buf);
             if self.state.show_help {
-                help::render(self.look, self.state.view(), area, buf);
+                help::render(
+                    self.look,
+                    self.state.view(),
+                    self.state.policy(None),
+                    area,
+                    buf,
+                );
             }
             return;
         }
         if self.state.lost_view() {
             lost::render(self.state, self.look, area, buf);
             if self.state.show_help {
-                help::render(self.look, self.state.view(), area, buf);
+                help::render(
+                    self.look,
+                    self.state.view(),
+                    self.state.policy(None),
+                    area,
+                    buf,
+                );
             }
             return;
         }
@@ -85,7 +97,13 @@ impl Widget for Screen<'_> {
             render_grid(self.state, self.look, body, buf);
         }
         if self.state.show_help {
-            help::render(self.look, self.state.view(), area, buf);
+            help::render(
+                self.look,
+                self.state.view(),
+                self.state.policy(None),
+                area,
+                buf,
+            );
         }
     }
 }
@@ -102,12 +120,18 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     )];
     let mut push = |s: String| spans.push(Span::styled(s, base));
     push(format!(" {} running", c.running));
-    push(format!(" · {} dead", c.dead));
+    // Resuming and gave-up agents are dead ones: said in brackets, never counted twice.
+    let mut of_dead = Vec::new();
     if c.resuming > 0 {
-        push(format!(" · {} resuming", c.resuming));
+        of_dead.push(format!("{} resuming", c.resuming));
     }
     if c.gave_up > 0 {
-        push(format!(" · {} gave up", c.gave_up));
+        of_dead.push(format!("{} gave up", c.gave_up));
+    }
+    if of_dead.is_empty() {
+        push(format!(" · {} dead", c.dead));
+    } else {
+        push(format!(" · {} dead ({})", c.dead, of_dead.join(", ")));
     }
     push(format!(" · {} finished", c.finished));
     if !state.auto_on {
@@ -120,10 +144,10 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     }
     let left: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     let sock = format!("{} ", state.socket);
-    let room = usize::from(area.width).saturating_sub(left + 1);
+    let room = usize::from(area.width).saturating_sub(left + 2);
     if room >= 20 {
         spans.push(Span::styled(
-            format!("{:>room$}", text::fit_left(&sock, room)),
+            format!(" {:>room$}", text::fit_left(&sock, room)),
             base,
         ));
     }
@@ -217,13 +241,32 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let hidden_below = state.cards.len() - visible.end;
     let hidden_above = visible.start;
     if hidden_above + hidden_below > 0 && area.width > 20 {
-        let note = format!(" {hidden_above} above · {hidden_below} below ");
+        // A crash off screen must not go unnoticed: say so, in the alarm style.
+        let dead_off = state
+            .cards
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| !visible.contains(i) && c.life.is_alarm())
+            .count();
+        let (note, style) = if dead_off > 0 {
+            (
+                format!(
+                    " {hidden_above} above · {hidden_below} below · {dead_off} dead off screen "
+                ),
+                look.theme.alarm(),
+            )
+        } else {
+            (
+                format!(" {hidden_above} above · {hidden_below} below "),
+                look.theme.dim(),
+            )
+        };
         let x = area.right().saturating_sub(note.chars().count() as u16 + 2);
         let y = area.y
             + (g.rows as u16 * g.card_h)
                 .min(area.height)
                 .saturating_sub(1);
-        buf.set_string(x, y, note, look.theme.dim());
+        buf.set_string(x, y, note, style);
     }
 }
 
