@@ -1,0 +1,93 @@
+//! The control-mode transport: steady polling starts no tmux process; when the control
+//! client dies agentwatch keeps working over fork+exec at once and reconnects with backoff,
+//! never in a storm. tmux calls are counted with a logging `tmux` wrapper first on PATH.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use common::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// A `tmux` on PATH that logs its argv, then runs the real one.
+fn wrapper(server: &TmuxServer) -> (String, std::path::PathBuf) {
+    let real = String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v tmux"]).output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let dir = server.dir.path().join("wrap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = server.dir.path().join("tmux-calls.log");
+    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n", log.display());
+    std::fs::write(dir.join("tmux"), script).unwrap();
+    std::fs::set_permissions(dir.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+    (path, log)
+}
+
+fn calls(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+fn start(server: &TmuxServer, extra: &[(&str, &str)]) -> (common::UiServer, std::path::PathBuf) {
+    let (path, log) = wrapper(server);
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let (data, state) = (format!("{home}/data"), format!("{home}/state"));
+    let sock = server.socket.to_string_lossy().into_owned();
+    let mut env = vec![("XDG_DATA_HOME", data.as_str()), ("XDG_STATE_HOME", state.as_str()), ("PATH", path.as_str())];
+    env.extend_from_slice(extra);
+    let ui = server.start_ui_env(100, 30, &env, &["env", &format!("PATH={path}"), env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock]);
+    (ui, log)
+}
+
+#[test]
+fn steady_polling_over_control_mode_starts_no_tmux_process() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    server.new_window(&["claude"]);
+    let (ui, log) = start(&server, &[]);
+    ui.wait_for_text("● running", WAIT);
+    std::thread::sleep(Duration::from_secs(2)); // settle: option writes, first previews
+    let before = calls(&log).len();
+    std::thread::sleep(Duration::from_secs(3)); // six ticks
+    let during: Vec<String> = calls(&log)[before..].to_vec();
+    assert!(during.is_empty(), "tmux processes started in steady state: {during:?}");
+    let all = calls(&log);
+    assert_eq!(all.iter().filter(|c| c.contains("-C attach")).count(), 1, "{all:?}");
+}
+
+#[test]
+fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 4\n");
+    server.new_window(&["claude"]);
+    let (ui, log) = start(&server, &[("AGENTWATCH_LOG", "info")]);
+    ui.wait_for_text("● running", WAIT);
+    // Kill the control client (a client of our private server) every time it comes back.
+    let kill_control = || {
+        let out = server.tmux_ok(&["list-clients", "-F", "#{client_control_mode} #{client_pid}"]);
+        for l in out.lines() {
+            if let Some(pid) = l.strip_prefix("1 ") {
+                std::process::Command::new("kill").args(["-9", pid]).status().unwrap();
+            }
+        }
+    };
+    kill_control();
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    // Still watching: the death is seen over fork+exec.
+    ui.wait_for_text("process exited (code 4)", WAIT);
+    for _ in 0..12 {
+        kill_control();
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let attaches = calls(&log).iter().filter(|c| c.contains("-C attach")).count();
+    // 6 s of a killed connection: 1 s, 2 s, 4 s backoff allow about 3 more attempts, not 12.
+    assert!((2..=5).contains(&attaches), "{attaches} attaches");
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(format!("{home}/state/agentwatch/agentwatch.log")).unwrap();
+    assert!(text.contains("transport: fork+exec"), "{text}");
+    assert!(text.contains("transport: control mode"), "{text}");
+}
