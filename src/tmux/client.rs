@@ -395,6 +395,28 @@ impl Tmux {
         if sets.is_empty() {
             return Ok(());
         }
+        // Over control mode, one line each (a value with a newline cannot go on a line).
+        let one_line = sets.iter().all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
+        if one_line && self.control.lock().await.enabled {
+            let mut first_err = None;
+            let mut all_control = true;
+            for (id, name, value) in sets {
+                let t = id.to_string();
+                match self.via_control(&["set-option", "-p", "-t", &t, name, value]).await {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        first_err.get_or_insert(e);
+                    }
+                    None => {
+                        all_control = false;
+                        break;
+                    }
+                }
+            }
+            if all_control {
+                return first_err.map_or(Ok(()), Err);
+            }
+        }
         let mut args: Vec<String> = Vec::new();
         for (i, (id, name, value)) in sets.iter().enumerate() {
             if i > 0 {
