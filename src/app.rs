@@ -345,6 +345,7 @@ where
     A: Answer,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    let mut drawn: Option<u64> = None;
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
@@ -354,6 +355,7 @@ where
             Some(m) = rx.recv() => m,
             _ = ticker.tick() => Msg::Tick,
         };
+        let resized = matches!(msg, Msg::Resize { .. });
         let effects = state.update(msg, io.now());
         for effect in effects {
             if let Effect::KickServer(_) | Effect::Journal(_) = effect {
@@ -376,7 +378,12 @@ where
                 "agentwatch hit a bug (a panic, reported above) and stopped"
             ));
         }
-        terminal.draw(|f| f.render_widget(Screen { state, look }, f.area()))?;
+        // Draw only what changed: a poll that changed nothing costs no render.
+        let fp = state.fingerprint();
+        if drawn != Some(fp) || resized {
+            terminal.draw(|f| f.render_widget(Screen { state, look }, f.area()))?;
+            drawn = Some(fp);
+        }
     }
 }
 

@@ -20,7 +20,7 @@ impl fmt::Display for PaneId {
 }
 
 /// How a process ended, as far as anybody can tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Exit {
     Code(i32),
     Signal(i32),

@@ -67,21 +67,9 @@ async fn still_the_same_death(tmux: &Tmux, plan: &Plan) -> Result<(), String> {
     let Some(dead_pid) = plan.dead_pid else {
         return Ok(());
     };
-    let pane = plan.pane.to_string();
-    let out = tmux
-        .run([
-            "display-message",
-            "-p",
-            "-t",
-            &pane,
-            "#{pane_id} #{pane_pid} #{pane_dead}",
-        ])
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out);
-    let f: Vec<&str> = text.split_whitespace().collect();
+    let f = pane_fields(tmux, plan, &["pane_pid", "pane_dead"]).await?;
     match f.as_slice() {
-        [id, pid, dead] if *id == pane => {
+        [pid, dead] => {
             if *dead != "1" || pid.parse::<u32>().ok() != Some(dead_pid) {
                 Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
             } else {
@@ -90,6 +78,26 @@ async fn still_the_same_death(tmux: &Tmux, plan: &Plan) -> Result<(), String> {
         }
         _ => Err("the pane is gone".into()),
     }
+}
+
+/// Fields of the plan's pane, read now (`display-message` prints an empty line for a missing
+/// pane, so the pane id is asked for too and checked): `Err` when the pane is gone.
+async fn pane_fields(tmux: &Tmux, plan: &Plan, names: &[&str]) -> Result<Vec<String>, String> {
+    let pane = plan.pane.to_string();
+    let mut format = String::from("#{pane_id}");
+    for n in names {
+        format.push_str(&format!("\u{1f}#{{{n}}}"));
+    }
+    let out = tmux
+        .run(["display-message", "-p", "-t", &pane, &format])
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out);
+    let mut f = text.trim_end_matches('\n').split('\u{1f}');
+    if f.next() != Some(pane.as_str()) {
+        return Err("the pane is gone".into());
+    }
+    Ok(f.map(str::to_string).collect())
 }
 
 /// `respawn-pane` without `-k`, in the recorded directory, with the argv.
@@ -111,24 +119,9 @@ fn respawn_args(plan: &Plan) -> Vec<String> {
 /// shell itself is in the foreground (else the keys would go to whatever runs there).
 async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, String> {
     let pane = plan.pane.to_string();
-    let out = tmux
-        .run([
-            "display-message",
-            "-p",
-            "-t",
-            &pane,
-            "#{pane_id}\u{1f}#{pane_current_command}\u{1f}#{pane_current_path}",
-        ])
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out);
-    let mut f = text.trim_end_matches('\n').split('\u{1f}');
-    // display-message prints an empty line for a missing pane.
-    if f.next() != Some(pane.as_str()) {
-        return Err("the pane is gone".into());
-    }
-    let current = f.next().unwrap_or("");
-    let here = f.next().unwrap_or("");
+    let f = pane_fields(tmux, plan, &["pane_current_command", "pane_current_path"]).await?;
+    let current = f.first().map_or("", String::as_str);
+    let here = f.get(1).map_or("", String::as_str);
     if crate::agent::program_name(current).trim_start_matches('-') != shell {
         return Err(format!(
             "{current} is running in the pane, not the {shell} prompt: nothing typed"
@@ -153,30 +146,24 @@ async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, Str
 
 /// Records on the pane, in the same tmux call, how the previous run ended and the session id.
 fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
-    let pane = plan.pane.to_string();
     let previous = format!(
         "{}|{}",
         meta.exit_short,
         meta.died_at.map(|t| t.to_string()).unwrap_or_default()
     );
-    args.extend([
-        ";".into(),
-        "set-option".into(),
-        "-p".into(),
-        "-t".into(),
-        pane.clone(),
-        "@agentwatch_previous".into(),
-        words::arg(&previous),
-    ]);
+    let mut sets = vec![("@agentwatch_previous", previous)];
     if let Some(id) = &plan.session_id {
+        sets.push(("@agentwatch_session_id", id.clone()));
+    }
+    for (name, value) in sets {
         args.extend([
             ";".into(),
             "set-option".into(),
             "-p".into(),
             "-t".into(),
-            pane,
-            "@agentwatch_session_id".into(),
-            words::arg(id),
+            plan.pane.to_string(),
+            name.into(),
+            words::arg(&value),
         ]);
     }
 }

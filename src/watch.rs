@@ -12,7 +12,7 @@ pub const MAX_KICKS: u8 = 3;
 pub const KICK_SPACING_MS: Millis = 250;
 
 /// What a pane is doing, as shown on its card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Life {
     Running,
     /// A shell prompt whose agent is not running, with no exit of it known: nothing to say.
@@ -53,6 +53,8 @@ pub struct Card {
     pub started_at: Option<Millis>,
     /// When it died (tmux's `pane_dead_time`, else when we first saw it dead).
     pub died_at: Option<Millis>,
+    /// When agentwatch first saw this death (the banner went up then).
+    pub seen_dead_at: Option<Millis>,
     /// Whether we saw it alive: a pane dead since before agentwatch started has no `started_at`.
     pub seen_alive: bool,
     pub kicks: u8,
@@ -96,7 +98,7 @@ pub struct ShellHost {
 }
 
 /// Where a pane stands with auto-resume.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub enum Auto {
     #[default]
     Idle,
@@ -111,7 +113,7 @@ pub enum Auto {
 }
 
 /// A line of news on a card.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Notice {
     pub text: String,
     /// Shown in the alarm style (a refusal or a failure).
@@ -186,6 +188,7 @@ pub fn observe(
             life: Life::Running,
             started_at: None,
             died_at: None,
+            seen_dead_at: None,
             seen_alive: false,
             kicks: 0,
             kicked_at: None,
@@ -217,6 +220,7 @@ pub fn observe(
             life: Life::Running,
             started_at: None,
             died_at: None,
+            seen_dead_at: None,
             seen_alive: false,
             kicks: 0,
             kicked_at: None,
@@ -237,6 +241,7 @@ pub fn observe(
         card.life = Life::Running;
         card.seen_alive = true;
         card.died_at = None;
+        card.seen_dead_at = None;
         card.kicks = 0;
         card.kicked_at = None;
         card.started_at = started.or(card.started_at).or(Some(now));
@@ -246,6 +251,7 @@ pub fn observe(
         // It ran, however briefly: this death is a new one.
         card.seen_alive = true;
     }
+    card.seen_dead_at = card.seen_dead_at.or(Some(now));
     if card.died_at.is_none() || card.pane.dead_time.is_some() {
         card.died_at = card
             .pane

@@ -14,14 +14,23 @@ const WAIT: Duration = Duration::from_secs(15);
 
 /// A `tmux` on PATH that logs its argv, then runs the real one.
 fn wrapper(server: &TmuxServer) -> (String, std::path::PathBuf) {
-    let real = String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v tmux"]).output().unwrap().stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v tmux"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
     let dir = server.dir.path().join("wrap");
     std::fs::create_dir_all(&dir).unwrap();
     let log = server.dir.path().join("tmux-calls.log");
-    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n", log.display());
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+        log.display()
+    );
     std::fs::write(dir.join("tmux"), script).unwrap();
     std::fs::set_permissions(dir.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
@@ -29,7 +38,11 @@ fn wrapper(server: &TmuxServer) -> (String, std::path::PathBuf) {
 }
 
 fn calls(log: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 fn start(server: &TmuxServer, extra: &[(&str, &str)]) -> (common::UiServer, std::path::PathBuf) {
@@ -37,9 +50,24 @@ fn start(server: &TmuxServer, extra: &[(&str, &str)]) -> (common::UiServer, std:
     let home = server.dir.path().to_string_lossy().into_owned();
     let (data, state) = (format!("{home}/data"), format!("{home}/state"));
     let sock = server.socket.to_string_lossy().into_owned();
-    let mut env = vec![("XDG_DATA_HOME", data.as_str()), ("XDG_STATE_HOME", state.as_str()), ("PATH", path.as_str())];
+    let mut env = vec![
+        ("XDG_DATA_HOME", data.as_str()),
+        ("XDG_STATE_HOME", state.as_str()),
+        ("PATH", path.as_str()),
+    ];
     env.extend_from_slice(extra);
-    let ui = server.start_ui_env(100, 30, &env, &["env", &format!("PATH={path}"), env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock]);
+    let ui = server.start_ui_env(
+        100,
+        30,
+        &env,
+        &[
+            "env",
+            &format!("PATH={path}"),
+            env!("CARGO_BIN_EXE_agentwatch"),
+            "-S",
+            &sock,
+        ],
+    );
     (ui, log)
 }
 
@@ -54,9 +82,16 @@ fn steady_polling_over_control_mode_starts_no_tmux_process() {
     let before = calls(&log).len();
     std::thread::sleep(Duration::from_secs(3)); // six ticks
     let during: Vec<String> = calls(&log)[before..].to_vec();
-    assert!(during.is_empty(), "tmux processes started in steady state: {during:?}");
+    assert!(
+        during.is_empty(),
+        "tmux processes started in steady state: {during:?}"
+    );
     let all = calls(&log);
-    assert_eq!(all.iter().filter(|c| c.contains("-C attach")).count(), 1, "{all:?}");
+    assert_eq!(
+        all.iter().filter(|c| c.contains("-C attach")).count(),
+        1,
+        "{all:?}"
+    );
 }
 
 #[test]
@@ -71,7 +106,10 @@ fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
         let out = server.tmux_ok(&["list-clients", "-F", "#{client_control_mode} #{client_pid}"]);
         for l in out.lines() {
             if let Some(pid) = l.strip_prefix("1 ") {
-                std::process::Command::new("kill").args(["-9", pid]).status().unwrap();
+                std::process::Command::new("kill")
+                    .args(["-9", pid])
+                    .status()
+                    .unwrap();
             }
         }
     };
@@ -83,7 +121,10 @@ fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
         kill_control();
         std::thread::sleep(Duration::from_millis(500));
     }
-    let attaches = calls(&log).iter().filter(|c| c.contains("-C attach")).count();
+    let attaches = calls(&log)
+        .iter()
+        .filter(|c| c.contains("-C attach"))
+        .count();
     // 6 s of a killed connection: 1 s, 2 s, 4 s backoff allow about 3 more attempts, not 12.
     assert!((2..=5).contains(&attaches), "{attaches} attaches");
     let home = server.dir.path().to_string_lossy().into_owned();

@@ -109,7 +109,9 @@ impl State {
             }
             return;
         }
-        let mut ev = self.event(card, "died", now);
+        // Stamped when the death was first seen (the banner went up), not when its exit
+        // status was finally read.
+        let mut ev = self.event(card, "died", card.seen_dead_at.unwrap_or(now));
         ev.detail = Some(exit.describe());
         if !exit.is_clean() {
             self.notes.push(ev.clone());

@@ -527,3 +527,67 @@ mod relaunch;
 mod shell;
 #[cfg(test)]
 mod tests;
+
+impl State {
+    /// A hash of everything the screen shows. The loop draws only when it changes (the
+    /// clock is in it by the second, for "running for 45s"), so an idle dashboard redraws
+    /// about once a second, not on every poll.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.now / 1000).hash(&mut h);
+        (
+            self.size,
+            self.selected,
+            self.scroll,
+            self.show_help,
+            self.auto_on,
+        )
+            .hash(&mut h);
+        (self.lost_confirm, self.lost_hidden, self.lost_results.len()).hash(&mut h);
+        self.lost.as_ref().map(|l| l.agents.len()).hash(&mut h);
+        match &self.server {
+            Server::Connecting => 0u8.hash(&mut h),
+            Server::Up => 1u8.hash(&mut h),
+            Server::Down(e) => e.to_string().hash(&mut h),
+        }
+        if let Some(p) = &self.peek {
+            (p.top, p.height, &p.typing, &p.query, p.hit, &p.error).hash(&mut h);
+            p.text
+                .as_ref()
+                .map(|t| (t.len(), std::sync::Arc::as_ptr(t) as usize))
+                .hash(&mut h);
+            p.records.len().hash(&mut h);
+            matches!(p.source, crate::peek::Source::Live { .. }).hash(&mut h);
+        }
+        for c in &self.cards {
+            let p = &c.pane;
+            (
+                p.id,
+                &p.window_name,
+                &p.session,
+                p.window_index,
+                p.pane_index,
+            )
+                .hash(&mut h);
+            (
+                &p.opt_session_id,
+                &p.current_path,
+                &p.opt_cwd,
+                &p.opt_previous,
+            )
+                .hash(&mut h);
+            (
+                c.life,
+                c.started_at,
+                c.died_at,
+                &c.notice,
+                &c.auto,
+                c.relaunching,
+            )
+                .hash(&mut h);
+            (c.budget.paused, c.budget.attempts, &c.preview, &c.agent).hash(&mut h);
+        }
+        h.finish()
+    }
+}

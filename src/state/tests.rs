@@ -694,3 +694,21 @@ mod lost {
         assert!(fx.contains(&Effect::SaveRoster(None)));
     }
 }
+
+#[test]
+fn the_fingerprint_changes_only_when_the_screen_would() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 1, "claude")], T0);
+    let a = s.fingerprint();
+    poll(&mut s, vec![pane(1, 1, "claude")], T0 + 300);
+    assert_eq!(s.fingerprint(), a, "same second, same panes: no redraw");
+    poll(
+        &mut s,
+        vec![dead(pane(1, 1, "claude"), Some(1), None)],
+        T0 + 400,
+    );
+    assert_ne!(s.fingerprint(), a, "a death redraws");
+    let b = s.fingerprint();
+    s.update(Msg::Tick, T0 + 1_200);
+    assert_ne!(s.fingerprint(), b, "a new second redraws (relative times)");
+}

@@ -140,7 +140,7 @@ impl Budget {
 }
 
 /// Why a death is left alone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Hold {
     /// Auto-resume is off (globally, for the kind, or for the pane).
     Off,

@@ -372,19 +372,7 @@ impl Tmux {
         if let Some(r) = self.via_control(&args).await {
             return r;
         }
-        self.run([
-            "capture-pane",
-            "-p",
-            "-e",
-            "-J",
-            "-S",
-            "-",
-            "-E",
-            "-",
-            "-t",
-            &target,
-        ])
-        .await
+        self.run(args).await
     }
 
     /// Sets pane options in one invocation: `(pane, option, value)`.
@@ -396,13 +384,18 @@ impl Tmux {
             return Ok(());
         }
         // Over control mode, one line each (a value with a newline cannot go on a line).
-        let one_line = sets.iter().all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
+        let one_line = sets
+            .iter()
+            .all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
         if one_line && self.control.lock().await.enabled {
             let mut first_err = None;
             let mut all_control = true;
             for (id, name, value) in sets {
                 let t = id.to_string();
-                match self.via_control(&["set-option", "-p", "-t", &t, name, value]).await {
+                match self
+                    .via_control(&["set-option", "-p", "-t", &t, name, value])
+                    .await
+                {
                     Some(Ok(_)) => {}
                     Some(Err(e)) => {
                         first_err.get_or_insert(e);

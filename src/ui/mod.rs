@@ -48,29 +48,19 @@ impl Widget for Screen<'_> {
         if area.height == 0 || area.width == 0 {
             return;
         }
-        if let Some(p) = &self.state.peek {
+        let full_screen = if let Some(p) = &self.state.peek {
             peek::render(self.state, p, self.look, area, buf);
-            if self.state.show_help {
-                help::render(
-                    self.look,
-                    self.state.view(),
-                    self.state.policy(None),
-                    area,
-                    buf,
-                );
-            }
-            return;
-        }
-        if self.state.lost_view() {
+            true
+        } else if self.state.lost_view() {
             lost::render(self.state, self.look, area, buf);
+            true
+        } else {
+            false
+        };
+        if full_screen {
             if self.state.show_help {
-                help::render(
-                    self.look,
-                    self.state.view(),
-                    self.state.policy(None),
-                    area,
-                    buf,
-                );
+                let policy = self.state.policy(None);
+                help::render(self.look, self.state.view(), policy, area, buf);
             }
             return;
         }
