@@ -168,6 +168,7 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
                 Some("tmux set-option -s exit-empty off (agentwatch spawn does this)".into()),
             )
         });
+        out.push(transport_check(tmux, ctx).await);
         let hooked = l.panes.iter().any(|p| !p.opt_last_status.is_empty());
         out.push(shell_check(ctx, hooked));
     } else {
@@ -242,6 +243,39 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
         ),
     });
     out
+}
+
+/// Whether the dashboard will poll over control mode: tries it, as the dashboard would.
+async fn transport_check(tmux: &Tmux, ctx: &Context<'_>) -> Check {
+    let wanted = ctx
+        .config
+        .as_ref()
+        .map(|(c, _)| c.control_mode)
+        .unwrap_or(true);
+    if !wanted {
+        return Check::new(
+            Level::Ok,
+            "transport",
+            "fork+exec (control_mode = false in the config)",
+            None,
+        );
+    }
+    let probe = tmux.clone().with_control_mode(true);
+    let _ = probe.list_panes().await;
+    match probe.transport().await {
+        crate::tmux::client::Transport::Control => Check::new(
+            Level::Ok,
+            "transport",
+            "control mode works: the dashboard polls without starting a process per tick",
+            None,
+        ),
+        crate::tmux::client::Transport::Exec => Check::new(
+            Level::Warn,
+            "transport",
+            "control mode unavailable: the dashboard falls back to one tmux process per call",
+            Some("see the log (~/.local/state/agentwatch/agentwatch.log) for why".into()),
+        ),
+    }
 }
 
 fn version_check(v: TmuxVersion) -> Check {

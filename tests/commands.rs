@@ -210,6 +210,7 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
     assert!(text.contains("✔ server: reachable at"), "{text}");
     assert!(text.contains("✔ agents: 1 agent panes found"), "{text}");
     assert!(text.contains("✔ exit-empty: off"), "{text}");
+    assert!(text.contains("✔ transport: control mode works"), "{text}");
     assert!(
         text.contains("✔ agent claude:") && text.contains("(claude 0.0.0 (fake agent))"),
         "{text}"

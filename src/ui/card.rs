@@ -4,7 +4,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::text::{duration, fit, fit_left, tilde};
 use super::theme::Theme;
@@ -164,7 +164,10 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
             t.dim(),
         )));
     }
-    Paragraph::new(lines).render(inner, buf);
+    // Lines straight into the buffer: no wrapping to work out (every line is already fit).
+    for (row, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
+        buf.set_line(inner.x, inner.y + row as u16, line, inner.width);
+    }
 }
 
 /// The line of news for a card: its live notice, else what a dead card lacks.
