@@ -229,19 +229,19 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
         ),
     );
     type_line(&server, &pane, "false");
-    common::wait_until("status 1 published", Duration::from_secs(10), || {
+    common::wait_until("status 1 published", Duration::from_secs(20), || {
         server
             .pane_field(&pane, "#{@agentwatch_last_status}")
             .starts_with("1 ")
     });
     type_line(&server, &pane, "(exit 7)");
-    common::wait_until("status 7 published", Duration::from_secs(10), || {
+    common::wait_until("status 7 published", Duration::from_secs(20), || {
         server
             .pane_field(&pane, "#{@agentwatch_last_status}")
             .starts_with("7 ")
     });
     type_line(&server, &pane, "echo \"pc=[$PROMPT_COMMAND]\"");
-    common::wait_until("PROMPT_COMMAND printed", Duration::from_secs(10), || {
+    common::wait_until("PROMPT_COMMAND printed", Duration::from_secs(20), || {
         server.capture(&pane).contains("pc=[")
     });
     let screen = server.capture(&pane);
@@ -270,19 +270,19 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     let log = server.dir.path().join("hook.log");
     type_line(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));
     type_line(&server, &pane, "false");
-    common::wait_until("zsh status 1 published", Duration::from_secs(10), || {
+    common::wait_until("zsh status 1 published", Duration::from_secs(20), || {
         server
             .pane_field(&pane, "#{@agentwatch_last_status}")
             .starts_with("1 ")
     });
     type_line(&server, &pane, "true");
-    common::wait_until("zsh status 0 published", Duration::from_secs(10), || {
+    common::wait_until("zsh status 0 published", Duration::from_secs(20), || {
         server
             .pane_field(&pane, "#{@agentwatch_last_status}")
             .starts_with("0 ")
     });
     type_line(&server, &pane, "echo \"hooks=[${precmd_functions[*]}]\"");
-    common::wait_until("hooks printed", Duration::from_secs(10), || {
+    common::wait_until("hooks printed", Duration::from_secs(20), || {
         server.capture(&pane).contains("hooks=[")
     });
     let screen = server.capture(&pane);

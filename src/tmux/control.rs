@@ -138,6 +138,60 @@ fn dead() -> TmuxError {
     }
 }
 
+/// What a line of control-mode output completes.
+#[derive(Debug, PartialEq, Eq)]
+enum Event {
+    /// A block of a command this client sent, complete.
+    Block(Block),
+    /// The client is told to go (`%exit`).
+    Exit,
+}
+
+/// The pure, byte-level reader of control-mode output, one line at a time.
+#[derive(Debug, Default)]
+struct Parser {
+    /// Inside a block: its content so far, whether this client sent the command, and the
+    /// command number (only `%end`/`%error` with the same number closes the block, so a
+    /// captured line that happens to start with "%end" does not).
+    open: Option<(Vec<u8>, bool, Vec<u8>)>,
+}
+
+impl Parser {
+    fn line(&mut self, line: &[u8]) -> Option<Event> {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let fields =
+            |t: &[u8]| -> Vec<Vec<u8>> { t.split(|&b| b == b' ').map(<[u8]>::to_vec).collect() };
+        if let Some((content, ours, number)) = self.open.as_mut() {
+            let f = fields(text);
+            let tag = f.first().map(Vec::as_slice);
+            let closes = matches!(tag, Some(b"%end") | Some(b"%error")) && f.get(2) == Some(number);
+            if !closes {
+                content.extend_from_slice(line);
+                return None;
+            }
+            let (content, ours) = (std::mem::take(content), *ours);
+            self.open = None;
+            if !ours {
+                return None;
+            }
+            return Some(Event::Block(if tag == Some(b"%error") {
+                Err(String::from_utf8_lossy(&content).trim().to_string())
+            } else {
+                Ok(content)
+            }));
+        }
+        if text.starts_with(b"%begin ") {
+            // `%begin <time> <number> <flags>`: flags 1 means this client sent it.
+            let f = fields(text);
+            let ours = f.get(3).map(Vec::as_slice) == Some(b"1");
+            self.open = Some((Vec::new(), ours, f.get(2).cloned().unwrap_or_default()));
+        } else if text.starts_with(b"%exit") {
+            return Some(Event::Exit);
+        }
+        None
+    }
+}
+
 /// Owns the client: writes requests, matches blocks to them in order.
 async fn pump(
     mut child: tokio::process::Child,
@@ -149,11 +203,7 @@ async fn pump(
     let mut waiting: VecDeque<oneshot::Sender<Block>> = VecDeque::new();
     let mut line = Vec::new();
     // Inside a block of ours: its content so far.
-    let mut block: Option<Vec<u8>> = None;
-    let mut ours = false;
-    // The command number of the open block: only `%end`/`%error` with it closes it (a
-    // captured line that happens to start with "%end" does not).
-    let mut number: Vec<u8> = Vec::new();
+    let mut parser = Parser::default();
     loop {
         tokio::select! {
             req = rx.recv() => {
@@ -168,39 +218,17 @@ async fn pump(
                     Ok(0) | Err(_) => break,
                     Ok(_) => {}
                 }
-                let text = line.strip_suffix(b"\n").unwrap_or(&line);
-                if let Some(content) = block.as_mut() {
-                    let closes = |tag: &[u8]| {
-                        text.starts_with(tag)
-                            && text.split(|&b| b == b' ').nth(2) == Some(number.as_slice())
-                    };
-                    let end = closes(b"%end ");
-                    let error = closes(b"%error ");
-                    if end || error {
-                        let content = std::mem::take(content);
-                        block = None;
-                        if ours {
-                            if let Some(reply) = waiting.pop_front() {
-                                let _ = reply.send(if error {
-                                    Err(String::from_utf8_lossy(&content).trim().to_string())
-                                } else {
-                                    Ok(content)
-                                });
-                            }
-                        }
-                    } else {
-                        content.extend_from_slice(&line);
-                    }
-                } else if text.starts_with(b"%begin ") {
-                    // `%begin <time> <number> <flags>`: flags 1 means this client sent it.
-                    let f: Vec<&[u8]> = text.split(|&b| b == b' ').collect();
-                    ours = f.get(3) == Some(&&b"1"[..]);
-                    number = f.get(2).map(|n| n.to_vec()).unwrap_or_default();
-                    block = Some(Vec::new());
-                } else if text.starts_with(b"%exit") {
-                    break;
-                }
+                let event = parser.line(&line);
                 line.clear();
+                match event {
+                    Some(Event::Block(block)) => {
+                        if let Some(reply) = waiting.pop_front() {
+                            let _ = reply.send(block);
+                        }
+                    }
+                    Some(Event::Exit) => break,
+                    None => {}
+                }
             }
         }
     }
@@ -212,6 +240,44 @@ async fn pump(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn feed(p: &mut Parser, text: &[u8]) -> Vec<Event> {
+        text.split_inclusive(|&b| b == b'\n')
+            .filter_map(|l| p.line(l))
+            .collect()
+    }
+
+    #[test]
+    fn blocks_are_read_byte_for_byte_and_only_ours_count() {
+        let mut p = Parser::default();
+        let out = b"%begin 1 267 0\n%end 1 267 0\n%session-changed $0 main\n\
+%begin 2 268 1\n\x1e%0\x1fsleep\x1f\xff\xfe\n%end looks like an end\n%end 2 999 1\n%end 2 268 1\n\
+%output %1 hello\n%begin 3 269 1\ncan't find pane: %99\n%error 3 269 1\n%exit\n";
+        let events = feed(&mut p, out);
+        assert_eq!(events.len(), 3);
+        assert_eq!(
+            events[0],
+            Event::Block(Ok(
+                b"\x1e%0\x1fsleep\x1f\xff\xfe\n%end looks like an end\n%end 2 999 1\n".to_vec()
+            ))
+        );
+        assert_eq!(events[1], Event::Block(Err("can't find pane: %99".into())));
+        assert_eq!(events[2], Event::Exit);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut p = Parser::default();
+        for junk in [
+            &b"%begin\n"[..],
+            b"%end\n",
+            b"%begin 1\n%error\n",
+            b"\xff\n",
+            b"%begin 1 2 1\n",
+        ] {
+            let _ = feed(&mut p, junk);
+        }
+    }
 
     #[test]
     fn arguments_are_quoted_for_tmux() {
