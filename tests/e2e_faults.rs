@@ -11,8 +11,7 @@ use common::TmuxServer;
 const WAIT: Duration = Duration::from_secs(15);
 
 fn env_dirs(server: &TmuxServer) -> (String, String) {
-    let home = server.dir.path().to_string_lossy().into_owned();
-    (format!("{home}/data"), format!("{home}/state"))
+    server.xdg()
 }
 
 fn no_auto(server: &TmuxServer) -> String {
@@ -162,14 +161,7 @@ fn a_hung_server_never_freezes_the_keys_and_never_piles_up_tmux_calls() {
     let server = TmuxServer::start();
     server.write_plan("claude", "hang\n");
     server.new_window(&["claude"]);
-    let (data, state) = env_dirs(&server);
-    let sock = server.socket.to_string_lossy().into_owned();
-    let ui = server.start_ui_env(
-        100,
-        30,
-        &[("XDG_DATA_HOME", &data), ("XDG_STATE_HOME", &state)],
-        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
-    );
+    let ui = server.start_agentwatch(100, 30, &[], &[]);
     ui.wait_for_text("● running", WAIT);
     let tmux_pid = server.server_pid().unwrap();
     let aw_pid: u32 = ui
@@ -264,20 +256,13 @@ fn a_panic_restores_the_terminal_prints_a_report_and_logs_the_details() {
     let server = TmuxServer::start();
     server.write_plan("claude", "hang\n");
     server.new_window(&["claude"]);
-    let (data, state) = env_dirs(&server);
-    let sock = server.socket.to_string_lossy().into_owned();
-    let ui = server.start_ui_env(
-        100,
-        30,
-        &[
-            ("XDG_DATA_HOME", &data),
-            ("XDG_STATE_HOME", &state),
-            ("AGENTWATCH_DEBUG_PANIC_AFTER_MS", "1500"),
-            ("RUST_BACKTRACE", "0"),
-            ("RUST_LIB_BACKTRACE", "0"),
-        ],
-        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
-    );
+    let (_, state) = env_dirs(&server);
+    let env = [
+        ("AGENTWATCH_DEBUG_PANIC_AFTER_MS", "1500"),
+        ("RUST_BACKTRACE", "0"),
+        ("RUST_LIB_BACKTRACE", "0"),
+    ];
+    let ui = server.start_agentwatch(100, 30, &env, &[]);
     ui.wait_for_text("● running", WAIT);
     let exit = ui.wait_exit(WAIT);
     assert_ne!(exit, "status 0");
@@ -306,20 +291,7 @@ fn tiny_terminals_and_resizes_never_break_it() {
     server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
     server.write_plan("claude", "exit 1\n");
     server.new_window(&["claude"]);
-    let (data, state) = env_dirs(&server);
-    let sock = server.socket.to_string_lossy().into_owned();
-    let ui = server.start_ui_env(
-        20,
-        5,
-        &[("XDG_DATA_HOME", &data), ("XDG_STATE_HOME", &state)],
-        &[
-            env!("CARGO_BIN_EXE_agentwatch"),
-            "-S",
-            &sock,
-            "-c",
-            &no_auto(&server),
-        ],
-    );
+    let ui = server.start_agentwatch(20, 5, &[], &["-c", &no_auto(&server)]);
     ui.wait_for_text("✖", WAIT);
     for (w, h) in [(10, 3), (80, 24), (1, 1), (200, 60), (33, 7), (80, 24)] {
         ui.resize(w, h);
@@ -336,14 +308,7 @@ fn sigterm_quits_and_restores_the_terminal() {
     let server = TmuxServer::start();
     server.write_plan("claude", "hang\n");
     server.new_window(&["claude"]);
-    let (data, state) = env_dirs(&server);
-    let sock = server.socket.to_string_lossy().into_owned();
-    let ui = server.start_ui_env(
-        100,
-        30,
-        &[("XDG_DATA_HOME", &data), ("XDG_STATE_HOME", &state)],
-        &[env!("CARGO_BIN_EXE_agentwatch"), "-S", &sock],
-    );
+    let ui = server.start_agentwatch(100, 30, &[], &[]);
     ui.wait_for_text("● running", WAIT);
     let pid = ui.tmux_ok(&["display-message", "-p", "-t", &ui.pane, "#{pane_pid}"]);
     assert!(std::process::Command::new("kill")

@@ -37,25 +37,13 @@ fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
     );
     let pane = server.new_window(&["codex"]);
     let home = server.dir.path().to_string_lossy().into_owned();
-    let data = format!("{home}/data");
-    let state = format!("{home}/state");
     let codex_home = format!("{home}/codex-home");
-    let sock = server.socket.to_string_lossy().into_owned();
-    let ui = server.start_ui_env(
+    let (data, _) = server.xdg();
+    let ui = server.start_agentwatch(
         100,
         30,
-        &[
-            ("XDG_DATA_HOME", &data),
-            ("XDG_STATE_HOME", &state),
-            ("CODEX_HOME", &codex_home),
-        ],
-        &[
-            env!("CARGO_BIN_EXE_agentwatch"),
-            "-S",
-            &sock,
-            "-c",
-            &no_auto(&server),
-        ],
+        &[("CODEX_HOME", &codex_home)],
+        &["-c", &no_auto(&server)],
     );
     ui.wait_for_text("● running", WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
@@ -86,28 +74,12 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
     server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
     server.write_plan("claude", "wait go\nexit 1\n---\nhang\n");
     let pane = server.new_window(&["claude"]);
-    let home = server.dir.path().to_string_lossy().into_owned();
-    let (data, state, claude) = (
-        format!("{home}/data"),
-        format!("{home}/state"),
-        format!("{home}/claude-config"),
-    );
-    let sock = server.socket.to_string_lossy().into_owned();
-    let ui = server.start_ui_env(
+    let claude = format!("{}/claude-config", server.dir.path().display());
+    let ui = server.start_agentwatch(
         80,
         24,
-        &[
-            ("XDG_DATA_HOME", &data),
-            ("XDG_STATE_HOME", &state),
-            ("CLAUDE_CONFIG_DIR", &claude),
-        ],
-        &[
-            env!("CARGO_BIN_EXE_agentwatch"),
-            "-S",
-            &sock,
-            "-c",
-            &no_auto(&server),
-        ],
+        &[("CLAUDE_CONFIG_DIR", &claude)],
+        &["-c", &no_auto(&server)],
     );
     ui.wait_for_text("● running", WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();

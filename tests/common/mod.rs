@@ -391,6 +391,34 @@ impl TmuxServer {
         self.pane_field_opt(pane, "").is_some()
     }
 
+    /// The data and state dirs (XDG_DATA_HOME, XDG_STATE_HOME) of the agentwatch under test:
+    /// inside the temp dir, never the user's.
+    pub fn xdg(&self) -> (String, String) {
+        let home = self.dir.path().to_string_lossy().into_owned();
+        (format!("{home}/data"), format!("{home}/state"))
+    }
+
+    /// The real agentwatch binary watching this server (`-S <socket>` and `args`), in a
+    /// second private server sized `width` x `height`, with its XDG dirs in the temp dir.
+    pub fn start_agentwatch(
+        &self,
+        width: u16,
+        height: u16,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> UiServer {
+        let (data, state) = self.xdg();
+        let sock = self.socket.to_string_lossy().into_owned();
+        let mut all_env = vec![
+            ("XDG_DATA_HOME", data.as_str()),
+            ("XDG_STATE_HOME", state.as_str()),
+        ];
+        all_env.extend_from_slice(env);
+        let mut argv = vec![env!("CARGO_BIN_EXE_agentwatch"), "-S", sock.as_str()];
+        argv.extend_from_slice(args);
+        self.start_ui_env(width, height, &all_env, &argv)
+    }
+
     /// Runs `argv` as the single pane of a second private server (`<dir>/ui.sock`),
     /// sized `width` x `height`. `TMUX`/`TMUX_PANE` are unset inside the pane.
     pub fn start_ui(&self, width: u16, height: u16, argv: &[&str]) -> UiServer {
