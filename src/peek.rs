@@ -91,8 +91,11 @@ pub struct Peek {
     pub hit: Option<usize>,
     /// The search being typed.
     pub typing: Option<String>,
-    /// This pane's crash records, newest first.
+    /// This pane's crash records, newest first, once they are read.
     pub records: Vec<Arc<CrashRecord>>,
+    pub records_loaded: bool,
+    /// `[` was pressed before the records were read: show the newest when they are.
+    pub want_older: bool,
 }
 
 impl Peek {
@@ -110,6 +113,8 @@ impl Peek {
             hit: None,
             typing: None,
             records: Vec::new(),
+            records_loaded: false,
+            want_older: false,
         }
     }
 

@@ -141,6 +141,7 @@ impl State {
             Action::Search => p.typing = Some(String::new()),
             Action::Next => p.next(false),
             Action::Prev => p.prev(),
+            Action::Older if !p.records_loaded => p.want_older = true,
             Action::Older if !p.older() => {
                 p.error = Some("no older crash record for this pane".into());
             }
@@ -176,7 +177,8 @@ impl State {
         match result {
             Ok(text) => {
                 p.live = Some(Arc::clone(&text));
-                if matches!(p.source, Source::Live { .. }) {
+                // A record asked for (or shown) meanwhile stays on screen.
+                if matches!(p.source, Source::Live { .. }) && !p.want_older {
                     p.show(text);
                 }
             }
@@ -191,6 +193,13 @@ impl State {
     ) {
         if let Some(p) = self.peek.as_mut().filter(|p| p.pane == pane) {
             p.records = records;
+            p.records_loaded = true;
+            if std::mem::take(&mut p.want_older) && !p.older() {
+                if let Some(live) = p.live.clone() {
+                    p.show(live);
+                }
+                p.error = Some("no older crash record for this pane".into());
+            }
         }
     }
 

@@ -282,3 +282,48 @@ mod peek {
         assert!(s.peek.is_none() && !s.quit);
     }
 }
+
+#[test]
+fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are() {
+    let mut s = fleet((80, 24));
+    s.update(Msg::Action(Action::Down), s.now);
+    s.update(Msg::Action(Action::Peek), s.now);
+    s.update(Msg::Action(Action::Older), s.now);
+    let record = crate::crashlog::CrashRecord {
+        agent: "codex".into(),
+        pane: "%2".into(),
+        target: "work:1.0".into(),
+        session_id: None,
+        cwd: "/w".into(),
+        exit: "process exited (code 1)".into(),
+        died_at: Some(T0),
+        started_at: None,
+        uptime_ms: None,
+        saved_at: T0,
+        output: "the old last words\n".into(),
+    };
+    s.update(
+        Msg::Records {
+            pane: PaneId(2),
+            records: vec![std::sync::Arc::new(record)],
+        },
+        s.now,
+    );
+    let p = s.peek.as_ref().unwrap();
+    assert_eq!(p.source, crate::peek::Source::Record(0));
+    assert_eq!(p.text.as_ref().unwrap().plain, ["the old last words"]);
+    // The live capture arriving later does not take the screen back.
+    s.update(
+        Msg::History {
+            pane: PaneId(2),
+            result: Ok(std::sync::Arc::new(crate::peek::PeekText::from_ansi(
+                b"live\n",
+            ))),
+        },
+        s.now,
+    );
+    assert_eq!(
+        s.peek.as_ref().unwrap().text.as_ref().unwrap().plain,
+        ["the old last words"]
+    );
+}
