@@ -64,7 +64,13 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
     let ui = ui(&server, &[]);
     ui.wait_for_text("process exited (code 1)", WAIT);
     ui.send_keys(&["p"]);
-    let screen = ui.wait_for_text("FATAL: out of memory", WAIT);
+    // The card's preview shows the last words too: wait for the peek view's own title.
+    let screen = ui.wait_for("the peek view with the last words", WAIT, |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.starts_with(" claude · "))
+            && s.contains("FATAL: out of memory")
+    });
     let rows: Vec<&str> = screen.lines().collect();
     assert!(
         rows[0].contains("claude") && rows[0].contains("process exited (code 1)"),
