@@ -38,7 +38,7 @@ pub struct Refusal(pub String);
 pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, Refusal> {
     let p = &card.pane;
     let id = if p.opt_session_id.is_empty() {
-        session_id_from_argv(&command_words(&p.start_command))
+        named_session_id(card)
     } else {
         Some(p.opt_session_id.clone())
     };
@@ -50,6 +50,15 @@ pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, R
             def.name
         ))),
         None => Ok(None),
+    }
+}
+
+/// The session id named on the agent's command line: the foreground argv of an agent typed
+/// at a shell prompt, else the pane's start command. Not checked against the id shape.
+pub fn named_session_id(card: &Card) -> Option<String> {
+    match &card.shell {
+        Some(host) => session_id_from_argv(&host.fg_argv),
+        None => session_id_from_argv(&command_words(&card.pane.start_command)),
     }
 }
 

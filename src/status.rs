@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::app::Clock;
 use crate::config::Config;
-use crate::msg::{Effect, Millis, Msg};
+use crate::msg::{Effect, Msg};
 use crate::pane::Exit;
 use crate::probe::Prober;
 use crate::state::State;
@@ -87,10 +87,10 @@ pub async fn snapshot(config: &Config, prober: &Prober) -> Result<Vec<Row>, Tmux
         }
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
-    Ok(rows(&state, clock.now()))
+    Ok(rows(&state))
 }
 
-fn rows(state: &State, _now: Millis) -> Vec<Row> {
+fn rows(state: &State) -> Vec<Row> {
     state
         .cards
         .iter()

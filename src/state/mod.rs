@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::agent::{session_id_from_argv, Agents, SESSION_ID};
+use crate::agent::{Agents, SESSION_ID};
 use crate::config::Config;
 use crate::msg::{Action, CrashMeta, DiscoverRequest, Effect, Millis, Msg, Observation};
 use crate::pane::{Exit, Pane, PaneId};
@@ -147,11 +147,7 @@ impl State {
 
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
-        for card in self
-            .cards
-            .iter()
-            .filter(|c| c.agent.is_some() || !self.show_all)
-        {
+        for card in self.cards.iter().filter(|c| c.agent.is_some()) {
             match card.life {
                 Life::Running => c.running += 1,
                 Life::Idle => {}
@@ -174,10 +170,6 @@ impl State {
     pub fn selected_index(&self) -> Option<usize> {
         let id = self.selected?;
         self.cards.iter().position(|c| c.pane.id == id)
-    }
-
-    pub fn selected_card(&self) -> Option<&Card> {
-        self.selected_index().map(|i| &self.cards[i])
     }
 
     /// Indices of the cards on screen.
@@ -365,23 +357,15 @@ impl State {
             };
             let p = &card.pane;
             let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
-            // The id named on the command line is worth recording even on a dead pane.
-            if p.opt_session_id.is_empty() {
-                let def = self.agents.get(kind);
-                let id = session_id_from_argv(&command_words(&p.start_command));
-                if let (Some(def), Some(id)) = (def, id) {
-                    if def.id.accepts(&id) {
-                        set("@agentwatch_session_id", &id);
-                    }
-                }
-            }
-            if let Some(host) = &card.shell {
-                let id = session_id_from_argv(&host.fg_argv);
-                let def = self.agents.get(kind);
-                if let (Some(def), Some(id), true) = (def, id, p.opt_session_id.is_empty()) {
-                    if def.id.accepts(&id) {
-                        set("@agentwatch_session_id", &id);
-                    }
+            // The id named on the command line is worth recording even on a dead pane (only
+            // for kinds that have ids: no command line is parsed every poll for nothing).
+            let def = self
+                .agents
+                .get(kind)
+                .filter(|d| d.id != crate::agent::IdShape::None);
+            if let (true, Some(def)) = (p.opt_session_id.is_empty(), def) {
+                if let Some(id) = resume::named_session_id(card).filter(|id| def.id.accepts(id)) {
+                    set("@agentwatch_session_id", &id);
                 }
             }
             if p.dead {
