@@ -166,7 +166,7 @@ mod tests {
         now: Millis,
     ) -> (Card, HostView) {
         let v = view(&Agents::default(), "bash", prev, pane, Some(200), fg, now);
-        let mut c = observe(prev, v.pane.clone(), v.kind.clone(), None, now);
+        let mut c = observe(prev.cloned(), v.pane.clone(), v.kind.clone(), None, now);
         c.shell = Some(v.host.clone());
         if v.idle {
             c.life = Life::Idle;

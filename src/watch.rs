@@ -165,7 +165,7 @@ impl Card {
 /// Folds a new row into the previous card (if any). `started` is the process start time
 /// from /proc when known.
 pub fn observe(
-    prev: Option<&Card>,
+    prev: Option<Card>,
     pane: Pane,
     agent: Option<String>,
     started: Option<Millis>,
@@ -173,18 +173,19 @@ pub fn observe(
 ) -> Card {
     // A dead pane that is alive again, or dead again with another process (respawned and
     // crashed between two polls), is a new run.
-    let respawned = prev.is_some_and(|c| {
+    let respawned = prev.as_ref().is_some_and(|c| {
         c.pane.dead && (!pane.dead || (pane.pid.is_some() && pane.pid != c.pane.pid))
     });
+    // The previous card is moved, not copied: this runs for every pane on every poll.
     let mut card = match prev {
         Some(c) if !respawned => Card {
             pane,
-            agent: agent.or_else(|| c.agent.clone()),
-            ..c.clone()
+            agent: agent.or(c.agent),
+            ..c
         },
         Some(c) => Card {
             pane,
-            agent: agent.or_else(|| c.agent.clone()),
+            agent: agent.or(c.agent),
             life: Life::Running,
             started_at: None,
             died_at: None,
@@ -195,15 +196,15 @@ pub fn observe(
             preview: Vec::new(),
             preview_sig: None,
             preview_at: c.preview_at,
-            notice: c.notice.clone(),
+            notice: c.notice,
             relaunching: c.relaunching,
             auto_in_flight: c.auto_in_flight,
-            shell: c.shell.clone(),
+            shell: c.shell,
             discovered_at: None,
             discovered_dead: false,
-            budget: c.budget.clone(),
-            auto: match &c.auto {
-                Auto::Resuming { attempt } => Auto::Resuming { attempt: *attempt },
+            budget: c.budget,
+            auto: match c.auto {
+                Auto::Resuming { attempt } => Auto::Resuming { attempt },
                 _ => Auto::Idle,
             },
             judged: false,
@@ -294,7 +295,7 @@ mod tests {
         let c = observe(None, live(), None, Some(1_000), 5_000);
         assert_eq!(c.life, Life::Running);
         assert_eq!(c.started_at, Some(1_000));
-        let c = observe(Some(&c), dead(Some(3), None), None, None, 9_000);
+        let c = observe(Some(c.clone()), dead(Some(3), None), None, None, 9_000);
         assert_eq!(c.life, Life::Dead(Exit::Code(3)));
         assert!(c.life.is_alarm());
         assert_eq!(c.died_at, Some(9_000));
@@ -305,7 +306,7 @@ mod tests {
         let c = observe(None, live(), None, None, 5_000);
         let mut p = dead(None, Some(9));
         p.dead_time = Some(7);
-        let c = observe(Some(&c), p, None, None, 9_000);
+        let c = observe(Some(c.clone()), p, None, None, 9_000);
         assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
         assert_eq!(c.died_at, Some(7_000));
     }
@@ -321,11 +322,11 @@ mod tests {
     fn empty_status_is_read_until_the_kicks_run_out_then_unknown() {
         let mut c = observe(None, live(), None, None, 0);
         for k in 0..MAX_KICKS {
-            c = observe(Some(&c), dead(None, None), None, None, 10);
+            c = observe(Some(c.clone()), dead(None, None), None, None, 10);
             assert_eq!(c.life, Life::Reading, "kick {k}");
             c.kicks += 1;
         }
-        let c = observe(Some(&c), dead(None, None), None, None, 20);
+        let c = observe(Some(c.clone()), dead(None, None), None, None, 20);
         assert_eq!(c.life, Life::Dead(Exit::Unknown));
         assert!(c.life.is_alarm());
         assert_eq!(
@@ -339,15 +340,15 @@ mod tests {
     fn a_kick_that_works_shows_the_real_code() {
         let mut c = observe(None, dead(None, None), None, None, 0);
         c.kicks = 1;
-        let c = observe(Some(&c), dead(Some(1), None), None, None, 5);
+        let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 5);
         assert_eq!(c.life, Life::Dead(Exit::Code(1)));
     }
 
     #[test]
     fn a_respawned_pane_runs_again_with_a_fresh_clock() {
         let c = observe(None, live(), None, Some(0), 0);
-        let c = observe(Some(&c), dead(Some(1), None), None, None, 10);
-        let c = observe(Some(&c), live(), None, Some(20), 20);
+        let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 10);
+        let c = observe(Some(c.clone()), live(), None, Some(20), 20);
         assert_eq!(c.life, Life::Running);
         assert_eq!(c.started_at, Some(20));
         assert_eq!(c.died_at, None);
@@ -358,12 +359,12 @@ mod tests {
         let c = observe(None, live(), None, Some(0), 0);
         let mut d1 = dead(Some(1), None);
         d1.pid = Some(10);
-        let c = observe(Some(&c), d1, None, None, 10);
+        let c = observe(Some(c.clone()), d1, None, None, 10);
         let mut c2 = c.clone();
         c2.judged = true;
         let mut d2 = dead(Some(1), None);
         d2.pid = Some(11);
-        let c3 = observe(Some(&c2), d2, None, None, 20);
+        let c3 = observe(Some(c2.clone()), d2, None, None, 20);
         assert!(!c3.judged, "judged again");
         assert!(c3.seen_alive);
         assert_eq!(c3.died_at, Some(20));

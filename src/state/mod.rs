@@ -288,7 +288,7 @@ impl State {
                 continue;
             }
             let started = obs.started.get(&pane.id).copied();
-            cards.push(observe(prev.as_ref(), pane, agent, started, now));
+            cards.push(observe(prev, pane, agent, started, now));
         }
         cards.sort_by(|a, b| {
             (&a.pane.session, a.pane.window_index, a.pane.pane_index).cmp(&(

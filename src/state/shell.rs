@@ -26,11 +26,11 @@ impl State {
             // A plain shell: shown only with --all, as it is.
             return self
                 .show_all
-                .then(|| observe(prev.as_ref(), original, None, started, now));
+                .then(|| observe(prev, original, None, started, now));
         }
         let id = v.pane.id;
         let integration = !v.pane.opt_last_status.is_empty();
-        let mut card = observe(prev.as_ref(), v.pane, v.kind, started, now);
+        let mut card = observe(prev, v.pane, v.kind, started, now);
         card.shell = Some(v.host);
         if v.idle {
             card.life = Life::Idle;
