@@ -68,7 +68,8 @@ pub enum Action {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Observation {
     pub listing: Listing,
-    /// argv of the foreground process, for panes whose current command is a launcher.
+    /// argv of the foreground process: every poll for a launcher or a process other than
+    /// the pane's own; once, when it is new, for the pane's own process.
     pub foreground: HashMap<PaneId, Vec<String>>,
     /// Start time (epoch ms) of each pane's process (or of its foreground process, when
     /// that is another one), where `/proc` knows it.

@@ -42,6 +42,7 @@ impl Prober {
                 continue;
             };
             seen.insert(pid);
+            let new_process = !cache.contains_key(&pid);
             let Some(info) = self.info(&mut cache, pid) else {
                 continue;
             };
@@ -64,7 +65,10 @@ impl Prober {
                         obs.foreground.insert(pane.id, argv);
                     }
                 }
-            } else if launcher {
+            } else if launcher || new_process {
+                // A launcher's script is read every poll (it names the agent); any other
+                // pane process once, when it is new (its argv may name a session id that
+                // the start command does not, as after `exec claude --session-id X`).
                 if let Some(argv) = read_cmdline(pid) {
                     obs.foreground.insert(pane.id, argv);
                 }

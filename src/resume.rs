@@ -58,7 +58,8 @@ pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, R
 pub fn named_session_id(card: &Card) -> Option<String> {
     match &card.shell {
         Some(host) => session_id_from_argv(&host.fg_argv),
-        None => session_id_from_argv(&command_words(&card.pane.start_command)),
+        None => session_id_from_argv(&command_words(&card.pane.start_command))
+            .or_else(|| card.argv_id.clone()),
     }
 }
 

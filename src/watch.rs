@@ -79,6 +79,8 @@ pub struct Card {
     pub judged: bool,
     /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
     pub shell: Option<ShellHost>,
+    /// A session id named in the pane process's own argv (read once per process).
+    pub argv_id: Option<String>,
 }
 
 /// A pane whose own process is a shell, hosting an agent started at its prompt.
@@ -200,6 +202,7 @@ pub fn observe(
             relaunching: c.relaunching,
             auto_in_flight: c.auto_in_flight,
             shell: c.shell,
+            argv_id: None,
             discovered_at: None,
             discovered_dead: false,
             budget: c.budget,
@@ -232,6 +235,7 @@ pub fn observe(
             relaunching: false,
             auto_in_flight: None,
             shell: None,
+            argv_id: None,
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,

@@ -288,7 +288,11 @@ impl State {
                 continue;
             }
             let started = obs.started.get(&pane.id).copied();
-            cards.push(observe(prev, pane, agent, started, now));
+            let mut card = observe(prev, pane, agent, started, now);
+            if let Some(argv) = obs.foreground.get(&card.pane.id) {
+                card.argv_id = crate::agent::session_id_from_argv(argv).or(card.argv_id);
+            }
+            cards.push(card);
         }
         cards.sort_by(|a, b| {
             (&a.pane.session, a.pane.window_index, a.pane.pane_index).cmp(&(

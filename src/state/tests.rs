@@ -712,3 +712,34 @@ fn the_fingerprint_changes_only_when_the_screen_would() {
     s.update(Msg::Tick, T0 + 1_200);
     assert_ne!(s.fingerprint(), b, "a new second redraws (relative times)");
 }
+
+#[test]
+fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() {
+    let mut s = state((80, 24));
+    let mut p = pane(1, 1, "claude");
+    p.start_command =
+        r#"bash -c ". env.sh; exec claude --session-id 0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11""#
+            .into();
+    let mut o = obs(vec![p.clone()]);
+    let argv: Vec<String> = [
+        "claude",
+        "--session-id",
+        "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+    ]
+    .map(String::from)
+    .to_vec();
+    o.foreground.insert(PaneId(1), argv);
+    s.update(Msg::Tick, T0);
+    let fx = s.update(Msg::Polled(Ok(o)), T0);
+    let wrote = fx.iter().any(|e| {
+        matches!(e, Effect::SetOptions(v) if v.iter().any(|(_, k, v)| k == "@agentwatch_session_id" && v.starts_with("0e6a1c1e")))
+    });
+    assert!(wrote, "{fx:?}");
+    // Later polls (argv read only once per process) keep knowing it.
+    s.update(Msg::OptionsSet(Ok(())), T0);
+    poll(&mut s, vec![p], T0 + 500);
+    assert_eq!(
+        s.cards[0].argv_id.as_deref(),
+        Some("0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11")
+    );
+}
