@@ -19,7 +19,7 @@ fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
     let server = TmuxServer::start();
     server.write_plan(
         "claude",
-        "say thinking hard\nwait go\nsay fatal: out of tokens\nexit 3\n",
+        "say thinking hard\nwait go\nsay fatal: out of tokens\nsleep 100\nexit 3\n",
     );
     let pane = server.new_window(&["claude"]);
     let sock = server.socket.to_string_lossy().into_owned();

@@ -33,7 +33,7 @@ fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
     server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
     server.write_plan(
         "codex",
-        &format!("say working\nwait go\ncodex-exit-line {ID}\nexit 1\n---\nsay back again\nhang\n"),
+        &format!("say working\nwait go\ncodex-exit-line {ID}\nsleep 100\nexit 1\n---\nsay back again\nhang\n"),
     );
     let pane = server.new_window(&["codex"]);
     let home = server.dir.path().to_string_lossy().into_owned();

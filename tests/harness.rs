@@ -19,7 +19,12 @@ fn wait_dead(srv: &TmuxServer, pane: &str, runs: usize) -> String {
 fn dead_pane_keeps_exit_status_and_log_records_invocation() {
     let srv = TmuxServer::start();
     srv.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
-    srv.write_plan("claude", "# greet then fail\nsay hello\n\nexit 3\n");
+    // tmux 3.3a can drop output written in the instant before the process exits (see the
+    // README): a short pause lets it read the greeting first.
+    srv.write_plan(
+        "claude",
+        "# greet then fail\nsay hello\nsleep 100\n\nexit 3\n",
+    );
     let cwd = tempfile::tempdir().unwrap();
     let pane = srv.new_window_in(cwd.path(), &["claude", "--resume", "abc def"]);
     assert!(pane.starts_with('%'), "pane id {pane:?}");
@@ -47,7 +52,7 @@ fn respawn_runs_next_plan_section() {
     srv.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
     srv.write_plan(
         "codex",
-        "say first run\nexit 1\n---\nsay second run\ncodex-exit-line 0199-abc\nexit 2\n---\nsignal 9\n",
+        "say first run\nsleep 100\nexit 1\n---\nsay second run\ncodex-exit-line 0199-abc\nsleep 100\nexit 2\n---\nsignal 9\n",
     );
     let pane = srv.new_window(&["codex"]);
     assert_eq!(wait_dead(&srv, &pane, 1), "status 1");
