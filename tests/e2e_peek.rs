@@ -184,7 +184,14 @@ fn g_outside_the_server_shows_the_attach_command_and_inside_switches_the_client(
         30,
         &["tmux", "-S", &sock, "attach", "-t", &format!("main:{}", 2)],
     );
-    viewer.wait_for_text("● running", WAIT);
+    if !common::poll_until(WAIT, || viewer.screen().contains("● running")) {
+        panic!(
+            "DEBUG viewer blank; agentwatch pane:\n{}\nclients: {}\nwindows: {}",
+            server.capture(&watch),
+            server.tmux_ok(&["list-clients", "-F", "#{client_tty} #{client_control_mode} #{session_name}:#{window_index} #{client_width}x#{client_height}"]),
+            server.tmux_ok(&["list-windows", "-F", "#{window_index} #{window_width}x#{window_height} #{window_active}"])
+        );
+    }
     server.tmux_ok(&["select-pane", "-t", &watch]);
     server.tmux_ok(&["send-keys", "-t", &watch, "g"]);
     common::wait_until("the client shows the agent's window", WAIT, || {

@@ -40,7 +40,10 @@ async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwa
     let server = TmuxServer::start();
     let work = server.dir.path().join("work dir");
     std::fs::create_dir_all(&work).unwrap();
-    server.write_plan("claude", "say started\nwait go\nsay last words\nsleep 100\nexit 3\n");
+    server.write_plan(
+        "claude",
+        "say started\nwait go\nsay last words\nsleep 100\nexit 3\n",
+    );
     server.write_plan("codex", "wait go\nsignal 9\n");
     server.write_plan("gemini", "wait go\nexit 0\n");
     let crash = server.new_window_in(&work, &["claude", "--session-id", ID]);

@@ -100,7 +100,10 @@ async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_direc
     let server = TmuxServer::start();
     let work = server.dir.path().join("proj");
     std::fs::create_dir_all(&work).unwrap();
-    server.write_plan("claude", "say first run\nsleep 100\nexit 1\n---\nsay resumed\nhang\n");
+    server.write_plan(
+        "claude",
+        "say first run\nsleep 100\nexit 1\n---\nsay resumed\nhang\n",
+    );
     let pane = spawn(&server, &["claude", "--cwd", work.to_str().unwrap()]);
     assert!(pane.starts_with('%'), "{pane}");
     assert!(server

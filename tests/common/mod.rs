@@ -45,6 +45,18 @@ pub fn fake_agent_path() -> PathBuf {
     path
 }
 
+/// Polls `f` every 25 ms until it returns true or `timeout` passes; says which.
+pub fn poll_until<F: FnMut() -> bool>(timeout: Duration, mut f: F) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    f()
+}
+
 /// Polls `f` every 25 ms until it returns true; panics after `timeout`.
 pub fn wait_until<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
     let start = Instant::now();
