@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use agentwatch::adapters::tmux::format::{parse_listing, FIELDS};
 use agentwatch::config::Config;
-use agentwatch::msg::{Action, Msg, Observation};
-use agentwatch::peek::PeekText;
-use agentwatch::state::State;
-use agentwatch::tmux::format::{parse_listing, FIELDS};
+use agentwatch::core::msg::{Action, Msg, Observation};
+use agentwatch::core::peek_model::PeekText;
+use agentwatch::core::state::State;
 use agentwatch::ui::{Look, Screen};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
@@ -129,7 +129,7 @@ fn peek_render_page_of_50k(bencher: divan::Bencher) {
     state.update(Msg::Action(Action::Peek), T0);
     state.update(
         Msg::History {
-            pane: agentwatch::pane::PaneId(0),
+            pane: agentwatch::core::pane::PaneId(0),
             result: Ok(text),
         },
         T0,

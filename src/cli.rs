@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::tmux::client::ServerChoice;
+use crate::adapters::tmux::client::ServerChoice;
 
 /// Watches AI coding agents in tmux panes: a loud banner on every crash, one key to resume
 /// the same session.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::agent::{self, AgentDef, Agents, IdShape, SESSION_ID};
-use crate::pane::signal_number;
+use crate::core::agent::{self, AgentDef, Agents, IdShape, SESSION_ID};
+use crate::core::pane::signal_number;
 
 /// The documented example, embedded so a test proves it parses and matches the defaults.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");

@@ -6,13 +6,13 @@ use clap::Parser;
 use crossterm::event::{Event, EventStream};
 use futures_util::StreamExt;
 
-use agentwatch::app;
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::{resolve_socket, Tmux, TmuxError, TmuxVersion};
 use agentwatch::cli::{Cli, Command};
 use agentwatch::config;
-use agentwatch::msg::Msg;
-use agentwatch::probe::Prober;
-use agentwatch::state::State;
-use agentwatch::tmux::client::{resolve_socket, Tmux, TmuxError, TmuxVersion};
+use agentwatch::core::msg::Msg;
+use agentwatch::core::state::State;
+use agentwatch::run;
 use agentwatch::ui::{theme::Theme, Look};
 
 /// The oldest tmux whose features agentwatch needs (pane options, `set-option -p`).
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            return match agentwatch::demo::run(&exe) {
+            return match agentwatch::commands::demo::run(&exe) {
                 Ok(status) if status.success() => ExitCode::SUCCESS,
                 Ok(_) => ExitCode::FAILURE,
                 Err(e) => {
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         }) => {
             let since = match since
                 .as_deref()
-                .map(|s| (s, agentwatch::timefmt::parse_duration(s)))
+                .map(|s| (s, agentwatch::core::timefmt::parse_duration(s)))
             {
                 None => None,
                 Some((_, Some(ms))) => Some(ms),
@@ -76,17 +76,17 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let Some(path) = agentwatch::journal::default_path() else {
+            let Some(path) = agentwatch::adapters::store::journal::default_path() else {
                 eprintln!("agentwatch events: no home directory, so no journal (set HOME)");
                 return ExitCode::from(2);
             };
-            let now = app::Clock::start().now();
-            return match agentwatch::events::run(
+            let now = run::Clock::start().now();
+            return match agentwatch::commands::events::run(
                 &path,
                 since,
                 *follow,
                 *json,
-                app::utc_offset(),
+                run::utc_offset(),
                 now,
             ) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -159,7 +159,7 @@ async fn run(cli: Cli) -> ExitCode {
         Some(Command::Demo) => ExitCode::SUCCESS,
         Some(Command::Status { json }) => {
             let prober = Prober::new(tmux);
-            match agentwatch::status::snapshot(&config, &prober).await {
+            match agentwatch::commands::status::snapshot(&config, &prober).await {
                 Ok(rows) => {
                     if *json {
                         println!(
@@ -167,7 +167,7 @@ async fn run(cli: Cli) -> ExitCode {
                             serde_json::to_string_pretty(&rows).unwrap_or_default()
                         );
                     } else {
-                        print!("{}", agentwatch::status::table(&rows));
+                        print!("{}", agentwatch::commands::status::table(&rows));
                     }
                     if rows.iter().any(|r| r.is_dead()) {
                         ExitCode::from(1)
@@ -182,14 +182,14 @@ async fn run(cli: Cli) -> ExitCode {
             }
         }
         Some(Command::Spawn(a)) => {
-            let req = agentwatch::spawn::Request {
+            let req = agentwatch::commands::spawn::Request {
                 agent: a.agent.clone(),
                 cwd: a.cwd.clone(),
                 name: a.name.clone(),
                 session: a.target.clone(),
                 args: a.args.clone(),
             };
-            match agentwatch::spawn::spawn(&tmux, &req, &config.agents()).await {
+            match agentwatch::commands::spawn::spawn(&tmux, &req, &config.agents()).await {
                 Ok(id) => {
                     println!("{id}");
                     ExitCode::SUCCESS
@@ -217,7 +217,7 @@ async fn dashboard(
     tick: Duration,
 ) -> color_eyre::Result<()> {
     color_eyre::install()?;
-    let log = agentwatch::logging::init();
+    let log = agentwatch::run::logging::init();
     tracing::info!(
         "agentwatch {} watching {}",
         env!("CARGO_PKG_VERSION"),
@@ -226,7 +226,7 @@ async fn dashboard(
     let look = Look {
         theme: Theme::from_env(),
         home: std::env::var("HOME").ok(),
-        utc_offset: app::utc_offset(),
+        utc_offset: run::utc_offset(),
     };
     // ratatui's hook restores the terminal, then color-eyre's prints the report; ours
     // first writes the details to the log file.
@@ -235,7 +235,7 @@ async fn dashboard(
     std::panic::set_hook(Box::new(move |info| {
         let bt = std::backtrace::Backtrace::force_capture();
         tracing::error!("panic: {info}\n{bt}");
-        app::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        run::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
         report(info);
     }));
     let size = terminal
@@ -243,7 +243,7 @@ async fn dashboard(
         .map(|s| (s.width, s.height))
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
-    state.client = app::client_inside(tmux.socket());
+    state.client = run::client_inside(tmux.socket());
     state.owner = format!("aw-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let keys = EventStream::new().filter_map(|ev| async move {
         match ev {
@@ -264,7 +264,7 @@ async fn dashboard(
             stops.push(futures_util::stream::unfold(s, |mut s| async move {
                 s.recv()
                     .await
-                    .map(|()| (Msg::Action(agentwatch::msg::Action::Quit), s))
+                    .map(|()| (Msg::Action(agentwatch::core::msg::Action::Quit), s))
             }));
         }
     }
@@ -273,11 +273,14 @@ async fn dashboard(
         futures_util::stream::select_all(stops.into_iter().map(Box::pin)),
     );
     let io = Arc::new(
-        app::Io::new(Prober::new(tmux), agentwatch::relaunch::default_crash_dir())
-            .with_journal(agentwatch::journal::default_path())
-            .with_roster(agentwatch::roster::default_path())
-            .with_notify(config.notify.clone())
-            .with_crash_cap(&config.crash_records),
+        run::Io::new(
+            Prober::new(tmux),
+            agentwatch::adapters::respawn::default_crash_dir(),
+        )
+        .with_journal(agentwatch::adapters::store::journal::default_path())
+        .with_roster(agentwatch::adapters::store::roster::default_path())
+        .with_notify(config.notify.clone())
+        .with_crash_cap(&config.crash_records),
     );
     // A debugging aid, and how the crash path is tested: panic on purpose after a while.
     let debug_panic = std::env::var("AGENTWATCH_DEBUG_PANIC_AFTER_MS")
@@ -292,10 +295,10 @@ async fn dashboard(
             }
         });
     }
-    let result = app::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
+    let result = run::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
     // After a panic the hook has restored the terminal already; leaving the alternate
     // screen a second time would wipe the report it printed.
-    if !app::PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+    if !run::PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
         ratatui::restore();
     }
     if let (Err(_), Some(log)) = (&result, log) {
@@ -307,22 +310,22 @@ async fn dashboard(
 async fn doctor(cli: &Cli) -> ExitCode {
     let loaded = config::load(cli.config.as_deref());
     let tmux = Tmux::new(resolve_socket(&cli.server()), Duration::from_secs(3));
-    let ctx = agentwatch::doctor::Context {
+    let ctx = agentwatch::commands::doctor::Context {
         config: match &loaded {
             Ok((c, p)) => Ok((c, p.as_deref())),
             Err(e) => Err(e.to_string()),
         },
-        state_dir: agentwatch::logging::state_dir(),
+        state_dir: agentwatch::adapters::store::state_dir(),
         home: std::env::var_os("HOME").map(std::path::PathBuf::from),
         shell: std::env::var("SHELL").ok(),
     };
-    let checks = agentwatch::doctor::run(&tmux, &ctx).await;
+    let checks = agentwatch::commands::doctor::run(&tmux, &ctx).await;
     for c in &checks {
         println!("{}", c.line());
     }
     let failed = checks
         .iter()
-        .filter(|c| c.level == agentwatch::doctor::Level::Fail)
+        .filter(|c| c.level == agentwatch::commands::doctor::Level::Fail)
         .count();
     if failed == 0 {
         println!("all good");

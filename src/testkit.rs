@@ -1,10 +1,10 @@
 //! Builders for unit tests: synthetic panes, observations and states.
 
 use crate::config::Config;
-use crate::msg::{Millis, Msg, Observation};
-use crate::pane::{Pane, PaneId};
-use crate::state::State;
-use crate::tmux::format::Listing;
+use crate::core::msg::{Millis, Msg, Observation};
+use crate::core::pane::Listing;
+use crate::core::pane::{Pane, PaneId};
+use crate::core::state::State;
 
 pub const T0: Millis = 1_780_000_000_000;
 
@@ -54,7 +54,7 @@ pub fn state(size: (u16, u16)) -> State {
 }
 
 /// Feeds a tick and a poll answer, as the loop would.
-pub fn poll(s: &mut State, panes: Vec<Pane>, now: Millis) -> Vec<crate::msg::Effect> {
+pub fn poll(s: &mut State, panes: Vec<Pane>, now: Millis) -> Vec<crate::core::msg::Effect> {
     s.update(Msg::Tick, now);
     s.update(Msg::Polled(Ok(obs(panes))), now)
 }

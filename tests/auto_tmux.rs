@@ -8,14 +8,14 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agentwatch::app::{look_once, Io};
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
-use agentwatch::pane::PaneId;
-use agentwatch::probe::Prober;
-use agentwatch::state::State;
-use agentwatch::supervisor::Hold;
-use agentwatch::tmux::client::Tmux;
-use agentwatch::watch::{Auto, Card};
+use agentwatch::core::pane::PaneId;
+use agentwatch::core::state::State;
+use agentwatch::core::supervisor::Hold;
+use agentwatch::core::watch::{Auto, Card};
+use agentwatch::run::{look_once, Io};
 use common::TmuxServer;
 
 fn spawn(server: &TmuxServer, agent: &str) -> String {
@@ -71,7 +71,7 @@ fn gave_up(state: &State, pane: &str) -> bool {
 }
 
 fn journal_events(server: &TmuxServer) -> Vec<String> {
-    agentwatch::journal::read(&server.dir.path().join("journal.jsonl"))
+    agentwatch::adapters::store::journal::read(&server.dir.path().join("journal.jsonl"))
         .into_iter()
         .map(|e| e.event)
         .collect()

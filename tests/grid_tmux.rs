@@ -6,13 +6,13 @@ mod common;
 
 use std::time::Duration;
 
-use agentwatch::app::{look_once, Io};
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
-use agentwatch::pane::{Exit, PaneId};
-use agentwatch::probe::Prober;
-use agentwatch::state::State;
-use agentwatch::tmux::client::Tmux;
-use agentwatch::watch::Life;
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::core::watch::Life;
+use agentwatch::run::{look_once, Io};
 use common::TmuxServer;
 
 const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
@@ -149,7 +149,9 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
     look_once(&mut state, &io).await;
     assert!(matches!(
         state.server,
-        agentwatch::state::Server::Down(agentwatch::tmux::client::TmuxError::NoServer { .. })
+        agentwatch::core::state::Server::Down(
+            agentwatch::adapters::tmux::client::TmuxError::NoServer { .. }
+        )
     ));
     server.write_plan("claude", "hang\n");
     let sock_s = sock.to_string_lossy().into_owned();
@@ -166,7 +168,7 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
         .success());
     look_once(&mut state, &io).await;
     start(&["kill-server"]);
-    assert_eq!(state.server, agentwatch::state::Server::Up);
+    assert_eq!(state.server, agentwatch::core::state::Server::Up);
     assert_eq!(state.cards.len(), 1);
     assert_eq!(state.cards[0].agent.as_deref(), Some("claude"));
 }

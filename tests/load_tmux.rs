@@ -80,8 +80,9 @@ fn a_burst_of_deaths_is_all_banners_and_exactly_one_resume_each() {
         let want = if dying.contains(&p) { 3 } else { 1 };
         assert_eq!(server.log_entries_for(p).len(), want, "{p}");
     }
-    let journal =
-        agentwatch::journal::read(&std::path::Path::new(&state).join("agentwatch/journal.jsonl"));
+    let journal = agentwatch::adapters::store::journal::read(
+        &std::path::Path::new(&state).join("agentwatch/journal.jsonl"),
+    );
     let count = |kind: &str| journal.iter().filter(|e| e.event == kind).count();
     assert_eq!(count("died"), DYING, "every death seen");
     assert_eq!(count("resumed"), DYING, "every death resumed once");

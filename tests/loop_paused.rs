@@ -6,12 +6,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentwatch::app::{run, Answer, Clock};
+use agentwatch::adapters::tmux::format::Listing;
 use agentwatch::config::Config;
-use agentwatch::msg::{Action, Effect, Millis, Msg, Observation};
-use agentwatch::pane::{Pane, PaneId};
-use agentwatch::state::State;
-use agentwatch::tmux::format::Listing;
+use agentwatch::core::msg::{Action, Effect, Millis, Msg, Observation};
+use agentwatch::core::pane::{Pane, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::run::{run, Answer, Clock};
 use agentwatch::ui::Look;
 use futures_util::StreamExt;
 use ratatui::backend::TestBackend;

@@ -8,13 +8,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use agentwatch::app::{look_once, Io};
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
-use agentwatch::pane::{Exit, PaneId};
-use agentwatch::probe::Prober;
-use agentwatch::state::State;
-use agentwatch::tmux::client::Tmux;
-use agentwatch::watch::Life;
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::core::watch::Life;
+use agentwatch::run::{look_once, Io};
 use common::TmuxServer;
 
 #[tokio::test]

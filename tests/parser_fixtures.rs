@@ -4,9 +4,9 @@
 //! and a pane whose exit status tmux lost (the lost-SIGCHLD bug, caught in the recording).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use agentwatch::pane::{Exit, PaneId};
-use agentwatch::tmux::format::parse_listing;
-use agentwatch::tmux::words::command_words;
+use agentwatch::adapters::tmux::format::parse_listing;
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::words::command_words;
 
 const RECORDED: &[u8] = include_bytes!("fixtures/list-panes-tmux-3.3a.bin");
 
@@ -150,7 +150,7 @@ fn mutated_and_random_output_never_panics_and_never_invents_panes() {
             })
             .collect();
         let _ = parse_listing(&junk);
-        let _ = agentwatch::tmux::words::command_words(&String::from_utf8_lossy(&junk));
+        let _ = agentwatch::core::words::command_words(&String::from_utf8_lossy(&junk));
     }
 }
 

@@ -9,14 +9,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use agentwatch::app::{look_once, send, Io};
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
-use agentwatch::msg::{Action, Msg};
-use agentwatch::pane::{Exit, PaneId};
-use agentwatch::probe::Prober;
-use agentwatch::state::State;
-use agentwatch::tmux::client::Tmux;
-use agentwatch::watch::{Card, Life};
+use agentwatch::core::msg::{Action, Msg};
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::core::watch::{Card, Life};
+use agentwatch::run::{look_once, send, Io};
 use common::TmuxServer;
 use serde_json::Value;
 
@@ -117,7 +117,7 @@ async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_direc
     let a0 = argv(&first[0]);
     assert_eq!(a0[0], "--session-id");
     let id = a0[1].clone();
-    assert!(agentwatch::agent::is_uuid(&id), "{id}");
+    assert!(agentwatch::core::agent::is_uuid(&id), "{id}");
     assert_eq!(server.pane_field(&pane, "#{@agentwatch_session_id}"), id);
 
     press(&mut state, &io, &pane, Action::Relaunch).await;
@@ -131,7 +131,8 @@ async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_direc
     assert_eq!(runs[1]["pane"].as_str().unwrap(), pane, "same pane id");
 
     // The crash record kept the first run's output.
-    let records = agentwatch::crashlog::load_all(&server.dir.path().join("crashes"));
+    let records =
+        agentwatch::adapters::store::crash_records::load_all(&server.dir.path().join("crashes"));
     assert_eq!(records.len(), 1);
     assert!(records[0].1.output.contains("first run"));
     assert_eq!(records[0].1.exit, "process exited (code 1)");

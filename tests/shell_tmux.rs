@@ -7,14 +7,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use agentwatch::app::{look_once, send, Io};
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
-use agentwatch::msg::{Action, Msg};
-use agentwatch::pane::{Exit, PaneId};
-use agentwatch::probe::Prober;
-use agentwatch::state::State;
-use agentwatch::tmux::client::Tmux;
-use agentwatch::watch::{Card, Life};
+use agentwatch::core::msg::{Action, Msg};
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::core::watch::{Card, Life};
+use agentwatch::run::{look_once, send, Io};
 use common::TmuxServer;
 
 const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";

@@ -6,11 +6,11 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::text::{duration, fit, fit_left, tilde};
 use super::theme::Theme;
-use crate::msg::Millis;
-use crate::supervisor::Hold;
-use crate::watch::{Auto, Card, Life};
+use crate::core::msg::Millis;
+use crate::core::supervisor::Hold;
+use crate::core::text::{duration, fit, fit_left, short_id, tilde};
+use crate::core::watch::{Auto, Card, Life};
 
 /// Everything a card needs besides itself.
 pub struct CardCtx<'a> {
@@ -245,7 +245,7 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
         }
     }
     if card.life.is_dead() && ctx.lacks_id {
-        return Some((crate::resume::NO_ID.to_string(), false));
+        return Some((crate::core::resume::NO_ID.to_string(), false));
     }
     previous.map(|p| (format!("{p} (p then [ to read it)"), false))
 }
@@ -262,9 +262,4 @@ fn previous(card: &Card, ctx: &CardCtx) -> Option<String> {
         .map(|t| format!(", {} ago", duration(ctx.now.saturating_sub(t))))
         .unwrap_or_default();
     Some(format!("previous: {what}{ago}"))
-}
-
-/// The first 8 characters of an id: enough to tell sessions apart on a card.
-pub fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
 }

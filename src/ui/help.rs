@@ -6,9 +6,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use super::Look;
-use crate::keymap;
-use crate::msg::Action;
-use crate::supervisor::Policy;
+use crate::core::keymap;
+use crate::core::msg::Action;
+use crate::core::supervisor::Policy;
 
 pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;

@@ -6,10 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::card::{clock, short_id};
-use super::text::{fit, fit_left, tilde};
+use super::card::clock;
 use super::Look;
-use crate::state::{Server, State};
+use crate::core::state::{Server, State};
+use crate::core::text::short_id;
+use crate::core::text::{fit, fit_left, tilde};
 
 pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let Some(lost) = &state.lost else {
@@ -94,6 +95,6 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             height: 1,
             ..area
         };
-        Line::from(super::footer_spans(look, crate::keymap::View::Lost)).render(footer, buf);
+        Line::from(super::footer_spans(look, crate::core::keymap::View::Lost)).render(footer, buf);
     }
 }

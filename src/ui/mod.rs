@@ -2,10 +2,8 @@
 
 pub mod card;
 pub mod help;
-pub mod layout;
 pub mod lost;
 pub mod peek;
-pub mod text;
 pub mod theme;
 
 use ratatui::buffer::Buffer;
@@ -13,8 +11,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::keymap;
-use crate::state::{Server, State};
+use crate::core::keymap;
+use crate::core::state::{Server, State};
+use crate::core::{layout, text};
 use card::CardCtx;
 use theme::Theme;
 
@@ -210,7 +209,7 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             stale: state.is_stale(),
             home: look.home.as_deref(),
             utc_offset: look.utc_offset,
-            lacks_id: crate::resume::lacks_id(&state.cards[i], &state.agents),
+            lacks_id: crate::core::resume::lacks_id(&state.cards[i], &state.agents),
             max_attempts: state.policy(state.cards[i].agent.as_deref()).max_attempts,
             max_per_hour: state.policy(state.cards[i].agent.as_deref()).max_per_hour,
         };

@@ -7,11 +7,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::card::{clock, short_id, status_line, CardCtx};
-use super::text::fit;
+use super::card::{clock, status_line, CardCtx};
 use super::Look;
-use crate::peek::{Peek, Source};
-use crate::state::State;
+use crate::core::peek_model::{Peek, Source};
+use crate::core::state::State;
+use crate::core::text::fit;
+use crate::core::text::short_id;
 
 pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
@@ -167,7 +168,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
     let status = format!("{pos}{search}{note} ");
     let mut spans = vec![Span::styled(status, t.dim())];
     spans.push(Span::raw(" "));
-    spans.extend(super::footer_spans(look, crate::keymap::View::Peek));
+    spans.extend(super::footer_spans(look, crate::core::keymap::View::Peek));
     Line::from(spans).render(footer, buf);
 }
 

@@ -3,9 +3,9 @@ use ratatui::style::Color;
 use ratatui::Terminal;
 
 use super::{Look, Screen};
-use crate::msg::{Action, Msg};
-use crate::pane::PaneId;
-use crate::state::State;
+use crate::core::msg::{Action, Msg};
+use crate::core::pane::PaneId;
+use crate::core::state::State;
 use crate::testkit::*;
 
 /// A server with one of everything: running, crashed, killed, finished, unknown.
@@ -187,7 +187,7 @@ fn tiny_and_odd_sizes_render_without_panicking() {
 
 mod peek {
     use super::*;
-    use crate::peek::PeekText;
+    use crate::core::peek_model::PeekText;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use std::sync::Arc;
 
@@ -289,7 +289,7 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
     s.update(Msg::Action(Action::Down), s.now);
     s.update(Msg::Action(Action::Peek), s.now);
     s.update(Msg::Action(Action::Older), s.now);
-    let record = crate::crashlog::CrashRecord {
+    let record = crate::core::crash::CrashRecord {
         agent: "codex".into(),
         pane: "%2".into(),
         target: "work:1.0".into(),
@@ -310,15 +310,15 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
         s.now,
     );
     let p = s.peek.as_ref().unwrap();
-    assert_eq!(p.source, crate::peek::Source::Record(0));
+    assert_eq!(p.source, crate::core::peek_model::Source::Record(0));
     assert_eq!(p.text.as_ref().unwrap().plain, ["the old last words"]);
     // The live capture arriving later does not take the screen back.
     s.update(
         Msg::History {
             pane: PaneId(2),
-            result: Ok(std::sync::Arc::new(crate::peek::PeekText::from_ansi(
-                b"live\n",
-            ))),
+            result: Ok(std::sync::Arc::new(
+                crate::core::peek_model::PeekText::from_ansi(b"live\n"),
+            )),
         },
         s.now,
     );

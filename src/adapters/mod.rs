@@ -1,0 +1,17 @@
+//! The outside world, deciding nothing: each adapter carries out what the core asked for
+//! and reports what it found.
+
+/// Read-only lookups of an agent's session id in its own records (claude, codex).
+pub mod discover;
+/// Announcing deaths: bell, desktop notification, hook.
+pub mod notify;
+/// The poller: list-panes plus /proc.
+pub mod probe;
+/// Carrying out a relaunch: capture, crash record, respawn-pane (or typing at a prompt).
+pub mod respawn;
+/// agentwatch's own files: journal, crash records, roster of lost agents.
+pub mod store;
+/// tmux: the async client, control mode, the listing format.
+pub mod tmux;
+/// Finding programs on PATH.
+pub mod which;

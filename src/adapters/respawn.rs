@@ -1,0 +1,202 @@
+//! Carrying out a relaunch: capture the dead pane's whole output into a crash record, check
+//! the directory, then `respawn-pane` without `-k` (tmux refuses a live pane, so two
+//! relaunchers can never both win). Does I/O, decides nothing.
+
+use std::path::{Path, PathBuf};
+
+use crate::adapters::tmux::client::{Tmux, TmuxError};
+use crate::core::agent::SESSION_ID;
+use crate::core::msg::{CrashMeta, DiscoverRequest, Millis};
+use crate::core::resume::Plan;
+use crate::core::words;
+
+/// Where crash records go: `$XDG_DATA_HOME/agentwatch/crashes`.
+pub fn default_crash_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "agentwatch").map(|d| d.data_dir().join("crashes"))
+}
+
+/// Relaunches per `plan`; returns the plan as carried out (a fresh start's new id filled in).
+pub async fn relaunch(
+    tmux: &Tmux,
+    mut plan: Plan,
+    meta: &CrashMeta,
+    crash_dir: Option<&Path>,
+    now: Millis,
+) -> Result<Plan, String> {
+    let output = tmux.capture_history(plan.pane).await.map_err(|e| match e {
+        TmuxError::NoSuchPane { .. } => "the pane is gone".to_string(),
+        e => format!("could not read its output first: {e}"),
+    })?;
+    if let Some(dir) = crash_dir {
+        crate::adapters::store::crash_records::save(dir, &plan, meta, &output, now).map_err(|e| {
+            format!(
+                "could not save the crash record in {} ({e}): relaunch refused so its output is not lost",
+                dir.display()
+            )
+        })?;
+    }
+    if !Path::new(&plan.cwd).is_dir() {
+        return Err(format!("directory {} no longer exists", plan.cwd));
+    }
+    if plan.session_id.as_deref() == Some(SESSION_ID) {
+        let id = uuid::Uuid::new_v4().to_string();
+        plan.argv = crate::core::agent::fill(&plan.argv, Some(&id));
+        plan.session_id = Some(id);
+    }
+    let mut args = match &plan.shell {
+        Some(shell) => typed(tmux, &plan, shell).await?,
+        None => {
+            still_the_same_death(tmux, &plan).await?;
+            respawn_args(&plan)
+        }
+    };
+    record_args(&mut args, &plan, meta);
+    match tmux.run(&args).await {
+        Ok(_) => Ok(plan),
+        Err(TmuxError::Failed { detail }) if detail.contains("still active") => {
+            Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
+        }
+        Err(TmuxError::NoSuchPane { .. }) => Err("the pane is gone".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The pane still holds the process that died (not a newer one that another agentwatch, or
+/// the user, started and that may have died again).
+async fn still_the_same_death(tmux: &Tmux, plan: &Plan) -> Result<(), String> {
+    let Some(dead_pid) = plan.dead_pid else {
+        return Ok(());
+    };
+    let f = pane_fields(tmux, plan, &["pane_pid", "pane_dead"]).await?;
+    match f.as_slice() {
+        [pid, dead] => {
+            if *dead != "1" || pid.parse::<u32>().ok() != Some(dead_pid) {
+                Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err("the pane is gone".into()),
+    }
+}
+
+/// Fields of the plan's pane, read now (`display-message` prints an empty line for a missing
+/// pane, so the pane id is asked for too and checked): `Err` when the pane is gone.
+async fn pane_fields(tmux: &Tmux, plan: &Plan, names: &[&str]) -> Result<Vec<String>, String> {
+    let pane = plan.pane.to_string();
+    let mut format = String::from("#{pane_id}");
+    for n in names {
+        format.push_str(&format!("\u{1f}#{{{n}}}"));
+    }
+    let out = tmux
+        .run(["display-message", "-p", "-t", &pane, &format])
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out);
+    let mut f = text.trim_end_matches('\n').split('\u{1f}');
+    if f.next() != Some(pane.as_str()) {
+        return Err("the pane is gone".into());
+    }
+    Ok(f.map(str::to_string).collect())
+}
+
+/// `respawn-pane` without `-k`, in the recorded directory, with the argv.
+fn respawn_args(plan: &Plan) -> Vec<String> {
+    let pane = plan.pane.to_string();
+    let mut args: Vec<String> = vec![
+        "respawn-pane".into(),
+        "-t".into(),
+        pane.clone(),
+        "-c".into(),
+        words::arg(&words::format_literal(&plan.cwd)),
+        "--".into(),
+    ];
+    args.extend(plan.argv.iter().map(|w| words::arg(w)));
+    args
+}
+
+/// For an agent typed at a shell prompt: `send-keys` the resume command, only when the
+/// shell itself is in the foreground (else the keys would go to whatever runs there).
+async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, String> {
+    let pane = plan.pane.to_string();
+    let f = pane_fields(tmux, plan, &["pane_current_command", "pane_current_path"]).await?;
+    let current = f.first().map_or("", String::as_str);
+    let here = f.get(1).map_or("", String::as_str);
+    if crate::core::agent::program_name(current).trim_start_matches('-') != shell {
+        return Err(format!(
+            "{current} is running in the pane, not the {shell} prompt: nothing typed"
+        ));
+    }
+    let cd = (here != plan.cwd).then_some(plan.cwd.as_str());
+    let line = crate::core::prompt::typed_command(shell, &plan.argv, cd)?;
+    Ok(vec![
+        "send-keys".into(),
+        "-t".into(),
+        pane.clone(),
+        "-l".into(),
+        "--".into(),
+        words::arg(&line),
+        ";".into(),
+        "send-keys".into(),
+        "-t".into(),
+        pane,
+        "Enter".into(),
+    ])
+}
+
+/// Records on the pane, in the same tmux call, how the previous run ended and the session id.
+fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
+    let previous = format!(
+        "{}|{}",
+        meta.exit_short,
+        meta.died_at.map(|t| t.to_string()).unwrap_or_default()
+    );
+    let mut sets = vec![("@agentwatch_previous", previous)];
+    if let Some(id) = &plan.session_id {
+        sets.push(("@agentwatch_session_id", id.clone()));
+    }
+    for (name, value) in sets {
+        args.extend([
+            ";".into(),
+            "set-option".into(),
+            "-p".into(),
+            "-t".into(),
+            plan.pane.to_string(),
+            name.into(),
+            words::arg(&value),
+        ]);
+    }
+}
+
+/// Looks for a session id in the agent's own records (and, for a dead codex pane, its
+/// exit line in the retained output).
+pub async fn discover(tmux: &Tmux, req: &DiscoverRequest) -> Option<(String, &'static str)> {
+    let output = if req.dead && req.agent == "codex" {
+        tmux.capture_history(req.pane)
+            .await
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    } else {
+        None
+    };
+    let query = crate::adapters::discover::Query {
+        agent: req.agent.clone(),
+        cwd: req.cwd.clone(),
+        pids: req.pids.clone(),
+        // Without a start time the codex rollout lookup is skipped: a resumed codex keeps
+        // writing an old rollout file, and a new one in the same directory is not its own.
+        started_at: if req.resumed && req.agent == "codex" {
+            None
+        } else {
+            req.started_at
+        },
+        died_at: req.died_at,
+        output,
+        ..Default::default()
+    };
+    let found = tokio::task::spawn_blocking(move || crate::adapters::discover::discover(&query))
+        .await
+        .ok()
+        .flatten();
+    found.map(|(id, source)| (id, source.describe()))
+}

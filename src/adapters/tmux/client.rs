@@ -1,0 +1,516 @@
+//! The thin async tmux adapter: one `tmux` process per call over `tokio::process`, argv
+//! only (never a shell string), stdin null, a timeout, killed if dropped, typed errors.
+//! It decides nothing.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::format::{list_panes_format, parse_listing, Listing};
+pub use crate::core::errors::TmuxError;
+use crate::core::pane::PaneId;
+use crate::core::words;
+
+/// Which tmux server to talk to, as the user said it (tmux's own `-L`/`-S`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerChoice {
+    /// `$TMUX` if set, else the default socket: the server tmux itself would use.
+    Default,
+    Name(String),
+    Path(PathBuf),
+}
+
+/// The socket path tmux would use for this choice (tmux's own rules).
+pub fn resolve_socket(choice: &ServerChoice) -> PathBuf {
+    let dir = || {
+        let base = std::env::var_os("TMUX_TMPDIR")
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| OsString::from("/tmp"));
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        Path::new(&base).join(format!("tmux-{uid}"))
+    };
+    match choice {
+        ServerChoice::Path(p) => p.clone(),
+        ServerChoice::Name(n) => dir().join(n),
+        ServerChoice::Default => match std::env::var("TMUX") {
+            Ok(t) if !t.is_empty() => {
+                PathBuf::from(t.split(',').next().unwrap_or_default().to_string())
+            }
+            _ => dir().join("default"),
+        },
+    }
+}
+
+/// A handle on one tmux server. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    socket: PathBuf,
+    timeout: Duration,
+    program: OsString,
+    envs: Vec<(OsString, OsString)>,
+    /// The control-mode connection and its supervision, shared by clones.
+    control: Arc<tokio::sync::Mutex<Slot>>,
+}
+
+/// Which transport the polls use right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A persistent control-mode client: no process per call.
+    Control,
+    /// One `tmux` process per call (the fallback, or by choice).
+    Exec,
+}
+
+#[derive(Debug)]
+struct Slot {
+    enabled: bool,
+    conn: Option<super::control::Control>,
+    /// No new connection before this (backoff after a failure).
+    not_before: Option<tokio::time::Instant>,
+    backoff: Duration,
+}
+
+impl std::fmt::Debug for super::control::Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Control {{ alive: {} }}", self.is_alive())
+    }
+}
+
+const BACKOFF_MIN: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
+
+impl Tmux {
+    pub fn new(socket: PathBuf, timeout: Duration) -> Tmux {
+        Tmux {
+            socket,
+            timeout,
+            program: OsString::from("tmux"),
+            envs: Vec::new(),
+            control: Arc::new(tokio::sync::Mutex::new(Slot {
+                enabled: false,
+                conn: None,
+                not_before: None,
+                backoff: BACKOFF_MIN,
+            })),
+        }
+    }
+
+    /// Use a control-mode connection for polls and captures when one can be had (falling
+    /// back to one process per call whenever it fails, and retrying with backoff).
+    pub fn with_control_mode(self, on: bool) -> Tmux {
+        if let Ok(mut slot) = self.control.try_lock() {
+            slot.enabled = on;
+        }
+        self
+    }
+
+    /// The transport the last call could use.
+    pub async fn transport(&self) -> Transport {
+        let slot = self.control.lock().await;
+        match &slot.conn {
+            Some(c) if c.is_alive() => Transport::Control,
+            _ => Transport::Exec,
+        }
+    }
+
+    /// Runs one command over the control connection, if there is one (or one can be made
+    /// now). `None`: use a process for this call.
+    async fn via_control(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
+        let mut slot = self.control.lock().await;
+        if !slot.enabled {
+            return None;
+        }
+        if slot.conn.as_ref().is_some_and(|c| !c.is_alive()) {
+            slot.conn = None;
+            self.retry_later(&mut slot, "the control-mode connection closed");
+        }
+        if slot.conn.is_none() {
+            if slot
+                .not_before
+                .is_some_and(|t| tokio::time::Instant::now() < t)
+            {
+                return None;
+            }
+            match self.connect().await {
+                Ok(c) => {
+                    tracing::info!("transport: control mode ({})", self.socket.display());
+                    slot.conn = Some(c);
+                    slot.backoff = BACKOFF_MIN;
+                    slot.not_before = None;
+                }
+                Err(e) => {
+                    self.retry_later(&mut slot, &format!("no control-mode connection: {e}"));
+                    return None;
+                }
+            }
+        }
+        let conn = slot.conn.as_ref()?;
+        match conn.run(args, self.timeout).await {
+            Ok(Ok(bytes)) => Some(Ok(bytes)),
+            Ok(Err(msg)) => Some(Err(classify(&self.socket, msg.as_bytes()))),
+            Err(e) => {
+                slot.conn = None;
+                self.retry_later(&mut slot, &format!("control mode failed ({e})"));
+                None
+            }
+        }
+    }
+
+    fn retry_later(&self, slot: &mut Slot, why: &str) {
+        tracing::warn!(
+            "transport: fork+exec ({why}); retrying control mode in {:?}",
+            slot.backoff
+        );
+        slot.not_before = Some(tokio::time::Instant::now() + slot.backoff);
+        slot.backoff = (slot.backoff * 2).min(BACKOFF_MAX);
+    }
+
+    async fn connect(&self) -> Result<super::control::Control, TmuxError> {
+        let out = self.run(["list-sessions", "-F", "#{session_name}"]).await?;
+        let text = String::from_utf8_lossy(&out);
+        let session = text.lines().next().ok_or_else(|| TmuxError::Failed {
+            detail: "no session to attach a control client to".into(),
+        })?;
+        let timeout = self.timeout.min(Duration::from_secs(2));
+        super::control::Control::connect(
+            &self.program,
+            &self.socket,
+            &format!("={session}"),
+            &self.envs,
+            timeout,
+        )
+        .await
+    }
+
+    /// Environment for every tmux client started. A respawn or a new window gets the
+    /// client's PATH (tmux copies it), so this also sets what relaunched agents find.
+    pub fn with_env(mut self, envs: Vec<(OsString, OsString)>) -> Tmux {
+        self.envs = envs;
+        self
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Runs `tmux -u -S <socket> <args...>` and returns its stdout.
+    pub async fn run<I, S>(&self, args: I) -> Result<Vec<u8>, TmuxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.run_for(args, self.timeout).await
+    }
+
+    /// Like [`Tmux::run`] with its own timeout.
+    pub async fn run_for<I, S>(&self, args: I, timeout: Duration) -> Result<Vec<u8>, TmuxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.arg("-u")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            // tmux reads TMUX_PANE to find "the current client" too; agentwatch names
+            // every target itself.
+            .env_remove("TMUX_PANE")
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
+            _ => TmuxError::Failed {
+                detail: format!("could not start tmux: {e}"),
+            },
+        })?;
+        let out = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+            Ok(Ok(out)) => out,
+            Ok(Err(e)) => {
+                return Err(TmuxError::Failed {
+                    detail: format!("waiting for tmux: {e}"),
+                })
+            }
+            Err(_) => return Err(TmuxError::TimedOut { after: timeout }),
+        };
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        Err(classify(&self.socket, &out.stderr))
+    }
+
+    /// One `list-panes -a` with the agentwatch format.
+    pub async fn list_panes(&self) -> Result<Listing, TmuxError> {
+        let format = list_panes_format();
+        let args = ["list-panes", "-a", "-F", format.as_str()];
+        let out = match self.via_control(&args).await {
+            Some(r) => r?,
+            None => self.run(args).await?,
+        };
+        Ok(parse_listing(&out))
+    }
+
+    /// The visible screens (plus 8 lines of history) of several panes in one tmux
+    /// invocation, split per pane.
+    pub async fn capture_screens(
+        &self,
+        panes: &[PaneId],
+    ) -> Result<HashMap<PaneId, String>, TmuxError> {
+        if panes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        // Over control mode, one line per pane: each answers on its own, and a pane that
+        // vanished fails alone.
+        if self.control.lock().await.enabled {
+            let mut map = HashMap::new();
+            let mut used_control = true;
+            for id in panes {
+                let t = id.to_string();
+                let args = ["capture-pane", "-p", "-J", "-S", "-8", "-t", t.as_str()];
+                match self.via_control(&args).await {
+                    Some(Ok(bytes)) => {
+                        map.insert(*id, String::from_utf8_lossy(&bytes).into_owned());
+                    }
+                    Some(Err(_)) => {}
+                    None => {
+                        used_control = false;
+                        break;
+                    }
+                }
+            }
+            if used_control {
+                return Ok(map);
+            }
+        }
+        let mut args: Vec<String> = Vec::new();
+        for (i, id) in panes.iter().enumerate() {
+            if i > 0 {
+                args.push(";".into());
+            }
+            args.extend([
+                "display-message".into(),
+                "-p".into(),
+                format!("\u{1e}{id}"),
+                ";".into(),
+                "capture-pane".into(),
+                "-p".into(),
+                "-J".into(),
+                // A few lines of history too: a dying pane scrolls its screen up a line.
+                "-S".into(),
+                "-8".into(),
+                "-t".into(),
+                id.to_string(),
+            ]);
+        }
+        let out = self.run(&args).await?;
+        Ok(split_marked(&out))
+    }
+
+    /// Whole retained history of one pane, with colour escapes.
+    pub async fn capture_history(&self, pane: PaneId) -> Result<Vec<u8>, TmuxError> {
+        let target = pane.to_string();
+        let args = [
+            "capture-pane",
+            "-p",
+            "-e",
+            "-J",
+            "-S",
+            "-",
+            "-E",
+            "-",
+            "-t",
+            &target,
+        ];
+        if let Some(r) = self.via_control(&args).await {
+            return r;
+        }
+        self.run(args).await
+    }
+
+    /// Sets pane options in one invocation: `(pane, option, value)`.
+    pub async fn set_pane_options(
+        &self,
+        sets: &[(PaneId, String, String)],
+    ) -> Result<(), TmuxError> {
+        if sets.is_empty() {
+            return Ok(());
+        }
+        // Over control mode, one line each (a value with a newline cannot go on a line).
+        let one_line = sets
+            .iter()
+            .all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
+        if one_line && self.control.lock().await.enabled {
+            let mut first_err = None;
+            let mut all_control = true;
+            for (id, name, value) in sets {
+                let t = id.to_string();
+                match self
+                    .via_control(&["set-option", "-p", "-t", &t, name, value])
+                    .await
+                {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        first_err.get_or_insert(e);
+                    }
+                    None => {
+                        all_control = false;
+                        break;
+                    }
+                }
+            }
+            if all_control {
+                return first_err.map_or(Ok(()), Err);
+            }
+        }
+        let mut args: Vec<String> = Vec::new();
+        for (i, (id, name, value)) in sets.iter().enumerate() {
+            if i > 0 {
+                args.push(";".into());
+            }
+            args.extend([
+                "set-option".into(),
+                "-p".into(),
+                "-t".into(),
+                id.to_string(),
+                words::arg(name),
+                words::arg(value),
+            ]);
+        }
+        self.run(&args).await.map(|_| ())
+    }
+
+    /// `tmux -V`, parsed.
+    pub async fn version(&self) -> Result<TmuxVersion, TmuxError> {
+        let out = self.run_for(["-V"], self.timeout).await?;
+        TmuxVersion::parse(&String::from_utf8_lossy(&out)).ok_or_else(|| TmuxError::Failed {
+            detail: format!(
+                "could not read the tmux version from {:?}",
+                String::from_utf8_lossy(&out).trim()
+            ),
+        })
+    }
+}
+
+/// Sends SIGCHLD to the tmux server so that it reaps a child whose exit it missed (tmux
+/// < 3.6 with libutempter loses SIGCHLD; see TMUX.md). Harmless otherwise.
+pub fn kick_server(server_pid: u32) -> std::io::Result<()> {
+    let pid = libc::pid_t::try_from(server_pid)
+        .map_err(|_| std::io::Error::other("server pid out of range"))?;
+    // SAFETY: kill(2) with a valid signal number has no memory-safety preconditions.
+    let rc = unsafe { libc::kill(pid, libc::SIGCHLD) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn classify(socket: &Path, stderr: &[u8]) -> TmuxError {
+    let msg = String::from_utf8_lossy(stderr).trim().to_string();
+    if msg.contains("no server running") || msg.contains("error connecting to") {
+        TmuxError::NoServer {
+            socket: socket.to_path_buf(),
+        }
+    } else if msg.contains("can't find pane") || msg.contains("can't find window") {
+        TmuxError::NoSuchPane { detail: msg }
+    } else {
+        TmuxError::Failed { detail: msg }
+    }
+}
+
+/// Splits output made of `RS<pane id>\n<lines...>` blocks.
+fn split_marked(out: &[u8]) -> HashMap<PaneId, String> {
+    let mut map = HashMap::new();
+    for block in out.split(|&b| b == 0x1e).skip(1) {
+        let text = String::from_utf8_lossy(block);
+        let (head, body) = text.split_once('\n').unwrap_or((&text, ""));
+        if let Some(id) = PaneId::parse(head.trim()) {
+            map.insert(id, body.to_string());
+        }
+    }
+    map
+}
+
+/// A tmux version such as 3.3a.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TmuxVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl TmuxVersion {
+    /// Parses `tmux 3.3a`, `tmux next-3.6`, `tmux 3.6-rc`, `tmux master`.
+    pub fn parse(s: &str) -> Option<TmuxVersion> {
+        let v = s.trim().strip_prefix("tmux ")?;
+        if v.starts_with("master") || v.starts_with("openbsd") {
+            return Some(TmuxVersion {
+                major: 99,
+                minor: 0,
+            });
+        }
+        let v = v.strip_prefix("next-").unwrap_or(v);
+        let (major, rest) = v.split_once('.')?;
+        let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        Some(TmuxVersion {
+            major: major.parse().ok()?,
+            minor: minor.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for TmuxVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(
+            TmuxVersion::parse("tmux 3.3a\n"),
+            Some(TmuxVersion { major: 3, minor: 3 })
+        );
+        assert_eq!(
+            TmuxVersion::parse("tmux next-3.6"),
+            Some(TmuxVersion { major: 3, minor: 6 })
+        );
+        assert_eq!(TmuxVersion::parse("screen 4"), None);
+    }
+
+    #[test]
+    fn marked_blocks_split_per_pane() {
+        let out = b"\x1e%1\nhello\nworld\n\x1e%22\n\n";
+        let m = split_marked(out);
+        assert_eq!(m[&PaneId(1)], "hello\nworld\n");
+        assert_eq!(m[&PaneId(22)], "\n");
+    }
+
+    #[test]
+    fn stderr_is_classified() {
+        let s = Path::new("/x");
+        assert!(matches!(
+            classify(s, b"no server running on /x"),
+            TmuxError::NoServer { .. }
+        ));
+        assert!(matches!(
+            classify(s, b"can't find pane: %9"),
+            TmuxError::NoSuchPane { .. }
+        ));
+    }
+}

@@ -1,0 +1,6 @@
+//! Everything that talks tmux: the listing format, control mode and the async client.
+
+pub mod client;
+pub mod control;
+pub mod format;
+pub mod window;

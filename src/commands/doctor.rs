@@ -1,0 +1,384 @@
+//! `agentwatch doctor`: checks what agentwatch depends on and says how to fix what is wrong.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::adapters::tmux::client::{Tmux, TmuxError, TmuxVersion};
+use crate::config::Config;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub level: Level,
+    pub what: String,
+    pub detail: String,
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(level: Level, what: &str, detail: impl Into<String>, fix: Option<String>) -> Check {
+        Check {
+            level,
+            what: what.to_string(),
+            detail: detail.into(),
+            fix,
+        }
+    }
+
+    pub fn line(&self) -> String {
+        let mark = match self.level {
+            Level::Ok => "✔",
+            Level::Warn => "!",
+            Level::Fail => "✖",
+        };
+        let mut s = format!("{mark} {}: {}", self.what, self.detail);
+        if let Some(fix) = &self.fix {
+            s.push_str(&format!("\n    fix: {fix}"));
+        }
+        s
+    }
+}
+
+/// What doctor knows besides tmux: where the config came from (or why it failed).
+pub struct Context<'a> {
+    pub config: Result<(&'a Config, Option<&'a Path>), String>,
+    pub state_dir: Option<std::path::PathBuf>,
+    pub home: Option<std::path::PathBuf>,
+    pub shell: Option<String>,
+}
+
+pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
+    let mut out = Vec::new();
+    // tmux itself.
+    match tmux.version().await {
+        Ok(v) => out.push(version_check(v)),
+        Err(TmuxError::NotInstalled) => {
+            out.push(Check::new(
+                Level::Fail,
+                "tmux",
+                "not found on PATH",
+                Some("install tmux 3.3 or newer (apt-get install tmux, brew install tmux)".into()),
+            ));
+            return out;
+        }
+        Err(e) => out.push(Check::new(Level::Fail, "tmux", e.to_string(), None)),
+    }
+    // The server and its panes.
+    let socket = tmux.socket().display().to_string();
+    let listing = match tmux.list_panes().await {
+        Ok(l) => {
+            out.push(Check::new(
+                Level::Ok,
+                "server",
+                format!("reachable at {socket} ({} panes)", l.panes.len()),
+                None,
+            ));
+            Some(l)
+        }
+        Err(TmuxError::NoServer { .. }) => {
+            out.push(Check::new(
+                Level::Fail,
+                "server",
+                format!("no tmux server running on {socket}"),
+                Some(
+                    "start tmux, or point agentwatch at your server with -L NAME or -S PATH".into(),
+                ),
+            ));
+            None
+        }
+        Err(e) => {
+            out.push(Check::new(
+                Level::Fail,
+                "server",
+                format!("{socket}: {e}"),
+                None,
+            ));
+            None
+        }
+    };
+    if let Some(l) = &listing {
+        let agents = ctx
+            .config
+            .as_ref()
+            .ok()
+            .map(|(c, _)| c.agents())
+            .unwrap_or_default();
+        let agent_panes: Vec<_> = l
+            .panes
+            .iter()
+            .filter(|p| agents.recognise(p, None).is_some())
+            .collect();
+        out.push(Check::new(
+            if agent_panes.is_empty() {
+                Level::Warn
+            } else {
+                Level::Ok
+            },
+            "agents",
+            format!("{} agent panes found", agent_panes.len()),
+            agent_panes.is_empty().then(|| {
+                "start one: agentwatch spawn claude (or type claude in a tmux pane)".to_string()
+            }),
+        ));
+        let unretained: Vec<String> = agent_panes
+            .iter()
+            .filter(|p| !p.dead && !p.remain_on_exit)
+            .map(|p| p.id.to_string())
+            .collect();
+        out.push(if unretained.is_empty() {
+            Check::new(Level::Ok, "remain-on-exit", "on for every live agent pane", None)
+        } else {
+            Check::new(
+                Level::Warn,
+                "remain-on-exit",
+                format!("off for {} (their output is lost when they die)", unretained.join(", ")),
+                Some("leave agentwatch running (it sets it), or: tmux set-option -p -t %N remain-on-exit on".into()),
+            )
+        });
+        let exit_empty = tmux
+            .run(["show-options", "-s", "-v", "exit-empty"])
+            .await
+            .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+            .unwrap_or_default();
+        out.push(if exit_empty == "off" {
+            Check::new(
+                Level::Ok,
+                "exit-empty",
+                "off (the server outlives its last session)",
+                None,
+            )
+        } else {
+            Check::new(
+                Level::Warn,
+                "exit-empty",
+                format!(
+                    "{} (the server exits when its last session closes)",
+                    if exit_empty.is_empty() {
+                        "on"
+                    } else {
+                        &exit_empty
+                    }
+                ),
+                Some("tmux set-option -s exit-empty off (agentwatch spawn does this)".into()),
+            )
+        });
+        out.push(transport_check(tmux, ctx).await);
+        let hooked = l.panes.iter().any(|p| !p.opt_last_status.is_empty());
+        out.push(shell_check(ctx, hooked));
+    } else {
+        out.push(shell_check(ctx, false));
+    }
+    // Agent CLIs.
+    if let Ok((config, _)) = &ctx.config {
+        for def in config.agents().all() {
+            let Some(program) = def.start.first() else {
+                continue;
+            };
+            match crate::adapters::which::find_program(program) {
+                Some(path) => {
+                    let version = program_version(&path).await;
+                    out.push(Check::new(
+                        Level::Ok,
+                        &format!("agent {}", def.name),
+                        format!("{} {version}", path.display()),
+                        None,
+                    ));
+                }
+                None => out.push(Check::new(
+                    Level::Ok,
+                    &format!("agent {}", def.name),
+                    "not installed (fine if you do not use it)",
+                    None,
+                )),
+            }
+        }
+    }
+    // Config, journal.
+    out.push(match &ctx.config {
+        Ok((_, Some(path))) => Check::new(
+            Level::Ok,
+            "config",
+            format!("{} is valid", path.display()),
+            None,
+        ),
+        Ok((_, None)) => Check::new(
+            Level::Ok,
+            "config",
+            "no config file: defaults (see config.example.toml)",
+            None,
+        ),
+        Err(e) => Check::new(
+            Level::Fail,
+            "config",
+            e.clone(),
+            Some("fix the key named above, or move the file away to use defaults".into()),
+        ),
+    });
+    out.push(match &ctx.state_dir {
+        Some(dir) => match writable(dir) {
+            Ok(()) => Check::new(
+                Level::Ok,
+                "journal",
+                format!("{} is writable", dir.join("journal.jsonl").display()),
+                None,
+            ),
+            Err(e) => Check::new(
+                Level::Fail,
+                "journal",
+                format!("{}: {e}", dir.display()),
+                Some("make the directory writable, or set XDG_STATE_HOME".into()),
+            ),
+        },
+        None => Check::new(
+            Level::Warn,
+            "journal",
+            "no home directory: no journal, log or roster",
+            Some("set HOME".into()),
+        ),
+    });
+    out
+}
+
+/// Whether the dashboard will poll over control mode: tries it, as the dashboard would.
+async fn transport_check(tmux: &Tmux, ctx: &Context<'_>) -> Check {
+    let wanted = ctx
+        .config
+        .as_ref()
+        .map(|(c, _)| c.control_mode)
+        .unwrap_or(true);
+    if !wanted {
+        return Check::new(
+            Level::Ok,
+            "transport",
+            "fork+exec (control_mode = false in the config)",
+            None,
+        );
+    }
+    let probe = tmux.clone().with_control_mode(true);
+    let _ = probe.list_panes().await;
+    match probe.transport().await {
+        crate::adapters::tmux::client::Transport::Control => Check::new(
+            Level::Ok,
+            "transport",
+            "control mode works: the dashboard polls without starting a process per tick",
+            None,
+        ),
+        crate::adapters::tmux::client::Transport::Exec => Check::new(
+            Level::Warn,
+            "transport",
+            "control mode unavailable: the dashboard falls back to one tmux process per call",
+            Some("see the log (~/.local/state/agentwatch/agentwatch.log) for why".into()),
+        ),
+    }
+}
+
+fn version_check(v: TmuxVersion) -> Check {
+    let three = |minor| TmuxVersion { major: 3, minor };
+    if v < three(1) {
+        Check::new(
+            Level::Fail,
+            "tmux",
+            format!("{v}: too old (needs 3.1 for pane options)"),
+            Some("upgrade tmux".into()),
+        )
+    } else if v < three(3) {
+        Check::new(
+            Level::Warn,
+            "tmux",
+            format!("{v}: signal deaths and death times unknown (3.3+)"),
+            Some("upgrade tmux to 3.3 or newer".into()),
+        )
+    } else if v < three(6) {
+        Check::new(
+            Level::Ok,
+            "tmux",
+            format!("{v} (exit statuses are sometimes lost before 3.6: agentwatch recovers them)"),
+            None,
+        )
+    } else {
+        Check::new(Level::Ok, "tmux", v.to_string(), None)
+    }
+}
+
+fn shell_check(ctx: &Context<'_>, hooked_pane: bool) -> Check {
+    let rc = ctx.home.as_ref().and_then(|home| {
+        [
+            ".bashrc",
+            ".zshrc",
+            ".config/fish/config.fish",
+            ".bash_profile",
+            ".zshenv",
+        ]
+        .iter()
+        .map(|f| home.join(f))
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("agentwatch shell-init")))
+    });
+    let shell = ctx
+        .shell
+        .as_deref()
+        .and_then(|s| s.rsplit('/').next())
+        .unwrap_or("bash");
+    let shell = if ["bash", "zsh", "fish"].contains(&shell) {
+        shell
+    } else {
+        "bash"
+    };
+    match (rc, hooked_pane) {
+        (Some(p), _) => Check::new(
+            Level::Ok,
+            "shell integration",
+            format!("installed in {}", p.display()),
+            None,
+        ),
+        (None, true) => Check::new(
+            Level::Ok,
+            "shell integration",
+            "a pane publishes its exit statuses",
+            None,
+        ),
+        (None, false) => Check::new(
+            Level::Warn,
+            "shell integration",
+            "not installed: agents typed at a prompt show `code unknown` when they exit",
+            Some(if shell == "fish" {
+                "add to ~/.config/fish/config.fish: agentwatch shell-init fish | source".to_string()
+            } else {
+                format!("add to ~/.{shell}rc: eval \"$(agentwatch shell-init {shell})\"")
+            }),
+        ),
+    }
+}
+
+fn writable(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(probe)
+}
+
+/// `<program> --version`, first line, within 3 s; never hangs doctor.
+async fn program_version(path: &Path) -> String {
+    let mut cmd = tokio::process::Command::new(path);
+    cmd.arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let Ok(child) = cmd.spawn() else {
+        return "(--version failed)".into();
+    };
+    match tokio::time::timeout(Duration::from_secs(3), child.wait_with_output()).await {
+        Ok(Ok(out)) => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .map(|l| format!("({})", l.trim()))
+            .unwrap_or_default(),
+        _ => "(--version did not answer in 3 s)".into(),
+    }
+}

@@ -1,0 +1,95 @@
+//! `agentwatch events`: the journal, human-readable or as NDJSON, optionally followed.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::core::msg::{Event, Millis};
+
+/// One event as a line for people.
+pub fn human(e: &Event, utc_offset: i64) -> String {
+    let when = crate::core::timefmt::local(e.ts, utc_offset);
+    let mut parts = vec![format!("{when}  {:<13}", e.event)];
+    if !e.pane.is_empty() {
+        parts.push(e.pane.clone());
+    }
+    if let Some(t) = &e.target {
+        parts.push(t.clone());
+    }
+    if let Some(a) = &e.agent {
+        parts.push(a.clone());
+    }
+    if let Some(s) = &e.session_id {
+        parts.push(format!("session {}", s.chars().take(8).collect::<String>()));
+    }
+    if let Some(a) = e.attempt {
+        parts.push(format!("attempt {a}"));
+    }
+    let exit = match (e.exit_code, e.signal) {
+        (Some(c), _) => Some(crate::core::pane::Exit::Code(c).describe()),
+        (_, Some(s)) => Some(crate::core::pane::Exit::Signal(s).describe()),
+        _ => None,
+    };
+    if let Some(x) = exit {
+        parts.push(x);
+    }
+    if let Some(d) = &e.detail {
+        if Some(d) != parts.last() {
+            parts.push(d.clone());
+        }
+    }
+    parts.join("  ")
+}
+
+fn print(out: &mut impl Write, e: &Event, json: bool, utc_offset: i64) -> std::io::Result<()> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string(e).unwrap_or_default())
+    } else {
+        writeln!(out, "{}", human(e, utc_offset))
+    }
+}
+
+/// Prints the journal's events newer than `since`, then, with `follow`, new ones as they
+/// are appended (the file may not exist yet, or be replaced).
+pub fn run(
+    path: &Path,
+    since: Option<Millis>,
+    follow: bool,
+    json: bool,
+    utc_offset: i64,
+    now: Millis,
+) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let cutoff = since.map(|s| now.saturating_sub(s)).unwrap_or(0);
+    let mut offset = 0u64;
+    let mut pending = String::new();
+    loop {
+        if let Ok(mut f) = std::fs::File::open(path) {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            if len < offset {
+                offset = 0; // replaced or truncated: start over
+                pending.clear();
+            }
+            f.seek(SeekFrom::Start(offset))?;
+            let mut buf = Vec::new();
+            f.read_to_end(&mut buf)?;
+            offset += buf.len() as u64;
+            pending.push_str(&String::from_utf8_lossy(&buf));
+            while let Some(nl) = pending.find('\n') {
+                let line: String = pending.drain(..=nl).collect();
+                match serde_json::from_str::<Event>(line.trim()) {
+                    Ok(e) if e.ts >= cutoff => print(&mut out, &e, json, utc_offset)?,
+                    Ok(_) => {}
+                    Err(_) if line.trim().is_empty() => {}
+                    Err(e) => tracing::warn!("skipping a bad journal line: {e}"),
+                }
+            }
+            out.flush()?;
+        }
+        if !follow {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

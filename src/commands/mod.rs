@@ -1,0 +1,12 @@
+//! One-shot subcommands: each runs, prints and exits.
+
+/// `agentwatch demo`: simulated agents on a private server, and the dashboard on it.
+pub mod demo;
+/// `agentwatch doctor`: checks, each with a fix.
+pub mod doctor;
+/// `agentwatch events`: the journal printed and followed.
+pub mod events;
+/// `agentwatch spawn`: start an agent with its session id and directory recorded.
+pub mod spawn;
+/// `agentwatch status`: one read-only look, as a table or JSON.
+pub mod status;

@@ -1,0 +1,135 @@
+//! `agentwatch spawn`: start an agent in a new tmux window with everything agentwatch needs
+//! to resume it later recorded on the pane, on the same tmux command line (race-free: an
+//! agent that dies at once still leaves a dead pane). Does I/O.
+
+use std::path::PathBuf;
+
+use crate::adapters::tmux::client::Tmux;
+use crate::adapters::tmux::window::open_window;
+use crate::adapters::which::find_program;
+use crate::core::agent::{fill, AgentDef, Agents};
+use crate::core::resume::ARGS_OPTION;
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub agent: String,
+    pub cwd: Option<PathBuf>,
+    pub name: Option<String>,
+    pub session: String,
+    pub args: Vec<String>,
+}
+
+/// A checked request: the kind, the directory, the argv, and the pane options to set.
+pub type Prepared = (AgentDef, PathBuf, Vec<String>, Vec<(String, String)>);
+
+/// Checks the request and builds the argv and pane options. Every error is one line that
+/// names the thing and the fix.
+pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared, String> {
+    let def = agents.get(&req.agent).cloned().ok_or_else(|| {
+        let known: Vec<&str> = agents.all().iter().map(|d| d.name.as_str()).collect();
+        format!(
+            "unknown agent kind {:?}: known kinds are {}; add [agents.{}] to the config for a new one",
+            req.agent,
+            known.join(", "),
+            req.agent
+        )
+    })?;
+    let program = def.start.first().cloned().unwrap_or_default();
+    if find_program(&program).is_none() {
+        return Err(format!(
+            "{program} not found on PATH: install {}, or set start = [\"/path/to/{program}\", ...] in [agents.{}]",
+            def.name, def.name
+        ));
+    }
+    let cwd = match &req.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .ok()
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| format!("--cwd {}: no such directory", cwd.display()))?;
+    let id = def.start_takes_id().then(|| new_id.to_string());
+    let mut argv = fill(&def.start, id.as_deref());
+    argv.extend(req.args.iter().cloned());
+    let mut options = vec![
+        ("remain-on-exit".to_string(), "on".to_string()),
+        ("@agentwatch_agent".to_string(), def.name.clone()),
+        (
+            "@agentwatch_cwd".to_string(),
+            cwd.to_string_lossy().into_owned(),
+        ),
+    ];
+    if let Some(id) = id {
+        options.push(("@agentwatch_session_id".to_string(), id));
+    }
+    if !req.args.is_empty() {
+        let json = serde_json::to_string(&req.args).map_err(|e| e.to_string())?;
+        options.push((ARGS_OPTION.to_string(), json));
+    }
+    Ok((def, cwd, argv, options))
+}
+
+/// Starts the window; returns the new pane id (`%N`).
+pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String, String> {
+    let new_id = uuid::Uuid::new_v4().to_string();
+    let (def, cwd, argv, options) = prepare(req, agents, &new_id)?;
+    let name = req.name.clone().unwrap_or_else(|| def.name.clone());
+    open_window(tmux, &req.session, &name, &cwd, &argv, &options).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(agent: &str) -> Request {
+        Request {
+            agent: agent.into(),
+            cwd: Some(PathBuf::from("/")),
+            name: None,
+            session: "agents".into(),
+            args: vec![],
+        }
+    }
+
+    #[test]
+    fn an_unknown_kind_names_the_known_ones_and_the_fix() {
+        let e = prepare(&req("klaude"), &Agents::default(), "x").unwrap_err();
+        assert!(e.contains("unknown agent kind \"klaude\""), "{e}");
+        assert!(e.contains("claude, codex"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_program_and_a_missing_directory_are_refused() {
+        let mut defs = crate::core::agent::builtin();
+        defs[0].start = vec!["definitely-not-installed-xyz".into()];
+        let e = prepare(&req("claude"), &Agents::new(defs), "x").unwrap_err();
+        assert!(
+            e.starts_with("definitely-not-installed-xyz not found on PATH"),
+            "{e}"
+        );
+
+        let mut defs = crate::core::agent::builtin();
+        defs[0].start = vec!["sh".into(), "--session-id".into(), "{session_id}".into()];
+        let mut r = req("claude");
+        r.cwd = Some(PathBuf::from("/no/such/dir"));
+        let e = prepare(&r, &Agents::new(defs), "x").unwrap_err();
+        assert_eq!(e, "--cwd /no/such/dir: no such directory");
+    }
+
+    #[test]
+    fn the_id_goes_into_the_argv_and_the_options_and_extra_args_are_kept() {
+        let mut defs = crate::core::agent::builtin();
+        defs[0].start = vec!["sh".into(), "--session-id".into(), "{session_id}".into()];
+        let mut r = req("claude");
+        r.args = vec!["--model".into(), "x y".into()];
+        let (_, cwd, argv, opts) = prepare(&r, &Agents::new(defs), "ID-1").unwrap();
+        assert_eq!(cwd, PathBuf::from("/"));
+        assert_eq!(argv, ["sh", "--session-id", "ID-1", "--model", "x y"]);
+        assert!(opts.contains(&("@agentwatch_session_id".into(), "ID-1".into())));
+        assert!(opts.contains(&(ARGS_OPTION.into(), r#"["--model","x y"]"#.into())));
+        assert_eq!(opts[0], ("remain-on-exit".into(), "on".into()));
+    }
+}

@@ -1,0 +1,183 @@
+//! `agentwatch status`: one look at the agents, for status lines and scripts. The same
+//! core and adapter as the dashboard, read-only: it changes nothing on the server.
+
+use serde::Serialize;
+
+use crate::adapters::probe::Prober;
+use crate::adapters::tmux::client::{kick_server, TmuxError};
+use crate::config::Config;
+use crate::core::msg::{Effect, Msg};
+use crate::core::pane::Exit;
+use crate::core::state::State;
+use crate::core::supervisor::Hold;
+use crate::core::watch::{Auto, Card, Life};
+use crate::run::Clock;
+
+/// One agent, as `status --json` prints it. The schema is stable: fields are only added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub pane_id: String,
+    pub target: String,
+    pub window_name: String,
+    pub agent: String,
+    /// `running`, `exited`, `killed`, `finished`, `resuming`, `gave_up`, `unknown`, `idle`.
+    pub state: &'static str,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub session_id: Option<String>,
+    pub cwd: String,
+    pub attempts: u32,
+    /// RFC 3339, UTC.
+    pub died_at: Option<String>,
+}
+
+impl Row {
+    /// A crash: what makes `status` exit 1.
+    pub fn is_dead(&self) -> bool {
+        matches!(
+            self.state,
+            "exited" | "killed" | "resuming" | "gave_up" | "unknown"
+        )
+    }
+}
+
+fn state_word(card: &Card, max_attempts: u32) -> &'static str {
+    let pending = matches!(card.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
+        || (card.life.is_dead() && card.budget.next_due.is_some());
+    match card.life {
+        Life::Running => "running",
+        Life::Idle => "idle",
+        Life::Dead(Exit::Code(0)) => "finished",
+        _ if pending => "resuming",
+        _ if matches!(card.auto, Auto::Held(Hold::GaveUp { .. }))
+            || card.budget.attempts >= max_attempts =>
+        {
+            "gave_up"
+        }
+        Life::Dead(Exit::Code(_)) => "exited",
+        Life::Dead(Exit::Signal(_)) => "killed",
+        Life::Dead(Exit::Unknown) | Life::Reading => "unknown",
+    }
+}
+
+/// Looks once (kicking the server for lost exit statuses, as the dashboard does).
+pub async fn snapshot(config: &Config, prober: &Prober) -> Result<Vec<Row>, TmuxError> {
+    let clock = Clock::start();
+    let mut state = State::new(
+        config,
+        false,
+        prober.tmux().socket().display().to_string(),
+        (200, 50),
+    );
+    for round in 0..6 {
+        let obs = prober.observe().await?;
+        let now = clock.now();
+        state.update(Msg::Tick, now);
+        let fx = state.update(Msg::Polled(Ok(obs)), now);
+        let kick = fx.iter().find_map(|e| match e {
+            Effect::KickServer(pid) => Some(*pid),
+            _ => None,
+        });
+        let reading = state.cards.iter().any(|c| c.life == Life::Reading);
+        if !reading || round == 5 {
+            break;
+        }
+        if let Some(pid) = kick {
+            let _ = kick_server(pid);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    Ok(rows(&state))
+}
+
+fn rows(state: &State) -> Vec<Row> {
+    state
+        .cards
+        .iter()
+        .filter(|c| c.agent.is_some())
+        .map(|c| {
+            let max = state.policy(c.agent.as_deref()).max_attempts;
+            let (exit_code, signal) = match c.life {
+                Life::Dead(Exit::Code(n)) => (Some(n), None),
+                Life::Dead(Exit::Signal(n)) => (None, Some(n)),
+                _ => (None, None),
+            };
+            Row {
+                pane_id: c.pane.id.to_string(),
+                target: c.pane.target(),
+                window_name: c.pane.window_name.clone(),
+                agent: c.agent.clone().unwrap_or_default(),
+                state: state_word(c, max),
+                exit_code,
+                signal,
+                session_id: c
+                    .agent
+                    .as_deref()
+                    .and_then(|a| state.agents.get(a))
+                    .and_then(|def| crate::core::resume::known_session_id(c, def).ok().flatten()),
+                cwd: c.pane.cwd().to_string(),
+                attempts: c.budget.attempts,
+                died_at: c
+                    .died_at
+                    .filter(|_| c.life.is_dead())
+                    .map(|t| crate::core::timefmt::rfc3339(t, 0)),
+            }
+        })
+        .collect()
+}
+
+/// The aligned text table.
+pub fn table(rows: &[Row]) -> String {
+    let header = [
+        "PANE", "TARGET", "AGENT", "STATE", "EXIT", "SESSION", "ATTEMPTS", "CWD",
+    ];
+    let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    for r in rows {
+        let exit = match (r.exit_code, r.signal) {
+            (Some(c), _) => c.to_string(),
+            (_, Some(s)) => {
+                crate::core::pane::signal_name(s).map_or(format!("signal {s}"), str::to_string)
+            }
+            _ if r.is_dead() => "?".into(),
+            _ => "-".into(),
+        };
+        lines.push(vec![
+            r.pane_id.clone(),
+            r.target.clone(),
+            r.agent.clone(),
+            r.state.to_string(),
+            exit,
+            r.session_id
+                .as_deref()
+                .map_or("-".into(), |s| s.chars().take(8).collect()),
+            r.attempts.to_string(),
+            r.cwd.clone(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == l.len() {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,37 @@
+//! The pure core: decides everything, does no I/O and never reads the clock. Nothing here
+//! imports from `adapters`, `run`, `ui` or `commands`.
+
+/// Agent kinds: recognition, start/resume argv, session id shapes.
+pub mod agent;
+/// Crash records as data: a dead pane's output and death.
+pub mod crash;
+/// Typed failures of the outside world that the core reacts to.
+pub mod errors;
+/// The one key table.
+pub mod keymap;
+/// Grid geometry: how many cards fit, for selection and scrolling.
+pub mod layout;
+/// Action, Msg and Effect: the vocabularies of the loop.
+pub mod msg;
+/// Domain nouns: pane ids, pane rows, listings, exits.
+pub mod pane;
+/// The peek view's model: parsed output, scrolling, search.
+pub mod peek_model;
+/// Agents typed at a shell prompt: the pane as the core should see it.
+pub mod prompt;
+/// Pure relaunch planning: argv, directory and session id, or why not.
+pub mod resume;
+/// Agents lost with a tmux server, as data.
+pub mod roster;
+/// The core's state and its update: `State::update(msg, now) -> effects`.
+pub mod state;
+/// The pure auto-resume policy: verdicts on deaths, budgets, backoff.
+pub mod supervisor;
+/// Short texts: durations, paths, fitting to a width.
+pub mod text;
+/// Dates and durations without a date crate.
+pub mod timefmt;
+/// Pure lifecycle tracking of one pane.
+pub mod watch;
+/// Splitting and quoting words for tmux and shells.
+pub mod words;

@@ -1,0 +1,232 @@
+//! The three vocabularies of the loop: what the user wants (`Action`), what happened
+//! (`Msg`), and what I/O the core asks for (`Effect`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::core::crash::CrashRecord;
+use crate::core::peek_model::PeekText;
+use crate::core::roster::Roster;
+
+use crate::core::errors::TmuxError;
+use crate::core::pane::Listing;
+use crate::core::pane::PaneId;
+use crate::core::resume::Plan;
+
+/// Milliseconds since the Unix epoch: the only clock the core knows, handed in by the loop.
+pub type Millis = u64;
+
+/// A user intent, from the one key table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    Help,
+    /// `r`: relaunch the selected dead pane, resuming its session.
+    Relaunch,
+    /// `R`: deliberately start the selected dead pane's agent fresh.
+    RelaunchFresh,
+    /// `a`: turn auto-resume off or on for the selected pane.
+    ToggleAuto,
+    /// `c`: cancel the selected pane's pending auto-resume.
+    CancelAuto,
+    /// `A`: turn auto-resume off or on for every pane.
+    ToggleAutoAll,
+    /// `R` on the lost-server screen: recreate every lost agent (asks first).
+    RecreateAll,
+    /// `y` / `n`: answer a question.
+    Yes,
+    No,
+    /// `p`/Enter: open the peek view on the selected pane.
+    Peek,
+    /// `x`: close a dead pane (asks once).
+    Close,
+    /// `g`: go to the pane in tmux.
+    Jump,
+    /// Peek: start a search.
+    Search,
+    /// Peek: next / previous match.
+    Next,
+    Prev,
+    /// Peek: older / newer crash record.
+    Older,
+    Newer,
+    /// Peek: a new snapshot of the pane.
+    Refresh,
+    /// Esc: close whatever overlay is open.
+    Back,
+    Quit,
+}
+
+/// What the poller saw: the tmux listing plus what `/proc` says about the panes' processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    pub listing: Listing,
+    /// argv of the foreground process: every poll for a launcher or a process other than
+    /// the pane's own; once, when it is new, for the pane's own process.
+    pub foreground: HashMap<PaneId, Vec<String>>,
+    /// Start time (epoch ms) of each pane's process (or of its foreground process, when
+    /// that is another one), where `/proc` knows it.
+    pub started: HashMap<PaneId, Millis>,
+    /// The name of each live pane's own process (`bash`, `claude`).
+    pub comm: HashMap<PaneId, String>,
+    /// The foreground process, when it is not the pane's own process.
+    pub fg_pid: HashMap<PaneId, u32>,
+}
+
+/// Something that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    Tick,
+    /// A key press, translated by the key table of the view it lands in.
+    Key(crossterm::event::KeyEvent),
+    Action(Action),
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    Polled(Result<Observation, TmuxError>),
+    Screens(Result<HashMap<PaneId, String>, TmuxError>),
+    OptionsSet(Result<(), TmuxError>),
+    /// A relaunch finished: the plan as carried out (with its final session id), or why not.
+    Relaunched {
+        pane: PaneId,
+        result: Result<Plan, String>,
+    },
+    /// A pane's whole retained output, parsed, for the peek view.
+    History {
+        pane: PaneId,
+        result: Result<Arc<PeekText>, String>,
+    },
+    /// A pane's crash records, newest first.
+    Records {
+        pane: PaneId,
+        records: Vec<Arc<CrashRecord>>,
+    },
+    /// `kill-pane` finished.
+    Closed {
+        pane: PaneId,
+        result: Result<(), String>,
+    },
+    /// The jump to a pane in tmux finished.
+    Jumped {
+        pane: PaneId,
+        result: Result<(), String>,
+    },
+    /// The roster saved by an earlier run, for this socket.
+    RosterLoaded(Option<Roster>),
+    /// The lost agents were recreated: per target, the new pane id or why not.
+    Recreated(Vec<(String, Result<String, String>)>),
+    /// A session id lookup in the agent's own records finished.
+    Discovered {
+        pane: PaneId,
+        found: Option<(String, &'static str)>,
+    },
+}
+
+/// One lost agent to bring back: where, and with what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recreate {
+    pub target: String,
+    pub session: String,
+    pub window_name: String,
+    pub cwd: String,
+    pub argv: Vec<String>,
+    pub options: Vec<(String, String)>,
+}
+
+/// What a crash record says about the death, besides the output.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CrashMeta {
+    pub target: String,
+    pub exit: String,
+    /// `exit 1`, `SIGKILL`: for the card's "previous:" line.
+    pub exit_short: String,
+    pub died_at: Option<Millis>,
+    pub started_at: Option<Millis>,
+}
+
+/// A session id lookup: what the agent's records are searched by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoverRequest {
+    pub pane: PaneId,
+    pub agent: String,
+    pub cwd: String,
+    pub pids: Vec<u32>,
+    pub started_at: Option<Millis>,
+    pub died_at: Option<Millis>,
+    pub dead: bool,
+    /// The pane was started with a resume command (`codex resume --last`): its session
+    /// file may be an old one, so only exact evidence (the exit line) counts.
+    pub resumed: bool,
+}
+
+/// I/O the core asks the loop to perform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// One `list-panes -a` (plus `/proc` reads); answers with [`Msg::Polled`].
+    Poll,
+    /// Send SIGCHLD to the tmux server (lost exit status workaround).
+    KickServer(u32),
+    /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].
+    CaptureScreens(Vec<PaneId>),
+    /// Set pane options in one call; answers [`Msg::OptionsSet`].
+    SetOptions(Vec<(PaneId, String, String)>),
+    /// Capture the dead pane's output into a crash record, then respawn it (never `-k`);
+    /// answers [`Msg::Relaunched`].
+    Relaunch { plan: Plan, meta: CrashMeta },
+    /// Look for a session id in the agent's own records; answers [`Msg::Discovered`].
+    Discover(DiscoverRequest),
+    /// Append one event to the journal.
+    Journal(Event),
+    /// Announce deaths (bell, desktop, hook): one effect per look, however many deaths.
+    Notify(Vec<Event>),
+    /// Capture a pane's whole history with colours; answers [`Msg::History`].
+    CaptureHistory(PaneId),
+    /// Read a pane's crash records; answers [`Msg::Records`].
+    LoadRecords {
+        pane: PaneId,
+        session_id: Option<String>,
+    },
+    /// Read the roster of agents lost with this server; answers [`Msg::RosterLoaded`].
+    LoadRoster,
+    /// Save (or, with `None`, forget) the roster of agents lost with this server.
+    SaveRoster(Option<Roster>),
+    /// Open a window per agent with its resume command; answers [`Msg::Recreated`].
+    Recreate(Vec<Recreate>),
+    /// `kill-pane` a dead pane; answers [`Msg::Closed`].
+    KillPane(PaneId),
+    /// Show the pane in the tmux client that shows agentwatch's own pane (`client` is that
+    /// pane's id); answers [`Msg::Jumped`].
+    Jump { pane: PaneId, client: String },
+}
+
+/// One lifecycle event, as written to the journal (one JSON object per line).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Event {
+    /// Epoch milliseconds.
+    pub ts: Millis,
+    /// `died`, `scheduled`, `resumed`, `resume_failed`, `gave_up`, `cancelled`, `relaunched`.
+    pub event: String,
+    pub pane: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub attempt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+}

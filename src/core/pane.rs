@@ -1,0 +1,227 @@
+//! Domain nouns: a pane id, one tmux pane row, and how a dead pane exited.
+
+use std::fmt;
+
+/// A tmux pane id (`%N`). Stable for the pane's life and kept across `respawn-pane`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PaneId(pub u32);
+
+impl PaneId {
+    /// Parses `%12`.
+    pub fn parse(s: &str) -> Option<PaneId> {
+        s.strip_prefix('%')?.parse().ok().map(PaneId)
+    }
+}
+
+impl fmt::Display for PaneId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// How a process ended, as far as anybody can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    Unknown,
+}
+
+impl Exit {
+    /// The one wording used everywhere: card, peek, status and journal.
+    pub fn describe(&self) -> String {
+        match *self {
+            Exit::Code(c) => format!("process exited (code {c})"),
+            Exit::Signal(s) => match signal_name(s) {
+                Some(name) => format!("killed by signal {s} ({name})"),
+                None => format!("killed by signal {s}"),
+            },
+            Exit::Unknown => "process exited (code unknown)".to_string(),
+        }
+    }
+
+    /// Short form for tight places (`exit 1`, `SIGKILL`, `exit ?`).
+    pub fn short(&self) -> String {
+        match *self {
+            Exit::Code(c) => format!("exit {c}"),
+            Exit::Signal(s) => signal_name(s)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("signal {s}")),
+            Exit::Unknown => "exit ?".to_string(),
+        }
+    }
+
+    /// A clean exit (code 0): the agent finished, nothing crashed.
+    pub fn is_clean(&self) -> bool {
+        matches!(self, Exit::Code(0))
+    }
+}
+
+/// Linux signal names by number (the numbers tmux reports in `pane_dead_signal`).
+pub fn signal_name(n: i32) -> Option<&'static str> {
+    Some(match n {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        16 => "SIGSTKFLT",
+        17 => "SIGCHLD",
+        18 => "SIGCONT",
+        19 => "SIGSTOP",
+        20 => "SIGTSTP",
+        21 => "SIGTTIN",
+        22 => "SIGTTOU",
+        23 => "SIGURG",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        26 => "SIGVTALRM",
+        27 => "SIGPROF",
+        28 => "SIGWINCH",
+        29 => "SIGIO",
+        30 => "SIGPWR",
+        31 => "SIGSYS",
+        _ => return None,
+    })
+}
+
+/// Signal number for a name such as `TERM`, `SIGTERM` or `15`.
+pub fn signal_number(name: &str) -> Option<i32> {
+    if let Ok(n) = name.parse::<i32>() {
+        return signal_name(n).map(|_| n);
+    }
+    let upper = name.to_ascii_uppercase();
+    let full = if upper.starts_with("SIG") {
+        upper
+    } else {
+        format!("SIG{upper}")
+    };
+    (1..=31).find(|&n| signal_name(n) == Some(full.as_str()))
+}
+
+/// One row of `list-panes -a`: everything agentwatch knows about a pane at one instant.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pane {
+    pub id: PaneId,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    pub pane_index: u32,
+    pub dead: bool,
+    /// `pane_dead_status`: exit code of a normal exit.
+    pub dead_status: Option<i32>,
+    /// `pane_dead_signal` (tmux 3.3+): the signal number of a death by signal.
+    pub dead_signal: Option<i32>,
+    /// `pane_dead_time` (tmux 3.3+), epoch seconds.
+    pub dead_time: Option<u64>,
+    pub pid: Option<u32>,
+    pub current_command: String,
+    /// tmux's quoted copy of the argv it spawned.
+    pub start_command: String,
+    pub current_path: String,
+    pub start_path: String,
+    pub remain_on_exit: bool,
+    pub window_activity: u64,
+    pub history_size: u64,
+    pub cursor: (u32, u32),
+    /// `@agentwatch_agent`: the agent kind recorded on the pane.
+    pub opt_agent: String,
+    /// `@agentwatch_cwd`: the working directory recorded while alive.
+    pub opt_cwd: String,
+    /// `@agentwatch_session_id`: the agent session id recorded on the pane.
+    pub opt_session_id: String,
+    /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
+    pub opt_args: String,
+    /// Auto-resume budget (`@agentwatch_attempts`, `_resumes`, `_next`, `_paused`).
+    pub opt_attempts: String,
+    pub opt_resumes: String,
+    pub opt_next: String,
+    pub opt_paused: String,
+    /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
+    pub opt_previous: String,
+    /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
+    pub opt_last_status: String,
+    /// `@agentwatch_exited`: when the agent of a shell-hosted pane was seen to exit (ms).
+    pub opt_exited: String,
+    /// `@agentwatch_claim`: `<owner> <expiry ms> <dead pid>`, an agentwatch's claim on
+    /// resuming this death.
+    pub opt_claim: String,
+}
+
+impl Pane {
+    /// `session:window.pane`.
+    pub fn target(&self) -> String {
+        format!("{}:{}.{}", self.session, self.window_index, self.pane_index)
+    }
+
+    /// How the pane's process ended; `None` while it is alive or the status is not yet known.
+    pub fn exit(&self) -> Option<Exit> {
+        if !self.dead {
+            return None;
+        }
+        match (self.dead_status, self.dead_signal) {
+            (_, Some(sig)) => Some(Exit::Signal(sig)),
+            (Some(code), None) => Some(Exit::Code(code)),
+            (None, None) => None,
+        }
+    }
+
+    /// The best known working directory: live path, else recorded, else start path.
+    pub fn cwd(&self) -> &str {
+        [&self.current_path, &self.opt_cwd, &self.start_path]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_wording_is_exact() {
+        assert_eq!(Exit::Code(3).describe(), "process exited (code 3)");
+        assert_eq!(Exit::Signal(9).describe(), "killed by signal 9 (SIGKILL)");
+        assert_eq!(Exit::Unknown.describe(), "process exited (code unknown)");
+        assert_eq!(Exit::Signal(64).describe(), "killed by signal 64");
+    }
+
+    #[test]
+    fn signal_names_round_trip() {
+        assert_eq!(signal_number("TERM"), Some(15));
+        assert_eq!(signal_number("sigint"), Some(2));
+        assert_eq!(signal_number("9"), Some(9));
+        assert_eq!(signal_number("BOGUS"), None);
+    }
+
+    #[test]
+    fn a_dead_pane_with_neither_status_nor_signal_has_no_exit_yet() {
+        let p = Pane {
+            dead: true,
+            ..Pane::default()
+        };
+        assert_eq!(p.exit(), None);
+    }
+}
+
+/// What one poll saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub panes: Vec<Pane>,
+    /// The tmux server's pid (`#{pid}`), for the lost-SIGCHLD kick.
+    pub server_pid: Option<u32>,
+    /// Records that did not have the expected shape and were skipped.
+    pub malformed: usize,
+}

@@ -1,0 +1,338 @@
+//! The peek view's model: a pane's whole output (or a crash record's), parsed from ANSI
+//! once, with scrolling and search. Pure: no I/O.
+
+use std::sync::Arc;
+
+use ansi_to_tui::IntoText;
+use ratatui::text::Line;
+
+use crate::core::crash::CrashRecord;
+use crate::core::msg::Millis;
+use crate::core::pane::PaneId;
+
+/// Output ready to show: styled lines, and the same lines as plain text for search.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PeekText {
+    pub lines: Vec<Line<'static>>,
+    pub plain: Vec<String>,
+}
+
+impl PeekText {
+    /// Parses output with SGR colour escapes. Bytes that are not valid escapes or UTF-8
+    /// are shown as they are (replacement characters), never dropped silently.
+    pub fn from_ansi(bytes: &[u8]) -> PeekText {
+        // Trailing blank lines (the unused bottom of a screen) carry nothing.
+        let mut end = bytes.len();
+        while end > 0 && matches!(bytes[end - 1], b'\n' | b' ' | b'\r') {
+            end -= 1;
+        }
+        let bytes = &bytes[..end];
+        let lines = match bytes.into_text() {
+            Ok(text) => text.lines,
+            Err(_) => String::from_utf8_lossy(bytes)
+                .lines()
+                .map(|l| Line::raw(l.to_string()))
+                .collect(),
+        };
+        let mut lines = lines;
+        // tmux's own "Pane is dead (...)" line (remain-on-exit-format) is not the agent's.
+        while lines.last().is_some_and(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            text.trim().is_empty() || text.starts_with("Pane is dead (")
+        }) {
+            lines.pop();
+        }
+        let plain = lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect();
+        PeekText { lines, plain }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+/// What the peek view shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A snapshot of the pane itself.
+    Live { captured_at: Millis },
+    /// One of the pane's crash records (index into `Peek::records`, newest first).
+    Record(usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peek {
+    pub pane: PaneId,
+    pub source: Source,
+    /// `None` while the capture is under way.
+    pub text: Option<Arc<PeekText>>,
+    pub live: Option<Arc<PeekText>>,
+    pub error: Option<String>,
+    /// First line on screen.
+    pub top: usize,
+    /// Lines on screen (set from the terminal size).
+    pub height: usize,
+    /// The confirmed search and its matching lines.
+    pub query: Option<String>,
+    pub matches: Vec<usize>,
+    /// The line of the match the user is on.
+    pub hit: Option<usize>,
+    /// The search being typed.
+    pub typing: Option<String>,
+    /// This pane's crash records, newest first, once they are read.
+    pub records: Vec<Arc<CrashRecord>>,
+    pub records_loaded: bool,
+    /// `[` was pressed before the records were read: show the newest when they are.
+    pub want_older: bool,
+}
+
+impl Peek {
+    pub fn new(pane: PaneId, height: usize, now: Millis) -> Peek {
+        Peek {
+            pane,
+            source: Source::Live { captured_at: now },
+            text: None,
+            live: None,
+            error: None,
+            top: 0,
+            height: height.max(1),
+            query: None,
+            matches: Vec::new(),
+            hit: None,
+            typing: None,
+            records: Vec::new(),
+            records_loaded: false,
+            want_older: false,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.text.as_ref().map_or(0, |t| t.len())
+    }
+
+    fn max_top(&self) -> usize {
+        self.len().saturating_sub(self.height)
+    }
+
+    /// Shows new text, opening at the bottom where the last words are.
+    pub fn show(&mut self, text: Arc<PeekText>) {
+        self.text = Some(text);
+        self.error = None;
+        self.bottom();
+        self.rematch();
+    }
+
+    pub fn scroll(&mut self, by: isize) {
+        self.top = self.top.saturating_add_signed(by).min(self.max_top());
+    }
+
+    pub fn page(&mut self, down: bool) {
+        let by = self.height.saturating_sub(1).max(1) as isize;
+        self.scroll(if down { by } else { -by });
+    }
+
+    pub fn first(&mut self) {
+        self.top = 0;
+    }
+
+    pub fn bottom(&mut self) {
+        self.top = self.max_top();
+    }
+
+    pub fn set_height(&mut self, height: usize) {
+        let at_bottom = self.top >= self.max_top();
+        self.height = height.max(1);
+        self.top = if at_bottom {
+            self.max_top()
+        } else {
+            self.top.min(self.max_top())
+        };
+    }
+
+    /// Confirms a search (case-insensitive unless the query has capitals) and jumps to the
+    /// first match at or after the top of the screen.
+    pub fn search(&mut self, query: String) {
+        self.query = (!query.is_empty()).then_some(query);
+        self.rematch();
+        self.next(true);
+    }
+
+    fn rematch(&mut self) {
+        self.matches.clear();
+        let (Some(q), Some(text)) = (&self.query, &self.text) else {
+            return;
+        };
+        let smart = q.chars().any(char::is_uppercase);
+        let needle = if smart { q.clone() } else { q.to_lowercase() };
+        for (i, line) in text.plain.iter().enumerate() {
+            let hit = if smart {
+                line.contains(&needle)
+            } else {
+                line.to_lowercase().contains(&needle)
+            };
+            if hit {
+                self.matches.push(i);
+            }
+        }
+    }
+
+    /// The match the user is on, if it is still a match.
+    pub fn current(&self) -> Option<usize> {
+        self.hit.filter(|h| self.matches.binary_search(h).is_ok())
+    }
+
+    fn go_to(&mut self, m: usize) {
+        self.hit = Some(m);
+        self.top = m.saturating_sub(2).min(self.max_top());
+    }
+
+    /// Moves to the next match after the current one (wrapping); `inclusive` starts at the
+    /// top line of the screen instead (a new search).
+    pub fn next(&mut self, inclusive: bool) {
+        let from = match self.current() {
+            Some(h) if !inclusive => h + 1,
+            _ => self.top,
+        };
+        let hit = self
+            .matches
+            .iter()
+            .copied()
+            .find(|&m| m >= from)
+            .or_else(|| self.matches.first().copied());
+        if let Some(m) = hit {
+            self.go_to(m);
+        }
+    }
+
+    /// Moves to the match before the current one (wrapping).
+    pub fn prev(&mut self) {
+        let before = self.current().unwrap_or(self.top);
+        let hit = self
+            .matches
+            .iter()
+            .rev()
+            .copied()
+            .find(|&m| m < before)
+            .or_else(|| self.matches.last().copied());
+        if let Some(m) = hit {
+            self.go_to(m);
+        }
+    }
+
+    /// `[`: one record older. From the live pane, the newest record.
+    pub fn older(&mut self) -> bool {
+        let next = match self.source {
+            Source::Live { .. } => 0,
+            Source::Record(i) => i + 1,
+        };
+        self.show_record(next)
+    }
+
+    /// `]`: one record newer; past the newest, the live pane.
+    pub fn newer(&mut self) -> bool {
+        match self.source {
+            Source::Live { .. } => false,
+            Source::Record(0) => {
+                self.source = Source::Live { captured_at: 0 };
+                if let Some(live) = self.live.clone() {
+                    self.show(live);
+                }
+                true
+            }
+            Source::Record(i) => self.show_record(i - 1),
+        }
+    }
+
+    fn show_record(&mut self, i: usize) -> bool {
+        let Some(r) = self.records.get(i) else {
+            return false;
+        };
+        let text = Arc::new(PeekText::from_ansi(r.output.as_bytes()));
+        self.source = Source::Record(i);
+        self.show(text);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peek_of(n: usize, height: usize) -> Peek {
+        let out: String = (1..=n)
+            .map(|i| format!("\x1b[3{}mline {i}\x1b[0m\n", i % 7))
+            .collect();
+        let mut p = Peek::new(PaneId(1), height, 0);
+        p.show(Arc::new(PeekText::from_ansi(out.as_bytes())));
+        p
+    }
+
+    #[test]
+    fn it_opens_at_the_bottom_and_g_goes_to_the_top() {
+        let mut p = peek_of(5000, 40);
+        assert_eq!(p.top, 4960);
+        assert_eq!(p.text.as_ref().unwrap().plain[4999], "line 5000");
+        p.first();
+        assert_eq!(p.top, 0);
+        p.page(true);
+        assert_eq!(p.top, 39);
+        p.scroll(-100);
+        assert_eq!(p.top, 0);
+        p.scroll(100_000);
+        assert_eq!(p.top, 4960);
+    }
+
+    #[test]
+    fn colours_survive_and_escapes_do_not_reach_the_text() {
+        let p = peek_of(3, 10);
+        let t = p.text.as_ref().unwrap();
+        assert_eq!(t.plain, ["line 1", "line 2", "line 3"]);
+        assert_eq!(
+            t.lines[0].spans[0].style.fg,
+            Some(ratatui::style::Color::Red)
+        );
+    }
+
+    #[test]
+    fn search_finds_forward_and_wraps_and_n_capital_goes_back() {
+        let mut p = peek_of(100, 10);
+        p.first();
+        p.search("line 5".into());
+        assert_eq!(p.matches, [4, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+        assert_eq!(p.current(), Some(4));
+        p.next(false);
+        assert_eq!(p.current(), Some(49));
+        p.prev();
+        assert_eq!(p.current(), Some(4));
+        p.prev();
+        assert_eq!(p.current(), Some(58), "wraps to the last");
+        p.next(false);
+        assert_eq!(p.current(), Some(4), "wraps to the first");
+        p.search("LINE".into());
+        assert!(p.matches.is_empty(), "capitals make it case-sensitive");
+    }
+
+    #[test]
+    fn garbage_bytes_never_panic() {
+        for junk in [
+            &b"\x1b[38;5;999m\xff\xfe\x1b[\n"[..],
+            b"\x1b",
+            b"",
+            b"\n\n\n",
+        ] {
+            let _ = PeekText::from_ansi(junk);
+        }
+    }
+}

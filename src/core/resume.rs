@@ -1,0 +1,231 @@
+//! Pure relaunch planning: from a dead card, the exact argv, directory and session id to
+//! respawn it with, or the reason it must not be relaunched. Never starts a fresh session
+//! unless asked to (`R`), never uses an id that does not look like the agent's ids.
+
+use crate::core::agent::{fill, session_id_from_argv, AgentDef, Agents};
+use crate::core::pane::PaneId;
+use crate::core::watch::Card;
+use crate::core::words::command_words;
+
+/// The pane option holding extra arguments given to `agentwatch spawn ... -- ARGS`, as a JSON
+/// array of strings: they are kept for every relaunch.
+pub const ARGS_OPTION: &str = "@agentwatch_args";
+
+/// Everything needed to respawn one pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub pane: PaneId,
+    pub agent: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    /// The session id resumed (or, when fresh, handed to the agent); `None` for agents
+    /// without ids.
+    pub session_id: Option<String>,
+    pub fresh: bool,
+    /// For an agent typed at a shell prompt: the shell, to type the command at.
+    pub shell: Option<String>,
+    /// The pid of the dead process: if the pane runs another by the time the relaunch
+    /// happens, someone else relaunched it (it may even have died again) and nothing is done.
+    pub dead_pid: Option<u32>,
+}
+
+/// Why a relaunch was refused, in the words shown on the card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+/// The session id to resume for a card, if one is known and valid: the pane option first,
+/// then the start command's argv. An id of the wrong shape is an error, never used.
+pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, Refusal> {
+    let p = &card.pane;
+    let id = if p.opt_session_id.is_empty() {
+        named_session_id(card)
+    } else {
+        Some(p.opt_session_id.clone())
+    };
+    match id {
+        Some(id) if def.id.accepts(&id) => Ok(Some(id)),
+        Some(id) => Err(Refusal(format!(
+            "session id {:?} does not look like a {} id: relaunch refused",
+            crate::core::text::fit(&id, 40),
+            def.name
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// The session id named on the agent's command line: the foreground argv of an agent typed
+/// at a shell prompt, else the pane's start command. Not checked against the id shape.
+pub fn named_session_id(card: &Card) -> Option<String> {
+    match &card.shell {
+        Some(host) => session_id_from_argv(&host.fg_argv),
+        None => session_id_from_argv(&command_words(&card.pane.start_command))
+            .or_else(|| card.argv_id.clone()),
+    }
+}
+
+/// Plans a relaunch of `card`. `fresh` is the deliberate `R`: start the agent's `start`
+/// argv with `new_id` (used when the start argv takes an id).
+pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<Plan, Refusal> {
+    let p = &card.pane;
+    if !p.dead {
+        return Err(Refusal("still running: nothing to relaunch".into()));
+    }
+    let Some(def) = card.agent.as_deref().and_then(|k| agents.get(k)) else {
+        return Err(Refusal(
+            "not an agent pane: agentwatch only relaunches agents".into(),
+        ));
+    };
+    let cwd = [&p.opt_cwd, &p.start_path]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .cloned()
+        .ok_or_else(|| Refusal("no working directory recorded: relaunch refused".into()))?;
+    let extra = extra_args(card)?;
+    let (template, session_id) = if fresh {
+        let id = def.start_takes_id().then(|| new_id.to_string());
+        (&def.start, id)
+    } else {
+        if def.resume.is_empty() {
+            return Err(Refusal(format!(
+                "no resume command for {}: set resume in [agents.{}], or press R to start fresh",
+                def.name, def.name
+            )));
+        }
+        if def.resume_needs_id() {
+            match known_session_id(card, def)? {
+                Some(id) => (&def.resume, Some(id)),
+                None => return Err(Refusal(NO_ID.into())),
+            }
+        } else {
+            (&def.resume, None)
+        }
+    };
+    let mut argv = fill(template, session_id.as_deref());
+    argv.extend(extra);
+    Ok(Plan {
+        pane: p.id,
+        agent: def.name.clone(),
+        argv,
+        cwd,
+        session_id,
+        fresh,
+        shell: card.shell.as_ref().map(|h| h.shell.clone()),
+        dead_pid: if card.shell.is_some() { None } else { p.pid },
+    })
+}
+
+/// What the card says when no id is known: `r` will not guess, `R` is the deliberate way.
+pub const NO_ID: &str = "no session id: R starts a fresh session";
+
+/// Whether a dead card of this kind lacks the id its resume needs.
+pub fn lacks_id(card: &Card, agents: &Agents) -> bool {
+    let Some(def) = card.agent.as_deref().and_then(|k| agents.get(k)) else {
+        return false;
+    };
+    def.resume_needs_id() && matches!(known_session_id(card, def), Ok(None))
+}
+
+fn extra_args(card: &Card) -> Result<Vec<String>, Refusal> {
+    let raw = card.pane.opt_args.trim();
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_str::<Vec<String>>(raw).map_err(|_| {
+        Refusal(format!(
+            "pane option {ARGS_OPTION} is not a JSON list of strings: fix or unset it"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::pane::Pane;
+    use crate::core::watch::observe;
+    use crate::testkit::T0;
+
+    const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+    const NEW: &str = "11111111-2222-4333-8444-555555555555";
+
+    fn dead_card(kind: &str, start: &str, opt_id: &str) -> Card {
+        let p = Pane {
+            id: PaneId(7),
+            dead: true,
+            dead_status: Some(1),
+            start_command: start.into(),
+            opt_cwd: "/home/u/proj".into(),
+            start_path: "/home/u".into(),
+            opt_session_id: opt_id.into(),
+            ..Pane::default()
+        };
+        observe(None, p, Some(kind.into()), None, T0)
+    }
+
+    #[test]
+    fn claude_resumes_the_recorded_id_in_the_recorded_directory() {
+        let a = Agents::default();
+        let plan = plan(&dead_card("claude", "claude", ID), &a, false, NEW).unwrap();
+        assert_eq!(plan.argv, ["claude", "--resume", ID]);
+        assert_eq!(plan.cwd, "/home/u/proj");
+        assert_eq!(plan.session_id.as_deref(), Some(ID));
+    }
+
+    #[test]
+    fn the_id_in_the_start_command_is_used_when_no_option_is_set() {
+        let a = Agents::default();
+        let card = dead_card("codex", &format!("codex resume {ID}"), "");
+        assert_eq!(
+            plan(&card, &a, false, NEW).unwrap().argv,
+            ["codex", "resume", ID]
+        );
+    }
+
+    #[test]
+    fn without_an_id_r_refuses_and_says_r_capital_starts_fresh() {
+        let a = Agents::default();
+        let card = dead_card("claude", "claude", "");
+        assert_eq!(plan(&card, &a, false, NEW), Err(Refusal(NO_ID.into())));
+        assert!(lacks_id(&card, &a));
+        let fresh = plan(&card, &a, true, NEW).unwrap();
+        assert_eq!(fresh.argv, ["claude", "--session-id", NEW]);
+        assert!(fresh.fresh);
+    }
+
+    #[test]
+    fn a_hostile_id_is_refused_never_passed_on() {
+        let a = Agents::default();
+        for bad in [
+            "$(touch /tmp/pwned)",
+            "x; rm -rf ~",
+            "#{pane_id}",
+            "`id`",
+            "a\nb",
+            "--dangerously-skip-permissions",
+        ] {
+            let card = dead_card("claude", "claude", bad);
+            let r = plan(&card, &a, false, NEW);
+            assert!(r.is_err(), "{bad:?} gave {r:?}");
+        }
+    }
+
+    #[test]
+    fn aider_resumes_by_its_own_flag_without_an_id() {
+        let a = Agents::default();
+        let plan = plan(&dead_card("aider", "aider", ""), &a, false, NEW).unwrap();
+        assert_eq!(plan.argv, ["aider", "--restore-chat-history"]);
+        assert_eq!(plan.session_id, None);
+    }
+
+    #[test]
+    fn extra_spawn_args_are_kept_and_a_live_pane_is_refused() {
+        let a = Agents::default();
+        let mut card = dead_card("gemini", "gemini", "abc-123");
+        card.pane.opt_args = r#"["--model","pro 2"]"#.into();
+        assert_eq!(
+            plan(&card, &a, false, NEW).unwrap().argv,
+            ["gemini", "--resume", "abc-123", "--model", "pro 2"]
+        );
+        card.pane.dead = false;
+        assert!(plan(&card, &a, false, NEW).is_err());
+    }
+}

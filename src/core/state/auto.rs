@@ -1,0 +1,346 @@
+//! Auto-resume, as decisions of the core: judge each death once, run due resumes on the
+//! tick, refill budgets after healthy runs, and journal every step.
+
+use super::*;
+use crate::core::msg::Event;
+use crate::core::supervisor::{self, Hold, Policy, Verdict};
+use crate::core::watch::Auto;
+
+impl State {
+    pub fn policy(&self, agent: Option<&str>) -> &Policy {
+        agent
+            .and_then(|a| self.policies.get(a))
+            .unwrap_or(&self.default_policy)
+    }
+
+    /// A journal event about a card.
+    pub(super) fn event(&self, card: &Card, kind: &str, now: Millis) -> Event {
+        let (exit_code, signal) = match card.life {
+            Life::Dead(Exit::Code(c)) => (Some(c), None),
+            Life::Dead(Exit::Signal(s)) => (None, Some(s)),
+            _ => (None, None),
+        };
+        Event {
+            ts: now,
+            event: kind.to_string(),
+            pane: card.pane.id.to_string(),
+            target: Some(card.pane.target()),
+            agent: card.agent.clone(),
+            session_id: (!card.pane.opt_session_id.is_empty())
+                .then(|| card.pane.opt_session_id.clone()),
+            exit_code,
+            signal,
+            ..Event::default()
+        }
+    }
+
+    fn save_budget(&self, i: usize, fx: &mut Vec<Effect>) {
+        let c = &self.cards[i];
+        let sets = c
+            .budget
+            .to_options()
+            .into_iter()
+            .map(|(k, v)| (c.pane.id, k, v))
+            .collect();
+        fx.push(Effect::SetOptions(sets));
+    }
+
+    /// After every poll: judge new deaths, refill healthy budgets.
+    pub(super) fn supervise(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        for i in 0..self.cards.len() {
+            let card = &self.cards[i];
+            if card.agent.is_none() {
+                continue;
+            }
+            match card.life {
+                Life::Running => self.maybe_refill(i, now, fx),
+                Life::Dead(exit) if !card.judged => self.judge(i, exit, now, fx),
+                _ => {}
+            }
+        }
+    }
+
+    fn maybe_refill(&mut self, i: usize, now: Millis, fx: &mut Vec<Effect>) {
+        let policy = self.policy(self.cards[i].agent.as_deref()).clone();
+        let card = &mut self.cards[i];
+        let Some(start) = card.started_at else {
+            return;
+        };
+        if supervisor::refill_if_healthy(&policy, &mut card.budget, now.saturating_sub(start)) {
+            card.notice = Some(Notice::info(
+                format!(
+                    "ran {}s healthy: auto-resume budget back to 0/{}",
+                    policy.healthy_after_secs, policy.max_attempts
+                ),
+                Some(now + NOTICE_MS),
+            ));
+            self.save_budget(i, fx);
+        }
+    }
+
+    fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
+        self.cards[i].judged = true;
+        // Another agentwatch may have counted attempts this one did not see.
+        let p = self.cards[i].pane.clone();
+        let on_pane = supervisor::Budget::from_options(
+            &p.opt_attempts,
+            &p.opt_resumes,
+            &p.opt_next,
+            &p.opt_paused,
+        );
+        self.cards[i].budget.merge(&on_pane);
+        if let Some(owner) = supervisor::claimed_by_other(&p.opt_claim, &self.owner, p.pid, now) {
+            tracing::info!("{}: {owner} has claimed this death", p.id);
+            self.cards[i].auto = Auto::Held(Hold::Elsewhere);
+            return;
+        }
+        let policy = self.policy(self.cards[i].agent.as_deref()).clone();
+        let can_resume = resume::plan(&self.cards[i], &self.agents, false, SESSION_ID).is_ok();
+        let card = &self.cards[i];
+        if !card.seen_alive {
+            // Dead before we looked. Only a resume another agentwatch had scheduled (kept in
+            // the pane's options) is taken up; an old death is the user's to relaunch.
+            if let (Some(due), true) = (
+                card.budget.next_due,
+                can_resume && self.auto_on && !card.budget.paused,
+            ) {
+                let attempt = card.budget.attempts + 1;
+                self.cards[i].auto = Auto::Scheduled { attempt, due };
+            }
+            return;
+        }
+        // Stamped when the death was first seen (the banner went up), not when its exit
+        // status was finally read.
+        let mut ev = self.event(card, "died", card.seen_dead_at.unwrap_or(now));
+        ev.detail = Some(exit.describe());
+        if !exit.is_clean() {
+            self.notes.push(ev.clone());
+        }
+        fx.push(Effect::Journal(ev));
+        let run_ms = match (card.started_at, card.died_at) {
+            (Some(s), Some(d)) => Some(d.saturating_sub(s)),
+            _ => None,
+        };
+        let auto_on = self.auto_on;
+        let card = &mut self.cards[i];
+        let verdict = supervisor::on_death(
+            &policy,
+            auto_on,
+            &mut card.budget,
+            exit,
+            run_ms,
+            can_resume,
+            now,
+        );
+        let (kind, attempt, detail) = match &verdict {
+            Verdict::Resume { attempt, due } => {
+                card.auto = Auto::Scheduled {
+                    attempt: *attempt,
+                    due: *due,
+                };
+                // Claim this death so that another agentwatch leaves it to us.
+                let claim = format!(
+                    "{} {} {}",
+                    self.owner,
+                    due + 15_000,
+                    card.pane.pid.unwrap_or(0)
+                );
+                fx.push(Effect::SetOptions(vec![(
+                    card.pane.id,
+                    "@agentwatch_claim".into(),
+                    claim,
+                )]));
+                (
+                    "scheduled",
+                    Some(*attempt),
+                    Some(format!("in {} ms", due - now)),
+                )
+            }
+            Verdict::Hold(h) => {
+                card.auto = Auto::Held(h.clone());
+                match h {
+                    Hold::GaveUp { attempts, hourly } => (
+                        "gave_up",
+                        Some(*attempts),
+                        Some(if *hourly {
+                            "hourly limit".into()
+                        } else {
+                            "attempts spent".into()
+                        }),
+                    ),
+                    _ => ("", None, None),
+                }
+            }
+        };
+        if !kind.is_empty() {
+            let mut ev = self.event(&self.cards[i], kind, now);
+            ev.attempt = attempt;
+            ev.detail = detail;
+            if kind == "gave_up" {
+                self.notes.push(ev.clone());
+            }
+            fx.push(Effect::Journal(ev));
+        }
+        self.save_budget(i, fx);
+    }
+
+    /// On every tick: carry out the resumes that are due. One failure never stops the rest.
+    pub(super) fn run_due(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        for i in 0..self.cards.len() {
+            let Auto::Scheduled { due, .. } = self.cards[i].auto else {
+                continue;
+            };
+            if due > now || self.cards[i].relaunching || self.is_stale() {
+                continue;
+            }
+            let p = &self.cards[i].pane;
+            if supervisor::claimed_by_other(&p.opt_claim, &self.owner, p.pid, now).is_some() {
+                self.cards[i].auto = Auto::Held(Hold::Elsewhere);
+                continue;
+            }
+            match resume::plan(&self.cards[i], &self.agents, false, SESSION_ID) {
+                Ok(plan) => {
+                    let meta = self.crash_meta(i);
+                    let card = &mut self.cards[i];
+                    let attempt = supervisor::on_resume(&mut card.budget, now);
+                    card.auto = Auto::Resuming { attempt };
+                    card.relaunching = true;
+                    card.auto_in_flight = Some(attempt);
+                    fx.push(Effect::Relaunch { plan, meta });
+                    self.save_budget(i, fx);
+                }
+                Err(Refusal(why)) => {
+                    let card = &mut self.cards[i];
+                    card.auto = Auto::Held(Hold::Off);
+                    card.notice = Some(Notice::alarm(format!("auto-resume refused: {why}"), None));
+                    let mut ev = self.event(&self.cards[i], "resume_failed", now);
+                    ev.detail = Some(why);
+                    fx.push(Effect::Journal(ev));
+                }
+            }
+        }
+    }
+
+    /// The answer to an automatic relaunch.
+    pub(super) fn auto_relaunched(
+        &mut self,
+        i: usize,
+        attempt: u32,
+        result: &Result<resume::Plan, String>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let max = self.policy(self.cards[i].agent.as_deref()).max_attempts;
+        let card = &mut self.cards[i];
+        if matches!(card.auto, Auto::Resuming { .. }) {
+            card.auto = Auto::Idle;
+        }
+        let (kind, detail) = match result {
+            Ok(_) => {
+                card.notice = Some(Notice::info(
+                    format!("resumed (attempt {attempt}/{max})"),
+                    Some(now + NOTICE_MS),
+                ));
+                ("resumed", None)
+            }
+            Err(e) if e.contains("alive again") => {
+                card.notice = Some(Notice::info(
+                    "resumed by another agentwatch",
+                    Some(now + NOTICE_MS),
+                ));
+                ("", None)
+            }
+            Err(e) => {
+                card.notice = Some(Notice::alarm(
+                    format!("auto-resume attempt {attempt}/{max} failed: {e}"),
+                    Some(now + NOTICE_MS),
+                ));
+                // Still dead: judge again, so the next attempt (or giving up) follows.
+                card.judged = false;
+                ("resume_failed", Some(e.clone()))
+            }
+        };
+        if !kind.is_empty() {
+            let mut ev = self.event(&self.cards[i], kind, now);
+            ev.attempt = Some(attempt);
+            ev.detail = detail;
+            fx.push(Effect::Journal(ev));
+        }
+    }
+
+    pub(super) fn crash_meta(&self, i: usize) -> CrashMeta {
+        let card = &self.cards[i];
+        CrashMeta {
+            target: card.pane.target(),
+            exit: match card.life {
+                Life::Dead(e) => e.describe(),
+                _ => Exit::Unknown.describe(),
+            },
+            exit_short: match card.life {
+                Life::Dead(e) => e.short(),
+                _ => Exit::Unknown.short(),
+            },
+            died_at: card.died_at,
+            started_at: card.started_at,
+        }
+    }
+
+    /// `a`, `c`, `A`.
+    pub(super) fn auto_key(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
+        if a == Action::ToggleAutoAll {
+            self.auto_on = !self.auto_on;
+            if !self.auto_on {
+                for i in 0..self.cards.len() {
+                    self.cancel(i, now, fx);
+                }
+            }
+            return;
+        }
+        let Some(i) = self.selected_index() else {
+            return;
+        };
+        if self.cards[i].agent.is_none() {
+            return;
+        }
+        match a {
+            Action::CancelAuto if !self.cancel(i, now, fx) => {
+                self.cards[i].notice = Some(Notice::info(
+                    "no auto-resume pending",
+                    Some(now + NOTICE_MS),
+                ));
+            }
+            Action::ToggleAuto => {
+                let paused = !self.cards[i].budget.paused;
+                self.cards[i].budget.paused = paused;
+                if paused {
+                    self.cancel(i, now, fx);
+                }
+                self.cards[i].notice = Some(Notice::info(
+                    if paused {
+                        "auto-resume off for this pane (a turns it back on)"
+                    } else {
+                        "auto-resume on for this pane"
+                    },
+                    Some(now + NOTICE_MS),
+                ));
+                self.save_budget(i, fx);
+            }
+            _ => {}
+        }
+    }
+
+    /// Cancels a pending resume; true if there was one.
+    fn cancel(&mut self, i: usize, now: Millis, fx: &mut Vec<Effect>) -> bool {
+        let Auto::Scheduled { attempt, .. } = self.cards[i].auto else {
+            return false;
+        };
+        let card = &mut self.cards[i];
+        card.auto = Auto::Cancelled;
+        card.budget.next_due = None;
+        let mut ev = self.event(&self.cards[i], "cancelled", now);
+        ev.attempt = Some(attempt);
+        fx.push(Effect::Journal(ev));
+        self.save_budget(i, fx);
+        true
+    }
+}

@@ -1,0 +1,581 @@
+//! The pure core: `State::update(msg, now) -> effects`. Decides everything; does no I/O and
+//! never reads the clock.
+
+use std::collections::HashMap;
+
+use crate::config::Config;
+use crate::core::agent::{Agents, SESSION_ID};
+use crate::core::errors::TmuxError;
+use crate::core::layout::geometry;
+use crate::core::msg::{Action, CrashMeta, DiscoverRequest, Effect, Millis, Msg, Observation};
+use crate::core::pane::{Exit, Pane, PaneId};
+use crate::core::resume::{self, Refusal};
+use crate::core::supervisor::Policy;
+use crate::core::text::short_id;
+use crate::core::watch::{observe, Auto, Card, Life, Notice};
+use crate::core::words::command_words;
+
+/// A preview is refreshed at most this often per card.
+pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
+/// Lines of output kept per card for the preview.
+pub const PREVIEW_LINES: usize = 8;
+/// How long a relaunch result or refusal stays on the card.
+pub const NOTICE_MS: Millis = 30_000;
+/// How often a live agent without a session id is looked up in its own records.
+pub const DISCOVER_LIVE_MS: Millis = 15_000;
+
+/// What we know of the tmux server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    /// No answer yet.
+    Connecting,
+    Up,
+    /// The last poll failed; the cards keep their last known state, marked stale.
+    Down(TmuxError),
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub agents: Agents,
+    pub retain_dead: bool,
+    pub show_all: bool,
+    /// The socket, for the header and messages.
+    pub socket: String,
+    pub cards: Vec<Card>,
+    pub selected: Option<PaneId>,
+    /// First visible row of cards.
+    pub scroll: usize,
+    pub size: (u16, u16),
+    pub server: Server,
+    pub show_help: bool,
+    pub quit: bool,
+    /// The time of the last message, for relative times on screen.
+    pub now: Millis,
+    /// Records of the last poll that did not parse.
+    pub malformed: usize,
+    poll_in_flight: bool,
+    capture_pending: Vec<PaneId>,
+    options_in_flight: bool,
+    discover_in_flight: bool,
+    /// Auto-resume for every pane (`A` toggles).
+    pub auto_on: bool,
+    /// Shell names: panes running one host agents typed at their prompt.
+    pub shells: Vec<String>,
+    /// This instance's name in claims on deaths (several agentwatch may watch one server).
+    pub owner: String,
+    /// Deaths and give-ups of this look, announced together at its end.
+    notes: Vec<crate::core::msg::Event>,
+    /// The peek view, when open.
+    pub peek: Option<crate::core::peek_model::Peek>,
+    /// agentwatch's own pane, when it runs inside the watched server (for `g`).
+    pub client: Option<String>,
+    /// A pending `x`: which pane, asked when.
+    pub confirm_close: Option<(PaneId, Millis)>,
+    /// Agents lost with the tmux server, until they are recreated.
+    pub lost: Option<crate::core::roster::Roster>,
+    /// The lost-server screen asks "recreate them all?".
+    pub lost_confirm: bool,
+    /// The lost-server screen was put aside with Esc.
+    pub lost_hidden: bool,
+    /// What recreating did, per target.
+    pub lost_results: Vec<(String, Result<String, String>)>,
+    /// The roster on disk has been asked for.
+    roster_asked: bool,
+    policies: HashMap<String, Policy>,
+    default_policy: Policy,
+}
+
+/// Counts for the header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub running: usize,
+    pub dead: usize,
+    pub finished: usize,
+    /// Dead and waiting for (or under) an auto-resume.
+    pub resuming: usize,
+    /// Dead, and auto-resume gave up.
+    pub gave_up: usize,
+}
+
+impl State {
+    pub fn new(config: &Config, show_all: bool, socket: String, size: (u16, u16)) -> State {
+        State {
+            agents: config.agents(),
+            retain_dead: config.retain_dead,
+            show_all: show_all || config.show_all_panes,
+            socket,
+            cards: Vec::new(),
+            selected: None,
+            scroll: 0,
+            size,
+            server: Server::Connecting,
+            show_help: false,
+            quit: false,
+            now: 0,
+            malformed: 0,
+            poll_in_flight: false,
+            capture_pending: Vec::new(),
+            options_in_flight: false,
+            discover_in_flight: false,
+            auto_on: true,
+            shells: config.shells.clone(),
+            owner: "agentwatch".to_string(),
+            notes: Vec::new(),
+            peek: None,
+            client: None,
+            confirm_close: None,
+            lost: None,
+            lost_confirm: false,
+            lost_hidden: false,
+            lost_results: Vec::new(),
+            roster_asked: false,
+            policies: config
+                .agents()
+                .all()
+                .iter()
+                .map(|d| {
+                    let over = config
+                        .agents
+                        .get(&d.name)
+                        .and_then(|a| a.auto_resume.as_ref());
+                    (d.name.clone(), Policy::resolve(&config.auto_resume, over))
+                })
+                .collect(),
+            default_policy: Policy::resolve(&config.auto_resume, None),
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for card in self.cards.iter().filter(|c| c.agent.is_some()) {
+            match card.life {
+                Life::Running => c.running += 1,
+                Life::Idle => {}
+                l if l.is_finished() => c.finished += 1,
+                _ => c.dead += 1,
+            }
+            match card.auto {
+                Auto::Scheduled { .. } | Auto::Resuming { .. } if card.life.is_dead() => {
+                    c.resuming += 1
+                }
+                Auto::Held(crate::core::supervisor::Hold::GaveUp { .. }) if card.life.is_dead() => {
+                    c.gave_up += 1
+                }
+                _ => {}
+            }
+        }
+        c
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        let id = self.selected?;
+        self.cards.iter().position(|c| c.pane.id == id)
+    }
+
+    /// Indices of the cards on screen.
+    pub fn visible(&self) -> std::ops::Range<usize> {
+        let g = geometry(self.size.0, self.size.1);
+        let start = (self.scroll * g.cols).min(self.cards.len());
+        start..(start + g.per_page()).min(self.cards.len())
+    }
+
+    pub fn is_stale(&self) -> bool {
+        matches!(self.server, Server::Down(_))
+    }
+
+    pub fn update(&mut self, msg: Msg, now: Millis) -> Vec<Effect> {
+        self.now = now;
+        let mut fx = Vec::new();
+        match msg {
+            Msg::Tick => {
+                if !self.roster_asked {
+                    self.roster_asked = true;
+                    fx.push(Effect::LoadRoster);
+                }
+                self.run_due(now, &mut fx);
+                if !self.poll_in_flight {
+                    self.poll_in_flight = true;
+                    fx.push(Effect::Poll);
+                }
+            }
+            Msg::Key(ev) => self.key(ev, now, &mut fx),
+            Msg::Action(a) => self.act(a, now, &mut fx),
+            Msg::Resize { width, height } => {
+                self.size = (width, height);
+                let h = self.peek_height();
+                if let Some(p) = self.peek.as_mut() {
+                    p.set_height(h);
+                }
+            }
+            Msg::History { pane, result } => self.history(pane, result),
+            Msg::Records { pane, records } => self.records(pane, records),
+            Msg::Closed { pane, result } => self.closed(pane, result, now),
+            Msg::Jumped { pane, result } => self.jumped(pane, result, now),
+            Msg::Polled(Ok(obs)) => {
+                self.poll_in_flight = false;
+                self.server = Server::Up;
+                self.absorb(obs, now, &mut fx);
+            }
+            Msg::Polled(Err(e)) => {
+                self.poll_in_flight = false;
+                self.server_failed(&e, now, &mut fx);
+                self.server = Server::Down(e);
+            }
+            Msg::RosterLoaded(r) => self.roster_loaded(r),
+            Msg::Recreated(results) => self.recreated(results, &mut fx),
+            Msg::Screens(result) => {
+                let pending = std::mem::take(&mut self.capture_pending);
+                match result {
+                    Ok(map) => {
+                        for card in &mut self.cards {
+                            if let Some(text) = map.get(&card.pane.id) {
+                                card.preview = last_lines(text, PREVIEW_LINES);
+                            }
+                        }
+                    }
+                    Err(_) => {
+                        for card in self
+                            .cards
+                            .iter_mut()
+                            .filter(|c| pending.contains(&c.pane.id))
+                        {
+                            card.preview_sig = None;
+                        }
+                    }
+                }
+            }
+            Msg::OptionsSet(_) => self.options_in_flight = false,
+            Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
+            Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
+        }
+        self.keep_selection_visible();
+        self.want_previews(now, &mut fx);
+        fx
+    }
+
+    fn absorb(&mut self, obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+        self.malformed = obs.listing.malformed;
+        let mut old: HashMap<PaneId, Card> = self.cards.drain(..).map(|c| (c.pane.id, c)).collect();
+        let selected_pos = self.selected.and_then(|id| {
+            old.get(&id).map(|c| {
+                (
+                    c.pane.session.clone(),
+                    c.pane.window_index,
+                    c.pane.pane_index,
+                )
+            })
+        });
+        let mut cards = Vec::with_capacity(obs.listing.panes.len());
+        let mut marks = Vec::new();
+        for pane in obs.listing.panes {
+            let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
+            let comm = obs.comm.get(&pane.id).map(String::as_str).unwrap_or("");
+            if !pane.dead && crate::core::prompt::is_shell(comm, &self.shells) {
+                let prev = old.remove(&pane.id);
+                let started = obs.started.get(&pane.id).copied();
+                let fg_pid = obs.fg_pid.get(&pane.id).copied();
+                if let Some(card) =
+                    self.shell_card(prev, pane, comm, fg_pid, fg, started, now, &mut marks)
+                {
+                    cards.push(card);
+                }
+                continue;
+            }
+            let agent = self.agents.recognise(&pane, fg).map(|d| d.name.clone());
+            let prev = old.remove(&pane.id);
+            if agent.is_none() && !self.show_all && prev.as_ref().is_none_or(|c| c.agent.is_none())
+            {
+                continue;
+            }
+            let started = obs.started.get(&pane.id).copied();
+            let mut card = observe(prev, pane, agent, started, now);
+            if let Some(argv) = obs.foreground.get(&card.pane.id) {
+                card.argv_id = crate::core::agent::session_id_from_argv(argv).or(card.argv_id);
+            }
+            cards.push(card);
+        }
+        cards.sort_by(|a, b| {
+            (&a.pane.session, a.pane.window_index, a.pane.pane_index).cmp(&(
+                &b.pane.session,
+                b.pane.window_index,
+                b.pane.pane_index,
+            ))
+        });
+        self.cards = cards;
+        if !marks.is_empty() {
+            fx.push(Effect::SetOptions(marks));
+        }
+
+        // Keep the selection on the same pane, or the one that took its place.
+        if self.selected_index().is_none() {
+            self.selected = match selected_pos {
+                Some(pos) => self
+                    .cards
+                    .iter()
+                    .find(|c| {
+                        (&c.pane.session, c.pane.window_index, c.pane.pane_index)
+                            >= (&pos.0, pos.1, pos.2)
+                    })
+                    .or(self.cards.last())
+                    .map(|c| c.pane.id),
+                None => self.cards.first().map(|c| c.pane.id),
+            };
+        }
+
+        // Lost SIGCHLD: kick the server and look again at once.
+        let due: Vec<usize> = (0..self.cards.len())
+            .filter(|&i| self.cards[i].kick_due(now))
+            .collect();
+        if let (false, Some(pid)) = (due.is_empty(), obs.listing.server_pid) {
+            for i in due {
+                self.cards[i].kicks += 1;
+                self.cards[i].kicked_at = Some(now);
+            }
+            fx.push(Effect::KickServer(pid));
+            self.poll_in_flight = true;
+            fx.push(Effect::Poll);
+        }
+
+        self.want_discovery(now, fx);
+        self.supervise(now, fx);
+        self.prune_lost(fx);
+        if !self.notes.is_empty() {
+            fx.push(Effect::Notify(std::mem::take(&mut self.notes)));
+        }
+        if !self.options_in_flight {
+            let sets = self.option_writes();
+            if !sets.is_empty() {
+                self.options_in_flight = true;
+                fx.push(Effect::SetOptions(sets));
+            }
+        }
+    }
+
+    /// What tmux forgets at death, recorded while the agent pane is alive; and
+    /// remain-on-exit so its output outlives it.
+    fn option_writes(&self) -> Vec<(PaneId, String, String)> {
+        let mut sets = Vec::new();
+        for card in &self.cards {
+            let Some(kind) = &card.agent else {
+                continue;
+            };
+            let p = &card.pane;
+            let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
+            // The id named on the command line is worth recording even on a dead pane (only
+            // for kinds that have ids: no command line is parsed every poll for nothing).
+            let def = self
+                .agents
+                .get(kind)
+                .filter(|d| d.id != crate::core::agent::IdShape::None);
+            if let (true, Some(def)) = (p.opt_session_id.is_empty(), def) {
+                if let Some(id) = resume::named_session_id(card).filter(|id| def.id.accepts(id)) {
+                    set("@agentwatch_session_id", &id);
+                }
+            }
+            if p.dead {
+                continue;
+            }
+            if self.retain_dead && !p.remain_on_exit && card.shell.is_none() {
+                set("remain-on-exit", "on");
+            }
+            if &p.opt_agent != kind {
+                set("@agentwatch_agent", kind);
+            }
+            if !p.current_path.is_empty() && p.current_path != p.opt_cwd {
+                set("@agentwatch_cwd", &p.current_path);
+            }
+        }
+        sets
+    }
+
+    fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if !self.capture_pending.is_empty() || self.is_stale() {
+            return;
+        }
+        let mut ids = Vec::new();
+        for i in self.visible() {
+            let card = &mut self.cards[i];
+            let sig = card.signature();
+            let due = card.preview_sig.is_none()
+                || (card.preview_sig != Some(sig)
+                    && now.saturating_sub(card.preview_at) >= PREVIEW_MIN_INTERVAL_MS);
+            if due {
+                card.preview_sig = Some(sig);
+                card.preview_at = now;
+                ids.push(card.pane.id);
+            }
+        }
+        if !ids.is_empty() {
+            self.capture_pending = ids.clone();
+            fx.push(Effect::CaptureScreens(ids));
+        }
+    }
+
+    fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
+        if self.show_help {
+            match a {
+                Action::Help | Action::Back => self.show_help = false,
+                Action::Quit => self.quit = true,
+                _ => {}
+            }
+            return;
+        }
+        if self.peek.is_some() {
+            self.peek_act(a, now, fx);
+            return;
+        }
+        if self.lost_view() {
+            self.lost_act(a, fx);
+            return;
+        }
+        let g = geometry(self.size.0, self.size.1);
+        let n = self.cards.len();
+        let cur = self.selected_index();
+        let target = match (a, cur) {
+            (Action::Quit, _) => {
+                self.quit = true;
+                return;
+            }
+            (Action::Help, _) => {
+                self.show_help = true;
+                return;
+            }
+            (Action::Back, _) => return,
+            (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
+                self.auto_key(a, now, fx);
+                return;
+            }
+            (Action::Relaunch | Action::RelaunchFresh, _) => {
+                self.relaunch(a == Action::RelaunchFresh, now, fx);
+                return;
+            }
+            (Action::Peek | Action::Close | Action::Jump, _) => {
+                self.grid_extra(a, now, fx);
+                return;
+            }
+            (
+                Action::Search
+                | Action::Next
+                | Action::Prev
+                | Action::Older
+                | Action::Newer
+                | Action::Refresh
+                | Action::RecreateAll
+                | Action::Yes
+                | Action::No,
+                _,
+            ) => return,
+            (_, None) => 0,
+            (Action::Up, Some(i)) => i.saturating_sub(g.cols),
+            (Action::Down, Some(i)) if i + g.cols < n => i + g.cols,
+            (Action::Down, Some(i)) => i,
+            (Action::Left, Some(i)) => i.saturating_sub(1),
+            (Action::Right, Some(i)) => (i + 1).min(n.saturating_sub(1)),
+            (Action::PageUp, Some(i)) => i.saturating_sub(g.per_page()),
+            (Action::PageDown, Some(i)) => (i + g.per_page()).min(n.saturating_sub(1)),
+            (Action::First, _) => 0,
+            (Action::Last, _) => n.saturating_sub(1),
+        };
+        self.selected = self.cards.get(target).map(|c| c.pane.id);
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let g = geometry(self.size.0, self.size.1);
+        let total_rows = self.cards.len().div_ceil(g.cols);
+        let Some(i) = self.selected_index() else {
+            self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+            return;
+        };
+        let row = i / g.cols;
+        if row < self.scroll {
+            self.scroll = row;
+        } else if row >= self.scroll + g.rows {
+            self.scroll = row + 1 - g.rows;
+        }
+        self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+    }
+}
+
+/// The last `n` lines that say something of a captured screen: blank lines and tmux's own
+/// "Pane is dead" line dropped, trailing spaces trimmed.
+pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("Pane is dead"))
+        .collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].iter().map(|s| s.to_string()).collect()
+}
+
+mod auto;
+mod lost;
+mod peek;
+mod relaunch;
+mod shell;
+#[cfg(test)]
+mod tests;
+
+impl State {
+    /// A hash of everything the screen shows. The loop draws only when it changes (the
+    /// clock is in it by the second, for "running for 45s"), so an idle dashboard redraws
+    /// about once a second, not on every poll.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.now / 1000).hash(&mut h);
+        (
+            self.size,
+            self.selected,
+            self.scroll,
+            self.show_help,
+            self.auto_on,
+        )
+            .hash(&mut h);
+        (self.lost_confirm, self.lost_hidden, self.lost_results.len()).hash(&mut h);
+        self.lost.as_ref().map(|l| l.agents.len()).hash(&mut h);
+        match &self.server {
+            Server::Connecting => 0u8.hash(&mut h),
+            Server::Up => 1u8.hash(&mut h),
+            Server::Down(e) => e.to_string().hash(&mut h),
+        }
+        if let Some(p) = &self.peek {
+            (p.top, p.height, &p.typing, &p.query, p.hit, &p.error).hash(&mut h);
+            p.text
+                .as_ref()
+                .map(|t| (t.len(), std::sync::Arc::as_ptr(t) as usize))
+                .hash(&mut h);
+            p.records.len().hash(&mut h);
+            matches!(p.source, crate::core::peek_model::Source::Live { .. }).hash(&mut h);
+        }
+        for c in &self.cards {
+            let p = &c.pane;
+            (
+                p.id,
+                &p.window_name,
+                &p.session,
+                p.window_index,
+                p.pane_index,
+            )
+                .hash(&mut h);
+            (
+                &p.opt_session_id,
+                &p.current_path,
+                &p.opt_cwd,
+                &p.opt_previous,
+            )
+                .hash(&mut h);
+            (
+                c.life,
+                c.started_at,
+                c.died_at,
+                &c.notice,
+                &c.auto,
+                c.relaunching,
+            )
+                .hash(&mut h);
+            (c.budget.paused, c.budget.attempts, &c.preview, &c.agent).hash(&mut h);
+        }
+        h.finish()
+    }
+}

@@ -1,0 +1,223 @@
+//! The peek view, closing dead panes and jumping to a pane, as decisions of the core.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::*;
+use crate::core::keymap::{self, View};
+use crate::core::peek_model::{Peek, Source};
+
+/// How long the `x` confirmation waits for the second `x`.
+pub const CONFIRM_MS: Millis = 5_000;
+
+impl State {
+    pub fn view(&self) -> View {
+        if self.peek.is_some() {
+            View::Peek
+        } else if self.lost_view() {
+            View::Lost
+        } else {
+            View::Grid
+        }
+    }
+
+    /// The lost-server screen is up.
+    pub fn lost_view(&self) -> bool {
+        self.lost.is_some() && !self.lost_hidden
+    }
+
+    /// Lines the peek view has for output (title and footer take one each).
+    pub fn peek_height(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(2)).max(1)
+    }
+
+    pub(super) fn key(&mut self, ev: KeyEvent, now: Millis, fx: &mut Vec<Effect>) {
+        if ev.kind == KeyEventKind::Release {
+            return;
+        }
+        if let Some(p) = self.peek.as_mut() {
+            if let Some(typed) = p.typing.as_mut() {
+                match ev.code {
+                    KeyCode::Enter => {
+                        let q = std::mem::take(typed);
+                        p.typing = None;
+                        p.search(q);
+                    }
+                    KeyCode::Esc => p.typing = None,
+                    KeyCode::Backspace => {
+                        typed.pop();
+                    }
+                    KeyCode::Char('c') if ev.modifiers.contains(KeyModifiers::CONTROL) => {
+                        p.typing = None
+                    }
+                    KeyCode::Char(c) => typed.push(c),
+                    _ => {}
+                }
+                return;
+            }
+        }
+        if let Some(a) = keymap::action_for(self.view(), &ev) {
+            self.act(a, now, fx);
+        }
+    }
+
+    /// Grid actions that lead out of the grid: peek, close, jump.
+    pub(super) fn grid_extra(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
+        let Some(i) = self.selected_index() else {
+            return;
+        };
+        let id = self.cards[i].pane.id;
+        match a {
+            Action::Peek => self.open_peek(i, now, fx),
+            Action::Close => {
+                let card = &mut self.cards[i];
+                if !card.pane.dead {
+                    card.notice = Some(Notice::alarm(
+                        "still running: x only closes dead panes",
+                        Some(now + NOTICE_MS),
+                    ));
+                } else if self
+                    .confirm_close
+                    .is_some_and(|(p, t)| p == id && now.saturating_sub(t) < CONFIRM_MS)
+                {
+                    self.confirm_close = None;
+                    card.notice = Some(Notice::info("closing…", None));
+                    fx.push(Effect::KillPane(id));
+                } else {
+                    self.confirm_close = Some((id, now));
+                    card.notice = Some(Notice::alarm(
+                        format!("press x again to close {id} (its output is kept only in crash records)"),
+                        Some(now + CONFIRM_MS),
+                    ));
+                }
+            }
+            Action::Jump => {
+                let card = &mut self.cards[i];
+                match &self.client {
+                    Some(client) => fx.push(Effect::Jump {
+                        pane: id,
+                        client: client.clone(),
+                    }),
+                    None => {
+                        card.notice = Some(Notice::info(
+                            format!(
+                                "outside tmux: tmux -S {} attach -t {}",
+                                crate::core::words::shell_quote(&self.socket),
+                                crate::core::words::shell_quote(&card.pane.target())
+                            ),
+                            Some(now + 4 * NOTICE_MS),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn open_peek(&mut self, i: usize, now: Millis, fx: &mut Vec<Effect>) {
+        let card = &self.cards[i];
+        let id = card.pane.id;
+        self.peek = Some(Peek::new(id, self.peek_height(), now));
+        fx.push(Effect::CaptureHistory(id));
+        fx.push(Effect::LoadRecords {
+            pane: id,
+            session_id: (!card.pane.opt_session_id.is_empty())
+                .then(|| card.pane.opt_session_id.clone()),
+        });
+    }
+
+    pub(super) fn peek_act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
+        let Some(p) = self.peek.as_mut() else {
+            return;
+        };
+        match a {
+            Action::Up => p.scroll(-1),
+            Action::Down => p.scroll(1),
+            Action::PageUp => p.page(false),
+            Action::PageDown => p.page(true),
+            Action::First => p.first(),
+            Action::Last => p.bottom(),
+            Action::Search => p.typing = Some(String::new()),
+            Action::Next => p.next(false),
+            Action::Prev => p.prev(),
+            Action::Older if !p.records_loaded => p.want_older = true,
+            Action::Older if !p.older() => {
+                p.error = Some("no older crash record for this pane".into());
+            }
+            Action::Newer => {
+                p.newer();
+            }
+            Action::Refresh => {
+                p.source = Source::Live { captured_at: now };
+                fx.push(Effect::CaptureHistory(p.pane));
+            }
+            Action::Relaunch | Action::RelaunchFresh => {
+                let pane = p.pane;
+                self.selected = Some(pane);
+                self.relaunch(a == Action::RelaunchFresh, now, fx);
+                // Leave the view on the grid card, where the outcome is shown.
+                self.peek = None;
+            }
+            Action::Back => self.peek = None,
+            Action::Quit => self.quit = true,
+            Action::Help => self.show_help = true,
+            _ => {}
+        }
+    }
+
+    pub(super) fn history(
+        &mut self,
+        pane: PaneId,
+        result: Result<Arc<crate::core::peek_model::PeekText>, String>,
+    ) {
+        let Some(p) = self.peek.as_mut().filter(|p| p.pane == pane) else {
+            return;
+        };
+        match result {
+            Ok(text) => {
+                p.live = Some(Arc::clone(&text));
+                // A record asked for (or shown) meanwhile stays on screen.
+                if matches!(p.source, Source::Live { .. }) && !p.want_older {
+                    p.show(text);
+                }
+            }
+            Err(e) => p.error = Some(e),
+        }
+    }
+
+    pub(super) fn records(
+        &mut self,
+        pane: PaneId,
+        records: Vec<Arc<crate::core::crash::CrashRecord>>,
+    ) {
+        if let Some(p) = self.peek.as_mut().filter(|p| p.pane == pane) {
+            p.records = records;
+            p.records_loaded = true;
+            if std::mem::take(&mut p.want_older) && !p.older() {
+                if let Some(live) = p.live.clone() {
+                    p.show(live);
+                }
+                p.error = Some("no older crash record for this pane".into());
+            }
+        }
+    }
+
+    pub(super) fn closed(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
+        if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
+            card.notice = Some(match result {
+                Ok(()) => Notice::info("closed", Some(now + NOTICE_MS)),
+                Err(e) => Notice::alarm(format!("could not close: {e}"), Some(now + NOTICE_MS)),
+            });
+        }
+    }
+
+    pub(super) fn jumped(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
+        if let (Some(card), Err(e)) = (self.cards.iter_mut().find(|c| c.pane.id == pane), result) {
+            card.notice = Some(Notice::alarm(
+                format!("could not go to the pane: {e}"),
+                Some(now + NOTICE_MS),
+            ));
+        }
+    }
+}

@@ -1,0 +1,745 @@
+use super::*;
+use crate::core::msg::{Action, Effect, Msg};
+use crate::core::pane::Exit;
+use crate::testkit::*;
+
+#[test]
+fn a_tick_polls_once_and_never_piles_up_while_a_poll_is_in_flight() {
+    let mut s = state((80, 24));
+    assert_eq!(
+        s.update(Msg::Tick, T0),
+        vec![Effect::LoadRoster, Effect::Poll]
+    );
+    assert_eq!(s.update(Msg::Tick, T0 + 500), vec![]);
+    assert_eq!(s.update(Msg::Tick, T0 + 1000), vec![]);
+    s.update(Msg::Polled(Ok(obs(vec![]))), T0 + 1100);
+    assert_eq!(s.update(Msg::Tick, T0 + 1500), vec![Effect::Poll]);
+}
+
+#[test]
+fn only_agent_panes_become_cards_unless_all_is_asked() {
+    let mut s = state((80, 24));
+    poll(
+        &mut s,
+        vec![pane(1, 0, "claude"), pane(2, 1, "vim"), pane(3, 2, "codex")],
+        T0,
+    );
+    let kinds: Vec<_> = s.cards.iter().map(|c| c.agent.clone()).collect();
+    assert_eq!(kinds, vec![Some("claude".into()), Some("codex".into())]);
+
+    let mut all = State::new(
+        &crate::config::Config::default(),
+        true,
+        "x".into(),
+        (80, 24),
+    );
+    poll(&mut all, vec![pane(1, 0, "claude"), pane(2, 1, "vim")], T0);
+    assert_eq!(all.cards.len(), 2);
+}
+
+#[test]
+fn a_death_is_seen_with_its_code_and_counted() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 0, "claude"), pane(2, 1, "codex")], T0);
+    assert_eq!(
+        s.counts(),
+        Counts {
+            running: 2,
+            ..Counts::default()
+        }
+    );
+    poll(
+        &mut s,
+        vec![
+            dead(pane(1, 0, "claude"), Some(3), None),
+            dead(pane(2, 1, "codex"), Some(0), None),
+        ],
+        T0 + 500,
+    );
+    assert_eq!(s.cards[0].life, Life::Dead(Exit::Code(3)));
+    assert_eq!(s.cards[0].died_at, Some(T0 + 500));
+    assert_eq!(
+        s.counts(),
+        Counts {
+            dead: 1,
+            finished: 1,
+            ..Counts::default()
+        }
+    );
+}
+
+#[test]
+fn a_dead_pane_without_status_kicks_the_server_and_looks_again() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 0, "claude")], T0);
+    let fx = poll(
+        &mut s,
+        vec![dead(pane(1, 0, "claude"), None, None)],
+        T0 + 500,
+    );
+    assert!(fx.contains(&Effect::KickServer(4242)), "{fx:?}");
+    assert!(fx.contains(&Effect::Poll));
+    assert_eq!(s.cards[0].life, Life::Reading);
+    // The re-poll after the kick shows the code.
+    let fx = s.update(
+        Msg::Polled(Ok(obs(vec![dead(pane(1, 0, "claude"), Some(1), None)]))),
+        T0 + 520,
+    );
+    assert!(!fx.contains(&Effect::KickServer(4242)));
+    assert_eq!(s.cards[0].life, Life::Dead(Exit::Code(1)));
+}
+
+#[test]
+fn an_exit_status_that_stays_empty_is_shown_as_unknown_after_the_kicks() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 0, "claude")], T0);
+    let mut kicks = 0;
+    for i in 0..10 {
+        // Two polls in the same instant (the re-poll right after a kick) kick only once.
+        for _ in 0..2 {
+            let fx = s.update(
+                Msg::Polled(Ok(obs(vec![dead(pane(1, 0, "claude"), None, None)]))),
+                T0 + 500 * i,
+            );
+            kicks += fx
+                .iter()
+                .filter(|e| matches!(e, Effect::KickServer(_)))
+                .count();
+        }
+    }
+    assert_eq!(kicks, usize::from(crate::core::watch::MAX_KICKS));
+    assert_eq!(s.cards[0].life, Life::Dead(Exit::Unknown));
+}
+
+#[test]
+fn live_agent_panes_get_remain_on_exit_and_their_cwd_and_id_recorded() {
+    let mut s = state((80, 24));
+    let mut p = pane(1, 0, "claude");
+    p.remain_on_exit = false;
+    p.start_command = "claude --session-id 0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+    let fx = poll(&mut s, vec![p, pane(2, 1, "vim")], T0);
+    let Some(Effect::SetOptions(sets)) = fx.iter().find(|e| matches!(e, Effect::SetOptions(_)))
+    else {
+        panic!("no option writes in {fx:?}");
+    };
+    let names: Vec<&str> = sets.iter().map(|(_, k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "@agentwatch_session_id",
+            "remain-on-exit",
+            "@agentwatch_agent",
+            "@agentwatch_cwd",
+        ]
+    );
+    assert!(
+        sets.iter().all(|(id, _, _)| *id == PaneId(1)),
+        "never touches the non-agent pane"
+    );
+    assert_eq!(sets[0].2, "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11");
+}
+
+#[test]
+fn retain_dead_false_leaves_remain_on_exit_alone_and_a_bad_id_is_never_recorded() {
+    let config = crate::config::Config {
+        retain_dead: false,
+        ..Default::default()
+    };
+    let mut s = State::new(&config, false, "x".into(), (80, 24));
+    let mut p = pane(1, 0, "claude");
+    p.remain_on_exit = false;
+    p.start_command = "claude --resume '$(rm -rf ~)'".into();
+    let fx = poll(&mut s, vec![p], T0);
+    let sets: Vec<String> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SetOptions(v) => Some(v.iter().map(|(_, k, _)| k.clone()).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(!sets.contains(&"remain-on-exit".to_string()));
+    assert!(!sets.contains(&"@agentwatch_session_id".to_string()));
+}
+
+#[test]
+fn previews_are_fetched_for_cards_on_screen_only_and_not_every_tick() {
+    let mut s = state((80, 24)); // two cards per screen
+    let panes: Vec<_> = (1..=5).map(|i| pane(i, i, "claude")).collect();
+    let fx = poll(&mut s, panes.clone(), T0);
+    assert!(
+        fx.contains(&Effect::CaptureScreens(vec![PaneId(1), PaneId(2)])),
+        "{fx:?}"
+    );
+    s.update(Msg::Screens(Ok(Default::default())), T0 + 10);
+    // Nothing changed: no new capture.
+    let fx = poll(&mut s, panes.clone(), T0 + 5_000);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::CaptureScreens(_))),
+        "{fx:?}"
+    );
+    // Output in pane 2: captured again, once the interval has passed.
+    let mut changed = panes.clone();
+    changed[1].history_size = 7;
+    let fx = poll(&mut s, changed, T0 + 6_000);
+    assert!(
+        fx.contains(&Effect::CaptureScreens(vec![PaneId(2)])),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn previews_keep_the_last_lines_without_the_dead_pane_line() {
+    let screen = "one\ntwo\nthree   \n\nPane is dead (status 1, Sun Nov 29 22:35:16 2026)\n\n\n";
+    assert_eq!(last_lines(screen, 2), vec!["two", "three"]);
+}
+
+#[test]
+fn selection_moves_and_scrolls_to_stay_visible() {
+    let mut s = state((80, 24));
+    poll(&mut s, (1..=5).map(|i| pane(i, i, "claude")).collect(), T0);
+    assert_eq!(s.selected, Some(PaneId(1)));
+    for _ in 0..3 {
+        s.update(Msg::Action(Action::Down), T0);
+    }
+    assert_eq!(s.selected, Some(PaneId(4)));
+    assert_eq!(s.visible(), 2..4);
+    s.update(Msg::Action(Action::First), T0);
+    assert_eq!(s.visible(), 0..2);
+    s.update(Msg::Action(Action::Last), T0);
+    assert_eq!(s.selected, Some(PaneId(5)));
+}
+
+#[test]
+fn the_selection_stays_on_its_pane_when_others_come_and_go() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 1, "claude"), pane(2, 2, "claude")], T0);
+    s.update(Msg::Action(Action::Down), T0);
+    poll(
+        &mut s,
+        vec![
+            pane(9, 0, "codex"),
+            pane(1, 1, "claude"),
+            pane(2, 2, "claude"),
+        ],
+        T0 + 500,
+    );
+    assert_eq!(s.selected, Some(PaneId(2)));
+    // Its pane vanished: the next one in order takes the selection.
+    poll(
+        &mut s,
+        vec![pane(9, 0, "codex"), pane(1, 1, "claude")],
+        T0 + 1000,
+    );
+    assert_eq!(s.selected, Some(PaneId(1)));
+}
+
+#[test]
+fn a_failed_poll_keeps_the_cards_and_marks_them_stale() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 1, "claude")], T0);
+    s.update(Msg::Tick, T0 + 500);
+    s.update(
+        Msg::Polled(Err(TmuxError::TimedOut {
+            after: std::time::Duration::from_secs(2),
+        })),
+        T0 + 2500,
+    );
+    assert_eq!(s.cards.len(), 1);
+    assert!(s.is_stale());
+    assert_eq!(s.update(Msg::Tick, T0 + 3000), vec![Effect::Poll]);
+}
+
+#[test]
+fn help_opens_and_closes_and_quit_works_from_it() {
+    let mut s = state((80, 24));
+    s.update(Msg::Action(Action::Help), T0);
+    assert!(s.show_help);
+    s.update(Msg::Action(Action::Back), T0);
+    assert!(!s.show_help);
+    s.update(Msg::Action(Action::Help), T0);
+    s.update(Msg::Action(Action::Quit), T0);
+    assert!(s.quit);
+}
+
+mod auto {
+    use super::*;
+    use crate::core::watch::Auto;
+
+    const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+    fn claude(id: u32) -> crate::core::pane::Pane {
+        let mut p = pane(id, id, "claude");
+        p.opt_session_id = ID.into();
+        p
+    }
+
+    fn relaunches(fx: &[Effect]) -> usize {
+        fx.iter()
+            .filter(|e| matches!(e, Effect::Relaunch { .. }))
+            .count()
+    }
+
+    fn journal(fx: &[Effect]) -> Vec<String> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some(ev.event.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Ticks every 500 ms from `from` to `to`, answering polls with `panes`; returns all effects.
+    fn run(
+        s: &mut State,
+        panes: &[crate::core::pane::Pane],
+        from: Millis,
+        to: Millis,
+    ) -> Vec<(Millis, Effect)> {
+        let mut out = Vec::new();
+        let mut t = from;
+        while t <= to {
+            for e in s.update(Msg::Tick, t) {
+                out.push((t, e));
+            }
+            for e in s.update(Msg::Polled(Ok(obs(panes.to_vec()))), t) {
+                out.push((t, e));
+            }
+            t += 500;
+        }
+        out
+    }
+
+    #[test]
+    fn a_crash_schedules_one_resume_after_the_backoff_and_journals_each_step() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1)], T0);
+        let dead_p = dead(claude(1), Some(1), None);
+        let fx = poll(&mut s, vec![dead_p.clone()], T0 + 500);
+        assert_eq!(journal(&fx), ["died", "scheduled"]);
+        assert_eq!(
+            s.cards[0].auto,
+            Auto::Scheduled {
+                attempt: 1,
+                due: T0 + 2_500
+            }
+        );
+        assert_eq!(s.counts().resuming, 1);
+        let fx = run(
+            &mut s,
+            std::slice::from_ref(&dead_p),
+            T0 + 1_000,
+            T0 + 4_000,
+        );
+        let when: Vec<Millis> = fx
+            .iter()
+            .filter(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+            .map(|(t, _)| *t)
+            .collect();
+        assert_eq!(when, [T0 + 2_500], "exactly one relaunch, when due");
+        let Some((_, Effect::Relaunch { plan, .. })) = fx
+            .iter()
+            .find(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+        else {
+            unreachable!()
+        };
+        assert_eq!(plan.argv, ["claude", "--resume", ID]);
+        let fx = s.update(
+            Msg::Relaunched {
+                pane: PaneId(1),
+                result: Ok(plan.clone()),
+            },
+            T0 + 4_100,
+        );
+        assert_eq!(journal(&fx), ["resumed"]);
+        assert_eq!(
+            s.cards[0].notice.as_ref().map(|n| n.text.as_str()),
+            Some("resumed (attempt 1/3)")
+        );
+        assert_eq!(s.cards[0].budget.attempts, 1);
+    }
+
+    #[test]
+    fn a_crash_loop_gives_up_after_three_attempts_with_a_loud_notice() {
+        let mut s = state((80, 24));
+        let mut t = T0;
+        poll(&mut s, vec![claude(1)], t);
+        let mut relaunched = 0;
+        let mut events = Vec::new();
+        for _ in 0..5 {
+            t += 1_000;
+            events.extend(journal(&poll(
+                &mut s,
+                vec![dead(claude(1), Some(1), None)],
+                t,
+            )));
+            for (_, e) in run(&mut s, &[dead(claude(1), Some(1), None)], t, t + 31_000) {
+                match e {
+                    Effect::Relaunch { plan, .. } => {
+                        relaunched += 1;
+                        let fx = s.update(
+                            Msg::Relaunched {
+                                pane: PaneId(1),
+                                result: Ok(plan),
+                            },
+                            t,
+                        );
+                        events.extend(journal(&fx));
+                    }
+                    Effect::Journal(ev) => events.push(ev.event),
+                    _ => {}
+                }
+            }
+            t += 32_000;
+            poll(&mut s, vec![claude(1)], t); // back alive, briefly
+        }
+        assert_eq!(relaunched, 3);
+        assert_eq!(
+            events.iter().filter(|e| *e == "gave_up").count(),
+            2,
+            "{events:?}"
+        );
+        assert_eq!(s.cards[0].auto, Auto::Idle, "alive again at the end");
+        poll(&mut s, vec![dead(claude(1), Some(1), None)], t + 1_000);
+        assert!(matches!(
+            s.cards[0].auto,
+            Auto::Held(crate::core::supervisor::Hold::GaveUp { attempts: 3, .. })
+        ));
+        assert_eq!(s.counts().gave_up, 1);
+    }
+
+    #[test]
+    fn clean_exits_missing_ids_and_deaths_before_startup_are_never_resumed() {
+        let mut s = state((80, 24));
+        let no_id = pane(2, 2, "claude");
+        poll(&mut s, vec![claude(1), no_id.clone(), claude(3)], T0);
+        let panes = vec![
+            dead(claude(1), Some(0), None),
+            dead(no_id, Some(1), None),
+            dead(claude(3), None, Some(15)),
+        ];
+        let fx = run(&mut s, &panes, T0 + 500, T0 + 60_000);
+        assert_eq!(
+            fx.iter()
+                .filter(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+                .count(),
+            0
+        );
+
+        let mut fresh = state((80, 24));
+        let fx = run(
+            &mut fresh,
+            &[dead(claude(1), Some(1), None)],
+            T0,
+            T0 + 60_000,
+        );
+        assert_eq!(
+            fx.iter()
+                .filter(|(_, e)| matches!(e, Effect::Relaunch { .. }))
+                .count(),
+            0,
+            "died before we looked"
+        );
+    }
+
+    #[test]
+    fn a_restart_mid_backoff_keeps_the_count_and_the_due_time() {
+        let mut p = dead(claude(1), Some(1), None);
+        p.opt_attempts = "1".into();
+        p.opt_next = (T0 + 5_000).to_string();
+        let mut s = state((80, 24));
+        let fx = run(&mut s, &[p.clone()], T0, T0 + 4_500);
+        assert_eq!(
+            relaunches(&fx.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>()),
+            0
+        );
+        assert_eq!(
+            s.cards[0].auto,
+            Auto::Scheduled {
+                attempt: 2,
+                due: T0 + 5_000
+            }
+        );
+        let fx: Vec<Effect> = run(&mut s, &[p], T0 + 5_000, T0 + 5_000)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(relaunches(&fx), 1);
+        assert_eq!(s.cards[0].budget.attempts, 2);
+    }
+
+    #[test]
+    fn c_cancels_a_pane_a_pauses_it_and_capital_a_pauses_all() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1), claude(2)], T0);
+        poll(
+            &mut s,
+            vec![dead(claude(1), Some(1), None), claude(2)],
+            T0 + 500,
+        );
+        let fx = s.update(Msg::Action(Action::CancelAuto), T0 + 600);
+        assert_eq!(journal(&fx), ["cancelled"]);
+        assert_eq!(s.cards[0].auto, Auto::Cancelled);
+        let fx = run(
+            &mut s,
+            &[dead(claude(1), Some(1), None), claude(2)],
+            T0 + 1_000,
+            T0 + 40_000,
+        );
+        assert!(fx
+            .iter()
+            .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })));
+
+        s.update(Msg::Action(Action::Down), T0);
+        s.update(Msg::Action(Action::ToggleAuto), T0);
+        assert!(s.cards[1].budget.paused);
+        let fx = run(
+            &mut s,
+            &[
+                dead(claude(1), Some(1), None),
+                dead(claude(2), Some(1), None),
+            ],
+            T0 + 41_000,
+            T0 + 80_000,
+        );
+        assert!(fx
+            .iter()
+            .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })));
+
+        let mut s = state((80, 24));
+        s.update(Msg::Action(Action::ToggleAutoAll), T0);
+        assert!(!s.auto_on);
+        poll(&mut s, vec![claude(1)], T0);
+        let fx = run(
+            &mut s,
+            &[dead(claude(1), Some(1), None)],
+            T0 + 500,
+            T0 + 40_000,
+        );
+        assert!(fx
+            .iter()
+            .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })));
+    }
+
+    #[test]
+    fn a_manual_relaunch_drops_the_pending_resume_and_resets_the_count() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1)], T0);
+        poll(&mut s, vec![dead(claude(1), Some(1), None)], T0 + 500);
+        s.cards[0].budget.attempts = 2;
+        let fx = s.update(Msg::Action(Action::Relaunch), T0 + 600);
+        assert_eq!(relaunches(&fx), 1);
+        assert_eq!(s.cards[0].auto, Auto::Idle);
+        assert_eq!(s.cards[0].budget.attempts, 0);
+        let fx = run(
+            &mut s,
+            &[dead(claude(1), Some(1), None)],
+            T0 + 1_000,
+            T0 + 5_000,
+        );
+        assert!(
+            fx.iter()
+                .all(|(_, e)| !matches!(e, Effect::Relaunch { .. })),
+            "no second relaunch"
+        );
+    }
+
+    #[test]
+    fn a_failed_resume_is_shown_and_judged_again_and_never_stops_the_others() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1), claude(2)], T0);
+        let panes = vec![
+            dead(claude(1), Some(1), None),
+            dead(claude(2), Some(1), None),
+        ];
+        poll(&mut s, panes.clone(), T0 + 500);
+        let fx: Vec<Effect> = run(&mut s, &panes, T0 + 2_500, T0 + 2_500)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(relaunches(&fx), 2);
+        let fx = s.update(
+            Msg::Relaunched {
+                pane: PaneId(1),
+                result: Err("directory /x no longer exists".into()),
+            },
+            T0 + 2_600,
+        );
+        assert_eq!(journal(&fx), ["resume_failed"]);
+        assert!(s.cards[0]
+            .notice
+            .as_ref()
+            .is_some_and(|n| n.alarm && n.text.contains("attempt 1/3 failed")));
+        // The next poll schedules attempt 2 for the failed pane.
+        poll(&mut s, panes, T0 + 3_000);
+        assert!(matches!(
+            s.cards[0].auto,
+            Auto::Scheduled { attempt: 2, .. }
+        ));
+    }
+}
+
+mod lost {
+    use super::*;
+    use crate::core::errors::TmuxError;
+
+    fn gone() -> Msg {
+        Msg::Polled(Err(TmuxError::NoServer {
+            socket: "/tmp/x".into(),
+        }))
+    }
+
+    #[test]
+    fn a_server_that_goes_away_is_one_banner_with_a_roster_saved() {
+        let mut s = state((80, 24));
+        let mut a = pane(1, 1, "claude");
+        a.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        a.opt_cwd = "/w/a".into();
+        a.opt_args = r#"["--model","x"]"#.into();
+        let b = pane(2, 2, "claude"); // no session id
+        poll(&mut s, vec![a, b, pane(3, 3, "vim")], T0);
+        s.update(Msg::Tick, T0 + 500);
+        let fx = s.update(gone(), T0 + 600);
+        let lost = s.lost.clone().unwrap();
+        assert_eq!(lost.agents.len(), 2, "agents only");
+        assert!(s.cards.is_empty());
+        assert_eq!(s.view(), crate::core::keymap::View::Lost);
+        let journal: Vec<_> = fx
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some(ev.event.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(journal, ["server_gone"], "one event, not one per pane");
+        assert!(fx.contains(&Effect::SaveRoster(Some(lost.clone()))));
+        // Further failures add nothing.
+        s.update(Msg::Tick, T0 + 1000);
+        assert!(s.update(gone(), T0 + 1100).is_empty());
+
+        // R asks; y recreates the one with an id; the other is said to be left out.
+        assert!(s.update(Msg::Action(Action::RecreateAll), T0).is_empty());
+        assert!(s.lost_confirm);
+        let fx = s.update(Msg::Action(Action::Yes), T0);
+        let Some(Effect::Recreate(plans)) = fx.first() else {
+            panic!("{fx:?}")
+        };
+        assert_eq!(plans.len(), 1);
+        assert_eq!(
+            plans[0].argv,
+            [
+                "claude",
+                "--resume",
+                "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+                "--model",
+                "x"
+            ]
+        );
+        assert_eq!(plans[0].cwd, "/w/a");
+        assert!(s.lost_results[0]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .contains("no session id"));
+        let fx = s.update(
+            Msg::Recreated(vec![("work:1.0".into(), Ok("%7".into()))]),
+            T0,
+        );
+        assert_eq!(
+            s.lost.as_ref().unwrap().agents.len(),
+            1,
+            "the one without an id stays listed"
+        );
+        assert!(matches!(fx.first(), Some(Effect::SaveRoster(Some(_)))));
+    }
+
+    #[test]
+    fn a_timeout_is_not_a_lost_server_and_a_roster_from_disk_shows_until_its_agents_are_back() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![pane(1, 1, "claude")], T0);
+        s.update(Msg::Tick, T0 + 500);
+        s.update(
+            Msg::Polled(Err(TmuxError::TimedOut {
+                after: std::time::Duration::from_secs(2),
+            })),
+            T0 + 600,
+        );
+        assert!(s.lost.is_none());
+        assert_eq!(s.cards.len(), 1, "stale, not gone");
+
+        let mut s = state((80, 24));
+        let fx = s.update(Msg::Tick, T0);
+        assert!(fx.contains(&Effect::LoadRoster));
+        let roster = crate::core::roster::Roster {
+            socket: s.socket.clone(),
+            lost_at: T0,
+            agents: vec![crate::core::roster::LostAgent {
+                agent: "claude".into(),
+                pane: "%1".into(),
+                target: "work:1.0".into(),
+                session: "work".into(),
+                window_name: "w".into(),
+                session_id: Some("0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into()),
+                cwd: "/w".into(),
+                args: vec![],
+                state: "running".into(),
+            }],
+        };
+        s.update(Msg::RosterLoaded(Some(roster)), T0);
+        assert!(s.lost_view());
+        let mut back = pane(4, 1, "claude");
+        back.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        let fx = s.update(Msg::Polled(Ok(obs(vec![back]))), T0 + 100);
+        assert!(s.lost.is_none(), "its agent is back");
+        assert!(fx.contains(&Effect::SaveRoster(None)));
+    }
+}
+
+#[test]
+fn the_fingerprint_changes_only_when_the_screen_would() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 1, "claude")], T0);
+    let a = s.fingerprint();
+    poll(&mut s, vec![pane(1, 1, "claude")], T0 + 300);
+    assert_eq!(s.fingerprint(), a, "same second, same panes: no redraw");
+    poll(
+        &mut s,
+        vec![dead(pane(1, 1, "claude"), Some(1), None)],
+        T0 + 400,
+    );
+    assert_ne!(s.fingerprint(), a, "a death redraws");
+    let b = s.fingerprint();
+    s.update(Msg::Tick, T0 + 1_200);
+    assert_ne!(s.fingerprint(), b, "a new second redraws (relative times)");
+}
+
+#[test]
+fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() {
+    let mut s = state((80, 24));
+    let mut p = pane(1, 1, "claude");
+    p.start_command =
+        r#"bash -c ". env.sh; exec claude --session-id 0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11""#
+            .into();
+    let mut o = obs(vec![p.clone()]);
+    let argv: Vec<String> = [
+        "claude",
+        "--session-id",
+        "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+    ]
+    .map(String::from)
+    .to_vec();
+    o.foreground.insert(PaneId(1), argv);
+    s.update(Msg::Tick, T0);
+    let fx = s.update(Msg::Polled(Ok(o)), T0);
+    let wrote = fx.iter().any(|e| {
+        matches!(e, Effect::SetOptions(v) if v.iter().any(|(_, k, v)| k == "@agentwatch_session_id" && v.starts_with("0e6a1c1e")))
+    });
+    assert!(wrote, "{fx:?}");
+    // Later polls (argv read only once per process) keep knowing it.
+    s.update(Msg::OptionsSet(Ok(())), T0);
+    poll(&mut s, vec![p], T0 + 500);
+    assert_eq!(
+        s.cards[0].argv_id.as_deref(),
+        Some("0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11")
+    );
+}

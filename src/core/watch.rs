@@ -1,0 +1,382 @@
+//! Pure lifecycle tracking: the previous card of a pane plus its new tmux row gives the new
+//! card. Decides running / dead / finished, when it died, and whether the exit status is
+//! still being read (the lost-SIGCHLD case).
+
+use crate::core::msg::Millis;
+use crate::core::pane::{Exit, Pane};
+use crate::core::supervisor::{Budget, Hold};
+
+/// How many SIGCHLD kicks are tried before an empty status is shown as unknown.
+pub const MAX_KICKS: u8 = 3;
+/// Kicks are spaced so that tmux has time to reap between them.
+pub const KICK_SPACING_MS: Millis = 250;
+
+/// What a pane is doing, as shown on its card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Life {
+    Running,
+    /// A shell prompt whose agent is not running, with no exit of it known: nothing to say.
+    Idle,
+    /// Dead, status not read yet: the server is being kicked (lost SIGCHLD).
+    Reading,
+    /// Dead with a known or given-up-on exit.
+    Dead(Exit),
+}
+
+impl Life {
+    /// A death that should alarm: anything but a clean exit or a live pane.
+    pub fn is_alarm(self) -> bool {
+        match self {
+            Life::Dead(e) => !e.is_clean(),
+            Life::Reading => true,
+            Life::Running | Life::Idle => false,
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, Life::Dead(e) if e.is_clean())
+    }
+
+    pub fn is_dead(self) -> bool {
+        matches!(self, Life::Dead(_) | Life::Reading)
+    }
+}
+
+/// One watched pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    pub pane: Pane,
+    /// The agent kind, if the pane is an agent.
+    pub agent: Option<String>,
+    pub life: Life,
+    /// When its current process started (from /proc), or when we first saw it alive.
+    pub started_at: Option<Millis>,
+    /// When it died (tmux's `pane_dead_time`, else when we first saw it dead).
+    pub died_at: Option<Millis>,
+    /// When agentwatch first saw this death (the banner went up then).
+    pub seen_dead_at: Option<Millis>,
+    /// Whether we saw it alive: a pane dead since before agentwatch started has no `started_at`.
+    pub seen_alive: bool,
+    pub kicks: u8,
+    pub kicked_at: Option<Millis>,
+    /// Last lines of output (preview), and the pane signature when they were read.
+    pub preview: Vec<String>,
+    pub preview_sig: Option<(u64, u64, (u32, u32), bool)>,
+    pub preview_at: Millis,
+    /// A line of news shown on the card (relaunch progress, refusals).
+    pub notice: Option<Notice>,
+    /// A relaunch of this pane is under way.
+    pub relaunching: bool,
+    /// The relaunch under way is auto-resume attempt N.
+    pub auto_in_flight: Option<u32>,
+    /// When a session id lookup last ran for this pane, and whether it was for this death.
+    pub discovered_at: Option<Millis>,
+    pub discovered_dead: bool,
+    /// Auto-resume: the pane's budget and where it stands.
+    pub budget: Budget,
+    pub auto: Auto,
+    /// This death has been judged by the auto-resume policy.
+    pub judged: bool,
+    /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
+    pub shell: Option<ShellHost>,
+    /// A session id named in the pane process's own argv (read once per process).
+    pub argv_id: Option<String>,
+}
+
+/// A pane whose own process is a shell, hosting an agent started at its prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShellHost {
+    /// The shell's name (`bash`, `zsh`, `fish`...).
+    pub shell: String,
+    /// When the agent was last seen in the foreground.
+    pub agent_seen_at: Option<Millis>,
+    /// When this run of the agent was first seen, and the shell's published status then
+    /// (the status of the command before it, which is not the agent's).
+    pub first_seen: Option<Millis>,
+    pub status_before: String,
+    /// The agent's process and argv, while it runs.
+    pub fg_pid: Option<u32>,
+    pub fg_argv: Vec<String>,
+}
+
+/// Where a pane stands with auto-resume.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub enum Auto {
+    #[default]
+    Idle,
+    /// A resume is due at `due`.
+    Scheduled { attempt: u32, due: Millis },
+    /// A resume is under way.
+    Resuming { attempt: u32 },
+    /// The policy leaves this death alone.
+    Held(Hold),
+    /// The user cancelled the pending resume.
+    Cancelled,
+}
+
+/// A line of news on a card.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Notice {
+    pub text: String,
+    /// Shown in the alarm style (a refusal or a failure).
+    pub alarm: bool,
+    /// Hidden after this instant; `None` keeps it until replaced.
+    pub until: Option<Millis>,
+}
+
+impl Notice {
+    pub fn info(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            text: text.into(),
+            alarm: false,
+            until,
+        }
+    }
+
+    pub fn alarm(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            text: text.into(),
+            alarm: true,
+            until,
+        }
+    }
+
+    pub fn live(&self, now: Millis) -> bool {
+        self.until.is_none_or(|u| now < u)
+    }
+}
+
+impl Card {
+    /// Whether the server should be kicked now for this card's lost exit status.
+    pub fn kick_due(&self, now: Millis) -> bool {
+        // A shell-hosted agent's status comes from the shell, not from tmux.
+        self.life == Life::Reading
+            && self.shell.is_none()
+            && self
+                .kicked_at
+                .is_none_or(|t| now.saturating_sub(t) >= KICK_SPACING_MS)
+    }
+
+    /// What would make a new preview worth fetching: output, scrolling, cursor, death.
+    pub fn signature(&self) -> (u64, u64, (u32, u32), bool) {
+        let p = &self.pane;
+        (p.window_activity, p.history_size, p.cursor, p.dead)
+    }
+}
+
+/// Folds a new row into the previous card (if any). `started` is the process start time
+/// from /proc when known.
+pub fn observe(
+    prev: Option<Card>,
+    pane: Pane,
+    agent: Option<String>,
+    started: Option<Millis>,
+    now: Millis,
+) -> Card {
+    // A dead pane that is alive again, or dead again with another process (respawned and
+    // crashed between two polls), is a new run.
+    let respawned = prev.as_ref().is_some_and(|c| {
+        c.pane.dead && (!pane.dead || (pane.pid.is_some() && pane.pid != c.pane.pid))
+    });
+    // The previous card is moved, not copied: this runs for every pane on every poll.
+    let mut card = match prev {
+        Some(c) if !respawned => Card {
+            pane,
+            agent: agent.or(c.agent),
+            ..c
+        },
+        Some(c) => Card {
+            pane,
+            agent: agent.or(c.agent),
+            life: Life::Running,
+            started_at: None,
+            died_at: None,
+            seen_dead_at: None,
+            seen_alive: false,
+            kicks: 0,
+            kicked_at: None,
+            preview: Vec::new(),
+            preview_sig: None,
+            preview_at: c.preview_at,
+            notice: c.notice,
+            relaunching: c.relaunching,
+            auto_in_flight: c.auto_in_flight,
+            shell: c.shell,
+            argv_id: None,
+            discovered_at: None,
+            discovered_dead: false,
+            budget: c.budget,
+            auto: match c.auto {
+                Auto::Resuming { attempt } => Auto::Resuming { attempt },
+                _ => Auto::Idle,
+            },
+            judged: false,
+        },
+        None => Card {
+            budget: Budget::from_options(
+                &pane.opt_attempts,
+                &pane.opt_resumes,
+                &pane.opt_next,
+                &pane.opt_paused,
+            ),
+            pane,
+            agent,
+            life: Life::Running,
+            started_at: None,
+            died_at: None,
+            seen_dead_at: None,
+            seen_alive: false,
+            kicks: 0,
+            kicked_at: None,
+            preview: Vec::new(),
+            preview_sig: None,
+            preview_at: 0,
+            notice: None,
+            relaunching: false,
+            auto_in_flight: None,
+            shell: None,
+            argv_id: None,
+            discovered_at: None,
+            discovered_dead: false,
+            auto: Auto::Idle,
+            judged: false,
+        },
+    };
+    if !card.pane.dead {
+        card.life = Life::Running;
+        card.seen_alive = true;
+        card.died_at = None;
+        card.seen_dead_at = None;
+        card.kicks = 0;
+        card.kicked_at = None;
+        card.started_at = started.or(card.started_at).or(Some(now));
+        return card;
+    }
+    if respawned {
+        // It ran, however briefly: this death is a new one.
+        card.seen_alive = true;
+    }
+    card.seen_dead_at = card.seen_dead_at.or(Some(now));
+    if card.died_at.is_none() || card.pane.dead_time.is_some() {
+        card.died_at = card
+            .pane
+            .dead_time
+            .map(|s| s * 1000)
+            .or(card.died_at)
+            .or(if card.seen_alive { Some(now) } else { None });
+    }
+    card.life = match card.pane.exit() {
+        Some(exit) => Life::Dead(exit),
+        None if card.kicks >= MAX_KICKS => Life::Dead(Exit::Unknown),
+        None => Life::Reading,
+    };
+    card
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::pane::PaneId;
+
+    fn live() -> Pane {
+        Pane {
+            id: PaneId(1),
+            ..Pane::default()
+        }
+    }
+
+    fn dead(status: Option<i32>, signal: Option<i32>) -> Pane {
+        Pane {
+            dead: true,
+            dead_status: status,
+            dead_signal: signal,
+            ..live()
+        }
+    }
+
+    #[test]
+    fn a_live_pane_that_exits_3_dies_with_code_3_at_the_time_seen() {
+        let c = observe(None, live(), None, Some(1_000), 5_000);
+        assert_eq!(c.life, Life::Running);
+        assert_eq!(c.started_at, Some(1_000));
+        let c = observe(Some(c.clone()), dead(Some(3), None), None, None, 9_000);
+        assert_eq!(c.life, Life::Dead(Exit::Code(3)));
+        assert!(c.life.is_alarm());
+        assert_eq!(c.died_at, Some(9_000));
+    }
+
+    #[test]
+    fn tmux_death_time_wins_over_the_time_seen() {
+        let c = observe(None, live(), None, None, 5_000);
+        let mut p = dead(None, Some(9));
+        p.dead_time = Some(7);
+        let c = observe(Some(c.clone()), p, None, None, 9_000);
+        assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
+        assert_eq!(c.died_at, Some(7_000));
+    }
+
+    #[test]
+    fn a_clean_exit_is_finished_not_alarming() {
+        let c = observe(None, dead(Some(0), None), None, None, 1);
+        assert!(c.life.is_finished());
+        assert!(!c.life.is_alarm());
+    }
+
+    #[test]
+    fn empty_status_is_read_until_the_kicks_run_out_then_unknown() {
+        let mut c = observe(None, live(), None, None, 0);
+        for k in 0..MAX_KICKS {
+            c = observe(Some(c.clone()), dead(None, None), None, None, 10);
+            assert_eq!(c.life, Life::Reading, "kick {k}");
+            c.kicks += 1;
+        }
+        let c = observe(Some(c.clone()), dead(None, None), None, None, 20);
+        assert_eq!(c.life, Life::Dead(Exit::Unknown));
+        assert!(c.life.is_alarm());
+        assert_eq!(
+            c.died_at,
+            Some(10),
+            "death time is when it was first seen dead"
+        );
+    }
+
+    #[test]
+    fn a_kick_that_works_shows_the_real_code() {
+        let mut c = observe(None, dead(None, None), None, None, 0);
+        c.kicks = 1;
+        let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 5);
+        assert_eq!(c.life, Life::Dead(Exit::Code(1)));
+    }
+
+    #[test]
+    fn a_respawned_pane_runs_again_with_a_fresh_clock() {
+        let c = observe(None, live(), None, Some(0), 0);
+        let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 10);
+        let c = observe(Some(c.clone()), live(), None, Some(20), 20);
+        assert_eq!(c.life, Life::Running);
+        assert_eq!(c.started_at, Some(20));
+        assert_eq!(c.died_at, None);
+    }
+
+    #[test]
+    fn a_respawn_that_crashed_between_two_polls_is_a_new_death() {
+        let c = observe(None, live(), None, Some(0), 0);
+        let mut d1 = dead(Some(1), None);
+        d1.pid = Some(10);
+        let c = observe(Some(c.clone()), d1, None, None, 10);
+        let mut c2 = c.clone();
+        c2.judged = true;
+        let mut d2 = dead(Some(1), None);
+        d2.pid = Some(11);
+        let c3 = observe(Some(c2.clone()), d2, None, None, 20);
+        assert!(!c3.judged, "judged again");
+        assert!(c3.seen_alive);
+        assert_eq!(c3.died_at, Some(20));
+    }
+
+    #[test]
+    fn a_pane_dead_before_we_started_has_no_invented_death_time() {
+        let c = observe(None, dead(Some(1), None), None, None, 10);
+        assert_eq!(c.died_at, None);
+    }
+}
