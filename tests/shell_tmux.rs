@@ -262,7 +262,12 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
         .output()
         .is_err()
     {
-        panic!("zsh is not installed: .ci/run installs it (apt-get install zsh)");
+        // CI installs zsh (.ci/run), so there a missing zsh is a failure; elsewhere a skip.
+        if std::env::var_os("CI").is_some() {
+            panic!("zsh is not installed: .ci/run installs it (apt-get install zsh)");
+        }
+        eprintln!("skipped: zsh is not installed (apt-get install zsh to run this test)");
+        return;
     }
     let server = TmuxServer::start();
     let pane = server.new_window(&["zsh", "-f"]);
