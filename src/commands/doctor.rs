@@ -382,3 +382,36 @@ async fn program_version(path: &Path) -> String {
         _ => "(--version did not answer in 3 s)".into(),
     }
 }
+
+/// `agentwatch doctor` from the command line: every check printed, exit 1 if one failed.
+pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
+    let loaded = crate::config::load(cli.config.as_deref());
+    let tmux = Tmux::new(
+        crate::adapters::tmux::client::resolve_socket(&cli.server()),
+        Duration::from_secs(3),
+    );
+    let ctx = Context {
+        config: match &loaded {
+            Ok((c, p)) => Ok((c, p.as_deref())),
+            Err(e) => Err(e.to_string()),
+        },
+        state_dir: crate::adapters::store::state_dir(),
+        home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+        shell: std::env::var("SHELL").ok(),
+    };
+    let checks = run(&tmux, &ctx).await;
+    for c in &checks {
+        println!("{}", c.line());
+    }
+    let failed = checks.iter().filter(|c| c.level == Level::Fail).count();
+    if failed == 0 {
+        println!("all good");
+        std::process::ExitCode::SUCCESS
+    } else {
+        println!(
+            "{failed} problem{} to fix",
+            if failed == 1 { "" } else { "s" }
+        );
+        std::process::ExitCode::from(1)
+    }
+}

@@ -56,6 +56,11 @@ pub fn fit_left(s: &str, width: usize) -> String {
     fit(&format!("…{tail}"), width)
 }
 
+/// The first 8 characters of an id: enough to tell sessions apart on a card.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,9 +81,4 @@ mod tests {
         assert_eq!(fit_left("/a/b/c/d", 5), "…/c/d");
         assert_eq!(fit("a\x1b[2Jb", 10), "a?[2Jb");
     }
-}
-
-/// The first 8 characters of an id: enough to tell sessions apart on a card.
-pub fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
 }

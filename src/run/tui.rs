@@ -1,0 +1,127 @@
+//! The dashboard front end: the terminal set up and restored, keys, resizes and signals
+//! turned into messages, and the shared loop run with a screen.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream};
+use futures_util::StreamExt;
+
+use crate::adapters::probe::Prober;
+use crate::adapters::tmux::client::Tmux;
+use crate::cli::Cli;
+use crate::config;
+use crate::core::msg::Msg;
+use crate::core::state::State;
+use crate::ui::{theme::Theme, Look};
+
+/// agentwatch's own pane, when it runs inside the watched server: the client showing
+/// that pane is the one `g` switches.
+pub fn client_inside(socket: &std::path::Path) -> Option<String> {
+    let tmux = std::env::var("TMUX").ok()?;
+    let ours = tmux.split(',').next()?;
+    let same = std::fs::canonicalize(ours).ok()? == std::fs::canonicalize(socket).ok()?;
+    if !same {
+        return None;
+    }
+    std::env::var("TMUX_PANE")
+        .ok()
+        .filter(|p| p.starts_with('%'))
+}
+
+pub async fn dashboard(
+    cli: &Cli,
+    config: &config::Config,
+    tmux: Tmux,
+    tick: Duration,
+) -> color_eyre::Result<()> {
+    color_eyre::install()?;
+    let log = super::logging::init();
+    tracing::info!(
+        "agentwatch {} watching {}",
+        env!("CARGO_PKG_VERSION"),
+        tmux.socket().display()
+    );
+    let look = Look {
+        theme: Theme::from_env(),
+        home: std::env::var("HOME").ok(),
+        utc_offset: super::utc_offset(),
+    };
+    // ratatui's hook restores the terminal, then color-eyre's prints the report; ours
+    // first writes the details to the log file.
+    let mut terminal = ratatui::init();
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let bt = std::backtrace::Backtrace::force_capture();
+        tracing::error!("panic: {info}\n{bt}");
+        super::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        report(info);
+    }));
+    let size = terminal
+        .size()
+        .map(|s| (s.width, s.height))
+        .unwrap_or((80, 24));
+    let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
+    state.client = client_inside(tmux.socket());
+    state.owner = format!("aw-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let keys = EventStream::new().filter_map(|ev| async move {
+        match ev {
+            Ok(Event::Key(k)) => Some(Msg::Key(k)),
+            Ok(Event::Resize(width, height)) => Some(Msg::Resize { width, height }),
+            _ => None,
+        }
+    });
+    // SIGTERM, SIGHUP (the terminal went away) and SIGINT quit like q: the terminal is
+    // restored on the way out.
+    let mut stops = Vec::new();
+    for kind in [
+        tokio::signal::unix::SignalKind::terminate(),
+        tokio::signal::unix::SignalKind::hangup(),
+        tokio::signal::unix::SignalKind::interrupt(),
+    ] {
+        if let Ok(s) = tokio::signal::unix::signal(kind) {
+            stops.push(futures_util::stream::unfold(s, |mut s| async move {
+                s.recv()
+                    .await
+                    .map(|()| (Msg::Action(crate::core::msg::Action::Quit), s))
+            }));
+        }
+    }
+    let input = futures_util::stream::select(
+        keys,
+        futures_util::stream::select_all(stops.into_iter().map(Box::pin)),
+    );
+    let io = Arc::new(
+        super::Io::new(
+            Prober::new(tmux),
+            crate::adapters::respawn::default_crash_dir(),
+        )
+        .with_journal(crate::adapters::store::journal::default_path())
+        .with_roster(crate::adapters::store::roster::default_path())
+        .with_notify(config.notify.clone())
+        .with_crash_cap(&config.crash_records),
+    );
+    // A debugging aid, and how the crash path is tested: panic on purpose after a while.
+    let debug_panic = std::env::var("AGENTWATCH_DEBUG_PANIC_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(ms) = debug_panic {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            #[allow(clippy::panic)]
+            {
+                panic!("AGENTWATCH_DEBUG_PANIC_AFTER_MS={ms}: a panic on purpose");
+            }
+        });
+    }
+    let result = super::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
+    // After a panic the hook has restored the terminal already; leaving the alternate
+    // screen a second time would wipe the report it printed.
+    if !super::PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+        ratatui::restore();
+    }
+    if let (Err(_), Some(log)) = (&result, log) {
+        eprintln!("agentwatch: details in {}", log.display());
+    }
+    result
+}
