@@ -222,6 +222,11 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
     assert!(text.ends_with("all good\n"), "{text}");
 
     server.tmux_ok(&["kill-server"]);
+    // kill-server returns before the server has finished exiting.
+    server.wait_until("the server is gone", Duration::from_secs(10), || {
+        String::from_utf8_lossy(&server.tmux(&["list-sessions"]).stderr)
+            .contains("no server running")
+    });
     let out = aw(&server, &["doctor"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
