@@ -42,6 +42,10 @@ pub enum Command {
     /// Start an agent in a new tmux window (session `agents` by default) with a session id
     /// agentwatch chose and recorded, so `r` can resume it; prints the new pane id.
     Spawn(SpawnArgs),
+    /// Supervise the server with no terminal open: the dashboard's whole supervision
+    /// (auto-resume, journal, notifications), one daemon per tmux server. Logs to the log
+    /// file (and stderr when in the foreground); SIGTERM or SIGINT stop it.
+    Daemon(DaemonArgs),
     /// One look at the agents, as a table or JSON (`--json`); exit code 0 when no agent is
     /// dead, 1 when one is, 2 on error. For status lines and scripts.
     Status {
@@ -98,6 +102,17 @@ impl ShellKind {
             ShellKind::Fish => include_str!("../assets/shell/agentwatch.fish"),
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Start it in the background and print its pid (if one already runs for this server,
+    /// print that one's pid).
+    #[arg(long, conflicts_with = "stop")]
+    pub detach: bool,
+    /// Stop the daemon of this server.
+    #[arg(long)]
+    pub stop: bool,
 }
 
 #[derive(Debug, Args)]

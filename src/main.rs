@@ -121,8 +121,9 @@ async fn run(cli: Cli) -> ExitCode {
     let tick = Duration::from_millis(config.tick_ms);
     let timeout = Duration::from_millis((config.tick_ms * 4).clamp(1_000, 5_000));
     let tmux = Tmux::new(socket.clone(), timeout);
-    // The dashboard polls over control mode; one-shot commands need no connection.
-    let tmux = if cli.command.is_none() {
+    // The dashboard and the daemon poll over control mode; one-shot commands need no
+    // connection.
+    let tmux = if matches!(cli.command, None | Some(Command::Daemon(_))) {
         tmux.with_control_mode(config.control_mode)
     } else {
         tmux
@@ -143,6 +144,9 @@ async fn run(cli: Cli) -> ExitCode {
         }
     }
     match &cli.command {
+        Some(Command::Daemon(d)) if d.stop => run::daemon::stop(&socket),
+        Some(Command::Daemon(d)) if d.detach => run::daemon::detach(&socket, cli.config.as_deref()),
+        Some(Command::Daemon(_)) => run::daemon::run(&config, tmux, tick, true).await,
         Some(
             Command::ShellInit { .. }
             | Command::Completions { .. }

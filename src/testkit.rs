@@ -39,6 +39,7 @@ pub fn obs(panes: Vec<Pane>) -> Observation {
             panes,
             server_pid: Some(4242),
             malformed: 0,
+            auto_all: String::new(),
         },
         ..Observation::default()
     }

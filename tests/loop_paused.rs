@@ -59,6 +59,7 @@ impl Answer for Fake {
                     panes: vec![self.pane()],
                     server_pid: Some(1),
                     malformed: 0,
+                    auto_all: String::new(),
                 };
                 Some(Msg::Polled(Ok(Observation {
                     listing,
@@ -90,7 +91,10 @@ impl Answer for Fake {
             | Effect::LoadRoster
             | Effect::SaveRoster(_)
             | Effect::Recreate(_)
-            | Effect::Notify(_) => None,
+            | Effect::Notify { .. }
+            | Effect::Elect
+            | Effect::ReadJournal { .. }
+            | Effect::SetServerOption { .. } => None,
         }
     }
 

@@ -9,12 +9,15 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::store::lock::ServerLocks;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
+use agentwatch::core::msg::Supervisor;
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
 use agentwatch::core::watch::Auto;
+use agentwatch::run::elector::Elector;
 use agentwatch::run::{look_once, Io};
 use common::TmuxServer;
 
@@ -24,8 +27,18 @@ fn instance(server: &TmuxServer, name: &str) -> (State, Io) {
     let tmux =
         Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
     let mut state = State::new(&config, false, String::new(), (200, 50));
-    state.owner = name.to_string();
-    let io = Io::new(Prober::new(tmux), Some(server.dir.path().join(name)));
+    // Both take part in the election, as two dashboards do: one supervises at a time.
+    state.elect = true;
+    state.supervising = false;
+    let me = Supervisor {
+        pid: u32::from(name.as_bytes()[0]),
+        daemon: false,
+        since: 0,
+    };
+    let locks = ServerLocks::new(&server.dir.path().join("run"), &server.socket);
+    let io = Io::new(Prober::new(tmux), Some(server.dir.path().join(name)))
+        .with_journal(Some(server.dir.path().join("journal.jsonl")))
+        .with_elector(Elector::new(locks, me));
     (state, io)
 }
 
@@ -71,5 +84,16 @@ async fn two_instances_never_relaunch_a_death_twice() {
         4,
         "1 run + exactly 3 resumes, whoever did them: {runs:#?}"
     );
-    assert!(gave_up(&a) || gave_up(&b));
+    assert!(gave_up(&a) && gave_up(&b), "both show that it gave up");
+    // One supervisor at a time: every death, resume and give-up journaled exactly once.
+    let journal = std::fs::read_to_string(server.dir.path().join("journal.jsonl")).unwrap();
+    let count = |kind: &str| {
+        journal
+            .lines()
+            .filter(|l| l.contains(&format!("\"event\":\"{kind}\"")))
+            .count()
+    };
+    assert_eq!(count("died"), 4, "{journal}");
+    assert_eq!(count("resumed"), 3, "{journal}");
+    assert_eq!(count("gave_up"), 1, "{journal}");
 }

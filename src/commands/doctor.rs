@@ -102,6 +102,7 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             None
         }
     };
+    out.push(supervision_check(tmux.socket()));
     if let Some(l) = &listing {
         let agents = ctx
             .config
@@ -246,6 +247,53 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
 }
 
 /// Whether the dashboard will poll over control mode: tries it, as the dashboard would.
+/// Who supervises the server (auto-resume, journal, notifications), and since when.
+fn supervision_check(socket: &Path) -> Check {
+    use crate::adapters::store::lock::{self, ServerLocks};
+    let locks = ServerLocks::new(&lock::lock_dir(), socket);
+    let since = |ms| crate::core::timefmt::local(ms, crate::run::utc_offset());
+    let fix = Some(
+        "run `agentwatch daemon --detach`, or keep it always on (README: a tmux.conf line or a systemd user unit)"
+            .to_string(),
+    );
+    match (lock::holder(&locks.daemon), lock::holder(&locks.supervisor)) {
+        (Ok(Some(d)), _) => Check::new(
+            Level::Ok,
+            "supervision",
+            format!(
+                "daemon {} supervises this server since {}",
+                d.pid,
+                since(d.since)
+            ),
+            None,
+        ),
+        (Ok(None), Ok(Some(s))) => Check::new(
+            Level::Warn,
+            "supervision",
+            format!(
+                "no daemon: the dashboard with pid {} supervises, but only while it is open",
+                s.pid
+            ),
+            fix,
+        ),
+        (Ok(None), Ok(None)) => Check::new(
+            Level::Warn,
+            "supervision",
+            "no daemon and no dashboard: a crash now is neither resumed nor journaled",
+            fix,
+        ),
+        (Err(e), _) | (_, Err(e)) => Check::new(
+            Level::Warn,
+            "supervision",
+            format!(
+                "cannot read the locks in {}: {e}",
+                lock::lock_dir().display()
+            ),
+            Some("point TMUX_TMPDIR at a directory of yours".into()),
+        ),
+    }
+}
+
 async fn transport_check(tmux: &Tmux, ctx: &Context<'_>) -> Check {
     let wanted = ctx
         .config

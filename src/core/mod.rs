@@ -7,6 +7,8 @@ pub mod agent;
 pub mod crash;
 /// Typed failures of the outside world that the core reacts to.
 pub mod errors;
+/// A death's verdict, kept on its pane for whoever supervises next.
+pub mod judged;
 /// The one key table.
 pub mod keymap;
 /// Grid geometry: how many cards fit, for selection and scrolling.

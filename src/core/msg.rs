@@ -64,6 +64,25 @@ pub enum Action {
     Quit,
 }
 
+/// Who supervises a tmux server: the one instance that judges deaths, runs auto-resumes,
+/// journals them and announces them. Chosen by a lock the kernel releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Supervisor {
+    pub pid: u32,
+    /// A daemon (`agentwatch daemon`), not a dashboard.
+    pub daemon: bool,
+    /// Since when (epoch ms).
+    pub since: Millis,
+}
+
+/// The answer to [`Effect::Elect`]: whether this instance supervises now, and who does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Election {
+    pub mine: bool,
+    /// The supervisor, when known (this instance, a daemon, another dashboard).
+    pub by: Option<Supervisor>,
+}
+
 /// What the poller saw: the tmux listing plus what `/proc` says about the panes' processes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Observation {
@@ -123,6 +142,11 @@ pub enum Msg {
     RosterLoaded(Option<Roster>),
     /// The lost agents were recreated: per target, the new pane id or why not.
     Recreated(Vec<(String, Result<String, String>)>),
+    /// Who supervises the server now.
+    Elected(Election),
+    /// Recent journal events, read once at start: what happened while this instance was
+    /// not watching.
+    JournalRead(Vec<Event>),
     /// A session id lookup in the agent's own records finished.
     Discovered {
         pane: PaneId,
@@ -185,8 +209,17 @@ pub enum Effect {
     Discover(DiscoverRequest),
     /// Append one event to the journal.
     Journal(Event),
-    /// Announce deaths (bell, desktop, hook): one effect per look, however many deaths.
-    Notify(Vec<Event>),
+    /// Announce deaths: one effect per look, however many deaths. The supervisor announces
+    /// them every way configured (bell, desktop, hook); a dashboard beside it only rings its
+    /// own terminal's bell (`bell_only`).
+    Notify { events: Vec<Event>, bell_only: bool },
+    /// Find out who supervises the server (and become the supervisor if nobody does);
+    /// answers [`Msg::Elected`].
+    Elect,
+    /// Read the journal's recent events; answers [`Msg::JournalRead`].
+    ReadJournal { since: Millis },
+    /// Set a server option (`set-option -s`): settings every instance shares, like `A`.
+    SetServerOption { name: String, value: String },
     /// Capture a pane's whole history with colours; answers [`Msg::History`].
     CaptureHistory(PaneId),
     /// Read a pane's crash records; answers [`Msg::Records`].
@@ -215,6 +248,9 @@ pub struct Event {
     /// `died`, `scheduled`, `resumed`, `resume_failed`, `gave_up`, `cancelled`, `relaunched`.
     pub event: String,
     pub pane: String,
+    /// The tmux server's socket: pane ids are only unique within one server.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub target: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -153,12 +153,20 @@ pub struct Pane {
     pub opt_last_status: String,
     /// `@agentwatch_exited`: when the agent of a shell-hosted pane was seen to exit (ms).
     pub opt_exited: String,
-    /// `@agentwatch_claim`: `<owner> <expiry ms> <dead pid>`, an agentwatch's claim on
-    /// resuming this death.
-    pub opt_claim: String,
+    /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's
+    /// last death (see `core::judged`).
+    pub opt_judged: String,
 }
 
 impl Pane {
+    /// The budget options as one string, to notice when they change.
+    pub fn budget_opts(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.opt_attempts, self.opt_resumes, self.opt_next, self.opt_paused
+        )
+    }
+
     /// `session:window.pane`.
     pub fn target(&self) -> String {
         format!("{}:{}.{}", self.session, self.window_index, self.pane_index)
@@ -222,6 +230,8 @@ pub struct Listing {
     pub panes: Vec<Pane>,
     /// The tmux server's pid (`#{pid}`), for the lost-SIGCHLD kick.
     pub server_pid: Option<u32>,
+    /// The server option `@agentwatch_auto` (`off`: `A` turned auto-resume off everywhere).
+    pub auto_all: String,
     /// Records that did not have the expected shape and were skipped.
     pub malformed: usize,
 }

@@ -48,6 +48,13 @@ pub fn local(ms: Millis, utc_offset: i64) -> String {
     format!("{} {}", &t[..10], &t[11..19])
 }
 
+/// `HH:MM` of an epoch-ms instant at a UTC offset.
+pub fn clock(ms: Millis, utc_offset: i64) -> String {
+    let secs = (ms / 1000) as i64 + utc_offset;
+    let day = secs.rem_euclid(86_400);
+    format!("{:02}:{:02}", day / 3600, (day % 3600) / 60)
+}
+
 /// `90s`, `10m`, `2h`, `1d`, `1h30m` to milliseconds.
 pub fn parse_duration(s: &str) -> Option<Millis> {
     let mut total: Millis = 0;

@@ -75,8 +75,16 @@ pub struct Card {
     /// Auto-resume: the pane's budget and where it stands.
     pub budget: Budget,
     pub auto: Auto,
-    /// This death has been judged by the auto-resume policy.
+    /// This death has been judged by the auto-resume policy (as a dashboard beside the
+    /// supervisor: announced).
     pub judged: bool,
+    /// Judge this death again, whatever its pane says (an auto-resume of it failed).
+    pub rejudge: bool,
+    /// The budget options as last read from the pane: a change is another instance's edit
+    /// (a relaunch, `a`, `c`) and is taken up.
+    pub seen_opts: String,
+    /// The budget options as this instance last wrote them.
+    pub wrote_opts: String,
     /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
     pub shell: Option<ShellHost>,
     /// A session id named in the pane process's own argv (read once per process).
@@ -122,6 +130,9 @@ pub struct Notice {
     pub alarm: bool,
     /// Hidden after this instant; `None` keeps it until replaced.
     pub until: Option<Millis>,
+    /// What happened before this instance started (from the journal): shown even beside
+    /// a verdict, which it explains.
+    pub story: bool,
 }
 
 impl Notice {
@@ -130,6 +141,7 @@ impl Notice {
             text: text.into(),
             alarm: false,
             until,
+            story: false,
         }
     }
 
@@ -138,6 +150,14 @@ impl Notice {
             text: text.into(),
             alarm: true,
             until,
+            story: false,
+        }
+    }
+
+    pub fn story(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            story: true,
+            ..Notice::info(text, until)
         }
     }
 
@@ -211,8 +231,13 @@ pub fn observe(
                 _ => Auto::Idle,
             },
             judged: false,
+            rejudge: false,
+            seen_opts: c.seen_opts,
+            wrote_opts: c.wrote_opts,
         },
         None => Card {
+            seen_opts: pane.budget_opts(),
+            wrote_opts: String::new(),
             budget: Budget::from_options(
                 &pane.opt_attempts,
                 &pane.opt_resumes,
@@ -240,6 +265,7 @@ pub fn observe(
             discovered_dead: false,
             auto: Auto::Idle,
             judged: false,
+            rejudge: false,
         },
     };
     if !card.pane.dead {

@@ -22,6 +22,8 @@ pub struct Io {
     /// How deaths are announced; `None`: not at all (one-shot commands, tests).
     pub notify: Option<crate::config::Notify>,
     pub clock: Clock,
+    /// Who supervises the server; `None`: this instance does, alone.
+    pub elector: Option<super::elector::Elector>,
 }
 
 impl Io {
@@ -34,6 +36,7 @@ impl Io {
             roster: None,
             notify: None,
             clock: Clock::start(),
+            elector: None,
         }
     }
 
@@ -44,6 +47,11 @@ impl Io {
 
     pub fn with_notify(mut self, notify: crate::config::Notify) -> Io {
         self.notify = Some(notify);
+        self
+    }
+
+    pub fn with_elector(mut self, elector: super::elector::Elector) -> Io {
+        self.elector = Some(elector);
         self
     }
 
@@ -158,9 +166,44 @@ impl Io {
                 tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
                 return None;
             }
-            Effect::Notify(events) => {
+            Effect::Notify { events, bell_only } => {
                 if let Some(cfg) = &self.notify {
+                    let cfg = if bell_only {
+                        &crate::config::Notify {
+                            bell: cfg.bell,
+                            desktop: false,
+                            on_death: Vec::new(),
+                        }
+                    } else {
+                        cfg
+                    };
                     crate::adapters::notify::announce(cfg, &events).await;
+                }
+                return None;
+            }
+            Effect::Elect => Msg::Elected(match &self.elector {
+                Some(e) => e.elect(),
+                None => crate::core::msg::Election {
+                    mine: true,
+                    by: None,
+                },
+            }),
+            Effect::ReadJournal { since } => {
+                let path = self.journal.clone();
+                let events = tokio::task::spawn_blocking(move || {
+                    path.map(|p| crate::adapters::store::journal::read(&p))
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|e| e.ts >= since)
+                        .collect()
+                })
+                .await
+                .unwrap_or_default();
+                Msg::JournalRead(events)
+            }
+            Effect::SetServerOption { name, value } => {
+                if let Err(e) = self.tmux().run(["set-option", "-s", &name, &value]).await {
+                    tracing::warn!("set-option -s {name}: {e}");
                 }
                 return None;
             }

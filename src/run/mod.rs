@@ -4,6 +4,10 @@
 
 /// The clock and the local time offset.
 pub mod clock;
+/// The daemon front end: supervision with no screen.
+pub mod daemon;
+/// Who supervises the server, by the locks.
+pub mod elector;
 /// The loop both front ends share.
 pub mod event_loop;
 /// Effects carried out with the adapters.

@@ -63,7 +63,12 @@ pub async fn dashboard(
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
     state.client = client_inside(tmux.socket());
-    state.owner = format!("aw-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let clock = super::Clock::start();
+    state.elect = true;
+    state.supervising = false;
+    state.started = Some(clock.now());
+    state.utc_offset = super::utc_offset();
+    let elector = super::elector::Elector::for_server(tmux.socket(), false, clock.now());
     let keys = EventStream::new().filter_map(|ev| async move {
         match ev {
             Ok(Event::Key(k)) => Some(Msg::Key(k)),
@@ -99,7 +104,8 @@ pub async fn dashboard(
         .with_journal(crate::adapters::store::journal::default_path())
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(config.notify.clone())
-        .with_crash_cap(&config.crash_records),
+        .with_crash_cap(&config.crash_records)
+        .with_elector(elector),
     );
     // A debugging aid, and how the crash path is tested: panic on purpose after a while.
     let debug_panic = std::env::var("AGENTWATCH_DEBUG_PANIC_AFTER_MS")

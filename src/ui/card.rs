@@ -35,12 +35,7 @@ fn exit_short(card: &Card) -> String {
     }
 }
 
-/// `HH:MM` of an epoch-ms instant at a UTC offset.
-pub fn clock(ms: Millis, utc_offset: i64) -> String {
-    let secs = (ms / 1000) as i64 + utc_offset;
-    let day = secs.rem_euclid(86_400);
-    format!("{:02}:{:02}", day / 3600, (day % 3600) / 60)
-}
+pub use crate::core::timefmt::clock;
 
 /// The state line: the loud banner for a death, a quiet line otherwise.
 pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
@@ -173,6 +168,13 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
 /// The line of news for a card: its live notice, else what a dead card lacks.
 fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     let max = ctx.max_attempts;
+    let story = card.notice.as_ref().filter(|n| n.story && n.live(ctx.now));
+    if let (Some(s), Auto::Held(Hold::GaveUp { .. }), true) =
+        (story, &card.auto, card.life.is_dead())
+    {
+        // What happened while this dashboard was closed ends with the give-up.
+        return Some((format!("{}: press r to relaunch", s.text), true));
+    }
     if card.life.is_dead() {
         match &card.auto {
             Auto::Scheduled { attempt, due } => {
@@ -226,8 +228,12 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
             Auto::Cancelled => {
                 return Some(("auto-resume cancelled: press r to relaunch".into(), false))
             }
-            Auto::Held(Hold::Elsewhere) => {
-                return Some(("another agentwatch is resuming it".into(), false))
+            Auto::Held(Hold::Unwatched) if !ctx.lacks_id => {
+                return Some((
+                    "not auto-resumed: it died while no agentwatch was watching (r resumes it)"
+                        .into(),
+                    false,
+                ))
             }
             Auto::Held(Hold::Deliberate(what)) if card.life.is_alarm() => {
                 return Some((

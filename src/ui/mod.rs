@@ -126,6 +126,12 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if !state.auto_on {
         push(" · auto-resume off (A)".into());
     }
+    if !state.supervising {
+        push(format!(
+            " · supervised by {}",
+            crate::core::state::supervisor_name(state.supervisor.as_ref())
+        ));
+    }
     match &state.server {
         Server::Connecting => push(" · connecting to tmux…".into()),
         Server::Up => {}

@@ -327,3 +327,26 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
         ["the old last words"]
     );
 }
+
+#[test]
+fn beside_a_daemon_the_header_names_it_and_a_gave_up_card_tells_what_happened_meanwhile() {
+    let mut s = fleet((120, 30));
+    s.supervising = false;
+    s.supervisor = Some(crate::core::msg::Supervisor {
+        pid: 12345,
+        daemon: true,
+        since: T0,
+    });
+    s.cards[2].notice = Some(crate::core::watch::Notice::story(
+        "died 4 times before this dashboard opened, last 03:57 (SIGKILL); auto-resume gave up 03:57",
+        None,
+    ));
+    let t = render(&s, 120, 30, &Look::plain());
+    let screen: String = format!("{:?}", t.backend());
+    assert!(find(&t, "supervised by daemon 12345").is_some(), "{screen}");
+    assert!(
+        find(&t, "auto-resume gave up 03:57: press r to relaunch").is_some(),
+        "{screen}"
+    );
+    insta::assert_snapshot!(t.backend());
+}

@@ -410,6 +410,61 @@ impl TmuxServer {
         (format!("{home}/data"), format!("{home}/state"))
     }
 
+    /// The environment of an agentwatch under test: XDG data and state dirs in the temp
+    /// dir (its locks are there too, under TMUX_TMPDIR).
+    pub fn agentwatch_env(&self) -> Vec<(String, String)> {
+        let (data, state) = self.xdg();
+        vec![
+            ("XDG_DATA_HOME".into(), data),
+            ("XDG_STATE_HOME".into(), state),
+        ]
+    }
+
+    /// The journal the agentwatch under test writes.
+    pub fn journal(&self) -> String {
+        std::fs::read_to_string(format!("{}/agentwatch/journal.jsonl", self.xdg().1))
+            .unwrap_or_default()
+    }
+
+    /// How many journal lines are `kind` events (of `pane`, when given).
+    pub fn journal_count(&self, kind: &str, pane: Option<&str>) -> usize {
+        self.journal()
+            .lines()
+            .filter(|l| l.contains(&format!("\"event\":\"{kind}\"")))
+            .filter(|l| pane.is_none_or(|p| l.contains(&format!("\"pane\":\"{p}\""))))
+            .count()
+    }
+
+    /// `agentwatch -S <socket> spawn <agent>`; returns the new pane id.
+    pub fn spawn_agent(&self, agent: &str) -> String {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+        self.env_for_child(&mut cmd);
+        let out = cmd
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["spawn", agent])
+            .output()
+            .expect("run agentwatch spawn");
+        assert!(
+            out.status.success(),
+            "spawn: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The real agentwatch binary with this server's test environment, `-S <socket>` and
+    /// `args`, not yet started.
+    pub fn agentwatch_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+        self.env_for_child(&mut cmd);
+        for (k, v) in self.agentwatch_env() {
+            cmd.env(k, v);
+        }
+        cmd.arg("-S").arg(&self.socket).args(args);
+        cmd
+    }
+
     /// The real agentwatch binary watching this server (`-S <socket>` and `args`), in a
     /// second private server sized `width` x `height`, with its XDG dirs in the temp dir.
     pub fn start_agentwatch(
@@ -419,16 +474,27 @@ impl TmuxServer {
         env: &[(&str, &str)],
         args: &[&str],
     ) -> UiServer {
-        let (data, state) = self.xdg();
+        self.start_agentwatch_named("ui", width, height, env, args)
+    }
+
+    /// Like `start_agentwatch`, in a UI server of its own named `name` (for a second
+    /// dashboard beside the first).
+    pub fn start_agentwatch_named(
+        &self,
+        name: &str,
+        width: u16,
+        height: u16,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> UiServer {
+        let own = self.agentwatch_env();
         let sock = self.socket.to_string_lossy().into_owned();
-        let mut all_env = vec![
-            ("XDG_DATA_HOME", data.as_str()),
-            ("XDG_STATE_HOME", state.as_str()),
-        ];
+        let mut all_env: Vec<(&str, &str)> =
+            own.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         all_env.extend_from_slice(env);
         let mut argv = vec![env!("CARGO_BIN_EXE_agentwatch"), "-S", sock.as_str()];
         argv.extend_from_slice(args);
-        self.start_ui_env(width, height, &all_env, &argv)
+        self.start_ui_named(name, width, height, &all_env, &argv)
     }
 
     /// Runs `argv` as the single pane of a second private server (`<dir>/ui.sock`),
@@ -447,8 +513,20 @@ impl TmuxServer {
         env: &[(&str, &str)],
         argv: &[&str],
     ) -> UiServer {
-        let socket = self.dir.path().join("ui.sock");
-        let conf = self.dir.path().join("ui.conf");
+        self.start_ui_named("ui", width, height, env, argv)
+    }
+
+    /// Like `start_ui_env`, on a UI server named `name` (`<dir>/<name>.sock`).
+    pub fn start_ui_named(
+        &self,
+        name: &str,
+        width: u16,
+        height: u16,
+        env: &[(&str, &str)],
+        argv: &[&str],
+    ) -> UiServer {
+        let socket = self.dir.path().join(format!("{name}.sock"));
+        let conf = self.dir.path().join(format!("{name}.conf"));
         std::fs::write(
             &conf,
             "set -s exit-empty off\nset -g remain-on-exit on\nset -g status off\n\
@@ -536,6 +614,14 @@ impl UiServer {
     /// Types `text` literally (`send-keys -l`).
     pub fn send_text(&self, text: &str) {
         self.tmux_ok(&["send-keys", "-t", &self.pane, "-l", text]);
+    }
+
+    /// Pid of the program under test (the pane's process: `env` execs it).
+    pub fn program_pid(&self) -> u32 {
+        self.tmux_ok(&["display-message", "-p", "-t", &self.pane, "#{pane_pid}"])
+            .trim()
+            .parse()
+            .expect("pane pid")
     }
 
     pub fn screen(&self) -> String {

@@ -1,9 +1,11 @@
-//! agentwatch's own files: the journal, crash records, the roster of lost agents.
+//! agentwatch's own files: the journal, crash records, the roster of lost agents, locks.
 
 /// Crash records on disk: saved, listed and pruned.
 pub mod crash_records;
 /// The lifecycle journal (JSONL in the XDG state dir).
 pub mod journal;
+/// Locks the kernel releases: who supervises a server, whether a daemon runs.
+pub mod lock;
 /// The roster of agents lost with a tmux server, on disk.
 pub mod roster;
 

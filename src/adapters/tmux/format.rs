@@ -45,7 +45,9 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_previous",
     "@agentwatch_last_status",
     "@agentwatch_exited",
-    "@agentwatch_claim",
+    "@agentwatch_judged",
+    // A server option: the same on every row.
+    "@agentwatch_auto",
 ];
 
 /// The `-F` argument for `list-panes -a`.
@@ -69,9 +71,10 @@ pub fn parse_listing(out: &[u8]) -> Listing {
     for record in records(out) {
         let fields: Vec<&[u8]> = record.split(|&b| b == US).collect();
         match parse_row(&fields) {
-            Some((pane, server_pid)) => {
+            Some((pane, server_pid, auto_all)) => {
                 if listing.server_pid.is_none() {
                     listing.server_pid = server_pid;
+                    listing.auto_all = auto_all;
                 }
                 listing.panes.push(pane);
             }
@@ -97,7 +100,7 @@ fn num<T: std::str::FromStr>(b: &[u8]) -> Option<T> {
     std::str::from_utf8(b).ok()?.trim().parse().ok()
 }
 
-fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
+fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>, String)> {
     if f.len() != FIELDS.len() {
         return None;
     }
@@ -136,9 +139,9 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>)> {
         opt_previous: text(f[28]),
         opt_last_status: text(f[29]),
         opt_exited: text(f[30]),
-        opt_claim: text(f[31]),
+        opt_judged: text(f[31]),
     };
-    Some((pane, num(f[10])))
+    Some((pane, num(f[10]), text(f[32])))
 }
 
 #[cfg(test)]

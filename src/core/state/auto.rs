@@ -1,9 +1,13 @@
-//! Auto-resume, as decisions of the core: judge each death once, run due resumes on the
-//! tick, refill budgets after healthy runs, and journal every step.
+//! Auto-resume, as decisions of the core. One instance supervises a server (the one the
+//! election chose): it judges each death once, runs due resumes on the tick, refills budgets
+//! after healthy runs, journals every step and keeps each verdict on its pane. Every other
+//! instance shows those verdicts and answers keys by editing the pane's options, which the
+//! supervisor takes up at its next look.
 
 use super::*;
+use crate::core::judged;
 use crate::core::msg::Event;
-use crate::core::supervisor::{self, Hold, Policy, Verdict};
+use crate::core::supervisor::{self, Budget, Hold, Policy, Verdict};
 use crate::core::watch::Auto;
 
 impl State {
@@ -24,6 +28,7 @@ impl State {
             ts: now,
             event: kind.to_string(),
             pane: card.pane.id.to_string(),
+            server: Some(self.socket.clone()),
             target: Some(card.pane.target()),
             agent: card.agent.clone(),
             session_id: (!card.pane.opt_session_id.is_empty())
@@ -34,28 +39,100 @@ impl State {
         }
     }
 
-    fn save_budget(&self, i: usize, fx: &mut Vec<Effect>) {
-        let c = &self.cards[i];
-        let sets = c
-            .budget
-            .to_options()
-            .into_iter()
-            .map(|(k, v)| (c.pane.id, k, v))
-            .collect();
+    pub(super) fn save_budget(&mut self, i: usize, fx: &mut Vec<Effect>) {
+        let c = &mut self.cards[i];
+        let opts = c.budget.to_options();
+        // What the pane will say once this lands: our own edit, not another instance's.
+        c.wrote_opts = opts
+            .iter()
+            .map(|(_, v)| v.as_str())
+            .collect::<Vec<_>>()
+            .join("|");
+        let sets = opts.into_iter().map(|(k, v)| (c.pane.id, k, v)).collect();
         fx.push(Effect::SetOptions(sets));
     }
 
-    /// After every poll: judge new deaths, refill healthy budgets.
+    /// Keeps the card's verdict on its pane, for whoever supervises next and for every
+    /// dashboard.
+    pub(super) fn save_judged(&self, i: usize, fx: &mut Vec<Effect>) {
+        let c = &self.cards[i];
+        if let Some(text) = judged::death_key(c).and_then(|k| judged::text(&k, &c.auto)) {
+            fx.push(Effect::SetOptions(vec![(
+                c.pane.id,
+                judged::OPTION.into(),
+                text,
+            )]));
+        }
+    }
+
+    /// After every poll: as the supervisor, take up other instances' edits, judge new
+    /// deaths and refill healthy budgets; beside it, show what it decided.
     pub(super) fn supervise(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         for i in 0..self.cards.len() {
             let card = &self.cards[i];
             if card.agent.is_none() {
                 continue;
             }
+            if !self.supervising {
+                self.mirror(i, now);
+                continue;
+            }
+            self.take_up_edits(i);
+            let card = &self.cards[i];
             match card.life {
                 Life::Running => self.maybe_refill(i, now, fx),
                 Life::Dead(exit) if !card.judged => self.judge(i, exit, now, fx),
                 _ => {}
+            }
+        }
+    }
+
+    /// The budget options changed on the pane, and not by us: another instance relaunched
+    /// the pane, paused it (`a`) or cancelled its resume (`c`). The pane is the truth.
+    fn take_up_edits(&mut self, i: usize) {
+        let c = &mut self.cards[i];
+        let on_pane = c.pane.budget_opts();
+        if on_pane == c.seen_opts {
+            return;
+        }
+        c.seen_opts = on_pane;
+        if c.seen_opts == c.wrote_opts {
+            return;
+        }
+        let p = &c.pane;
+        c.budget =
+            Budget::from_options(&p.opt_attempts, &p.opt_resumes, &p.opt_next, &p.opt_paused);
+        if let Auto::Scheduled { .. } = c.auto {
+            if c.budget.paused {
+                c.auto = Auto::Held(Hold::Off);
+            } else if c.budget.next_due.is_none() {
+                c.auto = Auto::Cancelled;
+            }
+        }
+    }
+
+    /// Beside the supervisor: the card shows the supervisor's verdict and budget, read from
+    /// the pane; a new death rings this dashboard's bell (the supervisor does the rest).
+    fn mirror(&mut self, i: usize, now: Millis) {
+        let c = &mut self.cards[i];
+        let p = &c.pane;
+        c.budget =
+            Budget::from_options(&p.opt_attempts, &p.opt_resumes, &p.opt_next, &p.opt_paused);
+        c.seen_opts = p.budget_opts();
+        if c.relaunching {
+            return;
+        }
+        if !c.life.is_dead() {
+            c.auto = Auto::Idle;
+            return;
+        }
+        c.auto = judged::on_pane(c).unwrap_or_default();
+        if let (false, Life::Dead(exit)) = (c.judged, c.life) {
+            c.judged = true;
+            if c.seen_alive && !exit.is_clean() {
+                let mut ev = self.event(&self.cards[i], "died", now);
+                ev.detail = Some(exit.describe());
+                self.notes.push(ev);
             }
         }
     }
@@ -80,32 +157,36 @@ impl State {
 
     fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
         self.cards[i].judged = true;
-        // Another agentwatch may have counted attempts this one did not see.
-        let p = self.cards[i].pane.clone();
-        let on_pane = supervisor::Budget::from_options(
-            &p.opt_attempts,
-            &p.opt_resumes,
-            &p.opt_next,
-            &p.opt_paused,
-        );
-        self.cards[i].budget.merge(&on_pane);
-        if let Some(owner) = supervisor::claimed_by_other(&p.opt_claim, &self.owner, p.pid, now) {
-            tracing::info!("{}: {owner} has claimed this death", p.id);
-            self.cards[i].auto = Auto::Held(Hold::Elsewhere);
+        let rejudge = std::mem::take(&mut self.cards[i].rejudge);
+        if let (false, Some(auto)) = (rejudge, judged::on_pane(&self.cards[i])) {
+            // Judged and journaled before: by the supervisor before us, or by us before a
+            // restart. Pick up where it stopped (a pending resume counts down under us).
+            self.cards[i].auto = auto;
             return;
         }
         let policy = self.policy(self.cards[i].agent.as_deref()).clone();
         let can_resume = resume::plan(&self.cards[i], &self.agents, false, SESSION_ID).is_ok();
         let card = &self.cards[i];
         if !card.seen_alive {
-            // Dead before we looked. Only a resume another agentwatch had scheduled (kept in
-            // the pane's options) is taken up; an old death is the user's to relaunch.
+            // Dead before any supervisor looked. A resume an older agentwatch scheduled in
+            // the pane's options is taken up; any other old death is the user's to relaunch.
             if let (Some(due), true) = (
                 card.budget.next_due,
                 can_resume && self.auto_on && !card.budget.paused,
             ) {
                 let attempt = card.budget.attempts + 1;
                 self.cards[i].auto = Auto::Scheduled { attempt, due };
+                return;
+            }
+            let mut ev = self.event(card, "died", card.died_at.unwrap_or(now));
+            ev.detail = Some(format!(
+                "{} (while no agentwatch was watching)",
+                exit.describe()
+            ));
+            fx.push(Effect::Journal(ev));
+            if !exit.is_clean() {
+                self.cards[i].auto = Auto::Held(Hold::Unwatched);
+                self.save_judged(i, fx);
             }
             return;
         }
@@ -138,18 +219,6 @@ impl State {
                     attempt: *attempt,
                     due: *due,
                 };
-                // Claim this death so that another agentwatch leaves it to us.
-                let claim = format!(
-                    "{} {} {}",
-                    self.owner,
-                    due + 15_000,
-                    card.pane.pid.unwrap_or(0)
-                );
-                fx.push(Effect::SetOptions(vec![(
-                    card.pane.id,
-                    "@agentwatch_claim".into(),
-                    claim,
-                )]));
                 (
                     "scheduled",
                     Some(*attempt),
@@ -182,20 +251,19 @@ impl State {
             fx.push(Effect::Journal(ev));
         }
         self.save_budget(i, fx);
+        self.save_judged(i, fx);
     }
 
     /// On every tick: carry out the resumes that are due. One failure never stops the rest.
     pub(super) fn run_due(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if !self.supervising {
+            return;
+        }
         for i in 0..self.cards.len() {
             let Auto::Scheduled { due, .. } = self.cards[i].auto else {
                 continue;
             };
             if due > now || self.cards[i].relaunching || self.is_stale() {
-                continue;
-            }
-            let p = &self.cards[i].pane;
-            if supervisor::claimed_by_other(&p.opt_claim, &self.owner, p.pid, now).is_some() {
-                self.cards[i].auto = Auto::Held(Hold::Elsewhere);
                 continue;
             }
             match resume::plan(&self.cards[i], &self.agents, false, SESSION_ID) {
@@ -216,6 +284,7 @@ impl State {
                     let mut ev = self.event(&self.cards[i], "resume_failed", now);
                     ev.detail = Some(why);
                     fx.push(Effect::Journal(ev));
+                    self.save_judged(i, fx);
                 }
             }
         }
@@ -257,6 +326,7 @@ impl State {
                 ));
                 // Still dead: judge again, so the next attempt (or giving up) follows.
                 card.judged = false;
+                card.rejudge = true;
                 ("resume_failed", Some(e.clone()))
             }
         };
@@ -289,6 +359,13 @@ impl State {
     pub(super) fn auto_key(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
         if a == Action::ToggleAutoAll {
             self.auto_on = !self.auto_on;
+            // A server option, so that every instance (and the supervisor) follows it.
+            let value = if self.auto_on { "" } else { "off" }.to_string();
+            self.auto_wrote = Some(value.clone());
+            fx.push(Effect::SetServerOption {
+                name: "@agentwatch_auto".into(),
+                value,
+            });
             if !self.auto_on {
                 for i in 0..self.cards.len() {
                     self.cancel(i, now, fx);
@@ -341,6 +418,7 @@ impl State {
         ev.attempt = Some(attempt);
         fx.push(Effect::Journal(ev));
         self.save_budget(i, fx);
+        self.save_judged(i, fx);
         true
     }
 }

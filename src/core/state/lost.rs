@@ -39,17 +39,23 @@ impl State {
             })
             .collect();
         self.cards.clear();
+        // The next server's panes are all new, whatever their ids.
+        self.listed = Some(std::collections::HashSet::new());
         self.peek = None;
         if agents.is_empty() {
             return;
         }
-        fx.push(Effect::Journal(Event {
-            ts: now,
-            event: "server_gone".into(),
-            pane: String::new(),
-            detail: Some(format!("{} agents lost", agents.len())),
-            ..Event::default()
-        }));
+        // One line in the journal, from the supervisor only.
+        if self.supervising {
+            fx.push(Effect::Journal(Event {
+                ts: now,
+                event: "server_gone".into(),
+                pane: String::new(),
+                server: Some(self.socket.clone()),
+                detail: Some(format!("{} agents lost", agents.len())),
+                ..Event::default()
+            }));
+        }
         let roster = Roster {
             socket: self.socket.clone(),
             lost_at: now,

@@ -7,7 +7,9 @@ use crate::config::Config;
 use crate::core::agent::{Agents, SESSION_ID};
 use crate::core::errors::TmuxError;
 use crate::core::layout::geometry;
-use crate::core::msg::{Action, CrashMeta, DiscoverRequest, Effect, Millis, Msg, Observation};
+use crate::core::msg::{
+    Action, CrashMeta, DiscoverRequest, Effect, Election, Millis, Msg, Observation, Supervisor,
+};
 use crate::core::pane::{Exit, Pane, PaneId};
 use crate::core::resume::{self, Refusal};
 use crate::core::supervisor::Policy;
@@ -23,6 +25,10 @@ pub const PREVIEW_LINES: usize = 8;
 pub const NOTICE_MS: Millis = 30_000;
 /// How often a live agent without a session id is looked up in its own records.
 pub const DISCOVER_LIVE_MS: Millis = 15_000;
+/// How far back the journal is read at start, to tell what happened meanwhile.
+pub const HISTORY_MS: Millis = 24 * 3_600_000;
+/// How long that story stays on a card.
+pub const HISTORY_NOTICE_MS: Millis = 600_000;
 
 /// What we know of the tmux server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,8 +67,30 @@ pub struct State {
     pub auto_on: bool,
     /// Shell names: panes running one host agents typed at their prompt.
     pub shells: Vec<String>,
-    /// This instance's name in claims on deaths (several agentwatch may watch one server).
-    pub owner: String,
+    /// Take part in the election of the server's supervisor (the dashboard and the daemon
+    /// do); when false this instance supervises on its own (tests, one-shot looks).
+    pub elect: bool,
+    /// This instance supervises the server now: judges deaths, runs auto-resumes, journals
+    /// and announces them. Beside another supervisor it shows what that one decided.
+    pub supervising: bool,
+    /// Who supervises, when known (for the header).
+    pub supervisor: Option<Supervisor>,
+    elect_in_flight: bool,
+    /// No screen (the daemon): no previews are fetched.
+    pub headless: bool,
+    /// The server option `@agentwatch_auto` as last read, and as this instance last wrote
+    /// it: a change by another instance (its `A`) is taken up.
+    auto_seen: Option<String>,
+    pub(super) auto_wrote: Option<String>,
+    /// When this instance started (epoch ms), for what happened before it.
+    pub started: Option<Millis>,
+    /// The local time's offset from UTC in seconds, for clock times in notices.
+    pub utc_offset: i64,
+    /// Journal events read at start, until the cards they are about have been seen.
+    history: Option<Vec<crate::core::msg::Event>>,
+    journal_asked: bool,
+    /// The panes of the last look (every pane, agent or not); `None` before the first.
+    listed: Option<std::collections::HashSet<PaneId>>,
     /// Deaths and give-ups of this look, announced together at its end.
     notes: Vec<crate::core::msg::Event>,
     /// The peek view, when open.
@@ -119,7 +147,18 @@ impl State {
             discover_in_flight: false,
             auto_on: true,
             shells: config.shells.clone(),
-            owner: "agentwatch".to_string(),
+            elect: false,
+            supervising: true,
+            supervisor: None,
+            elect_in_flight: false,
+            headless: false,
+            auto_seen: None,
+            auto_wrote: None,
+            started: None,
+            utc_offset: 0,
+            history: None,
+            journal_asked: false,
+            listed: None,
             notes: Vec::new(),
             peek: None,
             client: None,
@@ -192,6 +231,18 @@ impl State {
                     self.roster_asked = true;
                     fx.push(Effect::LoadRoster);
                 }
+                if self.elect && !self.elect_in_flight {
+                    self.elect_in_flight = true;
+                    fx.push(Effect::Elect);
+                }
+                if let (false, Some(started), false) =
+                    (self.journal_asked, self.started, self.headless)
+                {
+                    self.journal_asked = true;
+                    fx.push(Effect::ReadJournal {
+                        since: started.saturating_sub(HISTORY_MS),
+                    });
+                }
                 self.run_due(now, &mut fx);
                 if !self.poll_in_flight {
                     self.poll_in_flight = true;
@@ -247,6 +298,13 @@ impl State {
             Msg::OptionsSet(_) => self.options_in_flight = false,
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
+            Msg::Elected(e) => self.elected(e),
+            Msg::JournalRead(events) => {
+                self.history = Some(events);
+                if self.server == Server::Up {
+                    self.tell_history();
+                }
+            }
         }
         self.keep_selection_visible();
         self.want_previews(now, &mut fx);
@@ -265,6 +323,8 @@ impl State {
                 )
             })
         });
+        let listed: std::collections::HashSet<PaneId> =
+            obs.listing.panes.iter().map(|p| p.id).collect();
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
         let mut marks = Vec::new();
         for pane in obs.listing.panes {
@@ -288,7 +348,14 @@ impl State {
                 continue;
             }
             let started = obs.started.get(&pane.id).copied();
+            // A pane that was not there at the last look was born while we watched, however
+            // quickly it died: its death is news, not an old one.
+            let born = self.listed.as_ref().is_some_and(|l| !l.contains(&pane.id));
             let mut card = observe(prev, pane, agent, started, now);
+            if born && card.pane.dead && !card.seen_alive {
+                card.seen_alive = true;
+                card.died_at = card.died_at.or(Some(now));
+            }
             if let Some(argv) = obs.foreground.get(&card.pane.id) {
                 card.argv_id = crate::core::agent::session_id_from_argv(argv).or(card.argv_id);
             }
@@ -302,6 +369,7 @@ impl State {
             ))
         });
         self.cards = cards;
+        self.listed = Some(listed);
         if !marks.is_empty() {
             fx.push(Effect::SetOptions(marks));
         }
@@ -336,11 +404,16 @@ impl State {
             fx.push(Effect::Poll);
         }
 
+        self.follow_server_auto(&obs.listing.auto_all);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
+        self.tell_history();
         self.prune_lost(fx);
         if !self.notes.is_empty() {
-            fx.push(Effect::Notify(std::mem::take(&mut self.notes)));
+            fx.push(Effect::Notify {
+                events: std::mem::take(&mut self.notes),
+                bell_only: !self.supervising,
+            });
         }
         if !self.options_in_flight {
             let sets = self.option_writes();
@@ -389,7 +462,7 @@ impl State {
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
-        if !self.capture_pending.is_empty() || self.is_stale() {
+        if !self.capture_pending.is_empty() || self.is_stale() || self.headless {
             return;
         }
         let mut ids = Vec::new();
@@ -509,10 +582,14 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 }
 
 mod auto;
+mod history;
+pub use history::{story, supervisor_name};
 mod lost;
 mod peek;
 mod relaunch;
 mod shell;
+#[cfg(test)]
+mod supervision_tests;
 #[cfg(test)]
 mod tests;
 
@@ -533,6 +610,7 @@ impl State {
         )
             .hash(&mut h);
         (self.lost_confirm, self.lost_hidden, self.lost_results.len()).hash(&mut h);
+        (self.supervising, self.supervisor).hash(&mut h);
         self.lost.as_ref().map(|l| l.agents.len()).hash(&mut h);
         match &self.server {
             Server::Connecting => 0u8.hash(&mut h),

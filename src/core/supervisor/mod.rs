@@ -71,21 +71,6 @@ pub struct Budget {
     pub paused: bool,
 }
 
-/// Another instance's claim on a death: `<owner> <expiry ms> <dead pid>`. `Some(owner)` when
-/// it is valid now for this death and not ours.
-pub fn claimed_by_other<'a>(
-    claim: &'a str,
-    me: &str,
-    dead_pid: Option<u32>,
-    now: Millis,
-) -> Option<&'a str> {
-    let mut f = claim.split_whitespace();
-    let owner = f.next()?;
-    let expiry: Millis = f.next()?.parse().ok()?;
-    let pid: u32 = f.next()?.parse().ok()?;
-    (owner != me && expiry > now && Some(pid) == dead_pid).then_some(owner)
-}
-
 impl Budget {
     /// Folds in what another instance may have written: the larger count and history win.
     pub fn merge(&mut self, other: &Budget) {
@@ -150,8 +135,8 @@ pub enum Hold {
     NoSessionId,
     /// The budget is spent: `attempts` used, or the hourly breaker tripped.
     GaveUp { attempts: u32, hourly: bool },
-    /// Another agentwatch has claimed this death and is resuming it.
-    Elsewhere,
+    /// It died while no agentwatch watched: an old death is the user's to relaunch.
+    Unwatched,
 }
 
 /// The verdict on a death.

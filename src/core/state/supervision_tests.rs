@@ -1,0 +1,440 @@
+//! Several instances on one server, through a simulated tmux that keeps pane options: one
+//! supervises, the others show what it decided and reach it through the panes.
+
+use super::*;
+use crate::core::msg::{Election, Event, Supervisor};
+use crate::core::supervisor::Hold;
+use crate::core::watch::Auto;
+use crate::testkit::{pane, T0};
+
+const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+const DAEMON: Supervisor = Supervisor {
+    pid: 4000,
+    daemon: true,
+    since: T0,
+};
+
+/// A tmux server as far as the core can tell: panes with their options, a server option.
+struct World {
+    panes: Vec<Pane>,
+    auto_all: String,
+    next_pid: u32,
+    relaunches: usize,
+    journal: Vec<Event>,
+}
+
+impl World {
+    fn new() -> World {
+        let mut p = pane(1, 1, "claude");
+        p.opt_session_id = ID.into();
+        World {
+            panes: vec![p],
+            auto_all: String::new(),
+            next_pid: 2000,
+            relaunches: 0,
+            journal: Vec::new(),
+        }
+    }
+
+    fn kill(&mut self, code: i32) {
+        let p = &mut self.panes[0];
+        p.dead = true;
+        p.dead_status = Some(code);
+        p.current_path.clear();
+    }
+
+    fn obs(&self) -> Observation {
+        let mut o = crate::testkit::obs(self.panes.clone());
+        o.listing.auto_all = self.auto_all.clone();
+        o
+    }
+
+    /// Carries out what the core asked for; answers are fed back at once.
+    fn apply(&mut self, s: &mut State, fx: Vec<Effect>, now: Millis) {
+        let mut queue = fx;
+        while let Some(e) = queue.pop() {
+            let answer = match e {
+                Effect::SetOptions(sets) => {
+                    for (id, k, v) in sets {
+                        if let Some(p) = self.panes.iter_mut().find(|p| p.id == id) {
+                            set(p, &k, v);
+                        }
+                    }
+                    Some(Msg::OptionsSet(Ok(())))
+                }
+                Effect::SetServerOption { value, .. } => {
+                    self.auto_all = value;
+                    None
+                }
+                Effect::Journal(ev) => {
+                    self.journal.push(ev);
+                    None
+                }
+                Effect::Relaunch { plan, .. } => {
+                    self.relaunches += 1;
+                    let p = &mut self.panes[0];
+                    p.dead = false;
+                    p.dead_status = None;
+                    p.pid = Some(self.next_pid);
+                    self.next_pid += 1;
+                    Some(Msg::Relaunched {
+                        pane: p.id,
+                        result: Ok(plan),
+                    })
+                }
+                _ => None,
+            };
+            if let Some(m) = answer {
+                queue.extend(s.update(m, now));
+            }
+        }
+    }
+
+    /// One tick of one instance: its effects land before the next instance looks.
+    fn look(&mut self, s: &mut State, now: Millis) {
+        let fx = s.update(Msg::Tick, now);
+        self.apply(s, fx, now);
+        let fx = s.update(Msg::Polled(Ok(self.obs())), now);
+        self.apply(s, fx, now);
+    }
+
+    fn count(&self, kind: &str) -> usize {
+        self.journal.iter().filter(|e| e.event == kind).count()
+    }
+}
+
+fn set(p: &mut Pane, k: &str, v: String) {
+    match k {
+        "@agentwatch_attempts" => p.opt_attempts = v,
+        "@agentwatch_resumes" => p.opt_resumes = v,
+        "@agentwatch_next" => p.opt_next = v,
+        "@agentwatch_paused" => p.opt_paused = v,
+        "@agentwatch_judged" => p.opt_judged = v,
+        "@agentwatch_session_id" => p.opt_session_id = v,
+        "@agentwatch_cwd" => p.opt_cwd = v,
+        "@agentwatch_agent" => p.opt_agent = v,
+        "@agentwatch_exited" => p.opt_exited = v,
+        "remain-on-exit" => p.remain_on_exit = v == "on",
+        _ => {}
+    }
+}
+
+/// An instance that takes part in the election, as the dashboard and the daemon do.
+fn instance(supervises: bool) -> State {
+    let mut s = crate::testkit::state((120, 40));
+    s.elect = true;
+    s.supervising = false;
+    s.started = Some(T0);
+    s.update(
+        Msg::Elected(Election {
+            mine: supervises,
+            by: Some(DAEMON),
+        }),
+        T0,
+    );
+    s
+}
+
+/// Ticks both instances every 500 ms over `[from, to]`.
+fn both(w: &mut World, a: &mut State, b: &mut State, from: Millis, to: Millis) {
+    let mut t = from;
+    while t <= to {
+        w.look(a, t);
+        w.look(b, t + 1);
+        t += 500;
+    }
+}
+
+#[test]
+fn beside_the_supervisor_a_dashboard_shows_its_countdown_and_never_journals_or_resumes() {
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    w.kill(1);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    let scheduled = Auto::Scheduled {
+        attempt: 1,
+        due: T0 + 3_000,
+    };
+    assert_eq!(sup.cards[0].auto, scheduled);
+    assert_eq!(dash.cards[0].auto, scheduled, "the dashboard mirrors it");
+    both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 4_000);
+    assert_eq!(w.relaunches, 1);
+    assert_eq!(
+        (w.count("died"), w.count("scheduled"), w.count("resumed")),
+        (1, 1, 1)
+    );
+    assert!(w.journal.iter().all(|e| e.server.is_some()));
+}
+
+#[test]
+fn a_crash_loop_under_a_supervisor_and_two_dashboards_is_resumed_exactly_cap_times() {
+    let mut w = World::new();
+    let (mut sup, mut d1, mut d2) = (instance(true), instance(false), instance(false));
+    let mut t = T0;
+    for _ in 0..200 {
+        w.look(&mut d1, t);
+        w.look(&mut sup, t + 1);
+        w.look(&mut d2, t + 2);
+        // It dies as soon as it runs.
+        if !w.panes[0].dead {
+            w.kill(1);
+        }
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 3);
+    assert_eq!(w.count("died"), 4);
+    assert_eq!(w.count("gave_up"), 1);
+    for s in [&sup, &d1, &d2] {
+        assert!(
+            matches!(
+                s.cards[0].auto,
+                Auto::Held(Hold::GaveUp { attempts: 3, .. })
+            ),
+            "{:?}",
+            s.cards[0].auto
+        );
+        assert_eq!(s.counts().gave_up, 1);
+    }
+}
+
+#[test]
+fn a_new_supervisor_takes_over_a_pending_resume_and_runs_it_once_at_its_time() {
+    let (mut w, mut old) = (World::new(), instance(true));
+    w.look(&mut old, T0);
+    w.kill(1);
+    w.look(&mut old, T0 + 500);
+    assert!(matches!(old.cards[0].auto, Auto::Scheduled { .. }));
+    // The supervisor is killed (or quits) mid-countdown; another starts a tick later and
+    // wins the election.
+    drop(old);
+    let mut new = instance(true);
+    w.look(&mut new, T0 + 1_000);
+    assert_eq!(
+        new.cards[0].auto,
+        Auto::Scheduled {
+            attempt: 1,
+            due: T0 + 2_500
+        }
+    );
+    let mut t = T0 + 1_500;
+    while t <= T0 + 6_000 {
+        w.look(&mut new, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 1);
+    assert_eq!(w.count("died"), 1, "the death was journaled once, before");
+    assert_eq!(w.count("resumed"), 1);
+}
+
+#[test]
+fn a_dashboard_that_wins_the_election_later_takes_over_what_it_showed() {
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    w.kill(1);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    drop(sup);
+    dash.update(
+        Msg::Elected(Election {
+            mine: true,
+            by: None,
+        }),
+        T0 + 1_200,
+    );
+    let mut t = T0 + 1_500;
+    while t <= T0 + 5_000 {
+        w.look(&mut dash, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 1);
+    assert_eq!((w.count("died"), w.count("resumed")), (1, 1));
+}
+
+#[test]
+fn gave_up_survives_a_restart_in_the_header_and_on_the_card() {
+    let mut w = World::new();
+    w.panes[0].opt_attempts = "3".into();
+    let mut s = instance(true);
+    w.look(&mut s, T0);
+    w.kill(1);
+    w.look(&mut s, T0 + 500);
+    assert_eq!(s.counts().gave_up, 1);
+    for supervises in [true, false] {
+        let mut again = instance(supervises);
+        w.look(&mut again, T0 + 60_000);
+        assert_eq!(again.counts().gave_up, 1, "supervising: {supervises}");
+        assert!(matches!(
+            again.cards[0].auto,
+            Auto::Held(Hold::GaveUp { attempts: 3, .. })
+        ));
+    }
+    assert_eq!(w.count("gave_up"), 1);
+}
+
+#[test]
+fn keys_pressed_beside_the_supervisor_reach_it_through_the_panes() {
+    // c: the pending resume is dropped by the supervisor too.
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    w.kill(1);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    let fx = dash.update(Msg::Action(Action::CancelAuto), T0 + 1_100);
+    w.apply(&mut dash, fx, T0 + 1_100);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 40_000);
+    assert_eq!(w.relaunches, 0);
+    assert_eq!(sup.cards[0].auto, Auto::Cancelled);
+    assert_eq!(w.count("cancelled"), 1);
+
+    // a: paused on the pane, so the next death is not resumed.
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    let fx = dash.update(Msg::Action(Action::ToggleAuto), T0 + 600);
+    w.apply(&mut dash, fx, T0 + 600);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    w.kill(1);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 40_000);
+    assert_eq!(w.relaunches, 0);
+    assert!(sup.cards[0].budget.paused);
+
+    // A: a server option every instance follows.
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    let fx = dash.update(Msg::Action(Action::ToggleAutoAll), T0 + 600);
+    w.apply(&mut dash, fx, T0 + 600);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    assert!(!sup.auto_on && !dash.auto_on);
+    w.kill(1);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 40_000);
+    assert_eq!(w.relaunches, 0);
+    let fx = sup.update(Msg::Action(Action::ToggleAutoAll), T0 + 41_000);
+    w.apply(&mut sup, fx, T0 + 41_000);
+    both(&mut w, &mut sup, &mut dash, T0 + 41_500, T0 + 41_500);
+    assert!(sup.auto_on && dash.auto_on);
+}
+
+#[test]
+fn a_death_nobody_watched_is_journaled_once_and_left_to_the_user() {
+    let mut w = World::new();
+    w.kill(1);
+    w.panes[0].dead_time = Some(T0 / 1000 - 3_600);
+    for _ in 0..2 {
+        // Two starts in a row: the second finds the verdict on the pane.
+        let mut s = instance(true);
+        let mut t = T0;
+        while t <= T0 + 60_000 {
+            w.look(&mut s, t);
+            t += 500;
+        }
+        assert_eq!(s.cards[0].auto, Auto::Held(Hold::Unwatched));
+    }
+    assert_eq!(w.relaunches, 0);
+    assert_eq!(w.count("died"), 1);
+    let died = &w.journal[0];
+    assert_eq!(died.ts, T0 - 3_600_000, "stamped with tmux's time of death");
+    assert_eq!(
+        died.detail.as_deref(),
+        Some("process exited (code 1) (while no agentwatch was watching)")
+    );
+}
+
+#[test]
+fn a_dashboard_that_yields_to_a_daemon_stops_supervising_and_says_who_does() {
+    let (mut w, mut dash) = (World::new(), instance(true));
+    w.look(&mut dash, T0);
+    dash.update(
+        Msg::Elected(Election {
+            mine: false,
+            by: Some(DAEMON),
+        }),
+        T0 + 100,
+    );
+    assert!(!dash.supervising);
+    assert_eq!(dash.supervisor, Some(DAEMON));
+    w.kill(1);
+    w.look(&mut dash, T0 + 500);
+    assert_eq!(w.count("died"), 0, "the daemon journals it");
+    // The bell still rings in this dashboard's own terminal, and only the bell.
+    let fx = {
+        let mut s = instance(false);
+        let mut w2 = World::new();
+        w2.look(&mut s, T0);
+        w2.kill(1);
+        s.update(Msg::Tick, T0 + 500);
+        s.update(Msg::Polled(Ok(w2.obs())), T0 + 500)
+    };
+    assert!(fx.iter().any(|e| matches!(
+        e,
+        Effect::Notify {
+            bell_only: true,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn a_dashboard_started_later_tells_what_happened_to_each_agent_meanwhile() {
+    let mut w = World::new();
+    let mut s = instance(false);
+    let socket = s.socket.clone();
+    let ev = |ts: Millis, kind: &str, attempt: Option<u32>| Event {
+        ts,
+        event: kind.into(),
+        pane: "%1".into(),
+        server: Some(socket.clone()),
+        session_id: Some(ID.into()),
+        exit_code: Some(1),
+        attempt,
+        ..Event::default()
+    };
+    let at = |h: u64, m: u64| T0 / 86_400_000 * 86_400_000 + (h * 60 + m) * 60_000;
+    let mut other_server = ev(at(3, 50), "died", None);
+    other_server.server = Some("/tmp/other.sock".into());
+    let events = vec![
+        other_server,
+        ev(at(3, 57), "died", None),
+        ev(at(3, 57), "scheduled", Some(1)),
+        ev(at(3, 57) + 2_000, "resumed", Some(1)),
+    ];
+    s.started = Some(at(9, 0));
+    s.update(Msg::JournalRead(events), at(9, 0));
+    w.look(&mut s, at(9, 0));
+    let notice = s.cards[0].notice.as_ref().map(|n| n.text.as_str());
+    assert_eq!(
+        notice,
+        Some("died 03:57 (exit 1) before this dashboard opened; resumed 03:57 (attempt 1/3)")
+    );
+}
+
+#[test]
+fn an_agent_born_and_dead_between_two_looks_is_a_death_seen_not_an_old_one() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.panes.clear();
+    w.look(&mut s, T0);
+    let mut p = pane(1, 1, "claude");
+    p.opt_session_id = ID.into();
+    w.panes.push(p);
+    w.kill(1);
+    let mut t = T0 + 500;
+    while t <= T0 + 4_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 1);
+    assert_eq!(w.count("died"), 1);
+
+    // The same after the server went away and a new one came up (pane ids start again).
+    let mut w2 = World::new();
+    w2.look(&mut s, t);
+    s.update(
+        Msg::Polled(Err(TmuxError::NoServer {
+            socket: "/tmp/s".into(),
+        })),
+        t + 500,
+    );
+    w2.kill(1);
+    w2.look(&mut s, t + 1_000);
+    assert!(
+        matches!(s.cards[0].auto, Auto::Scheduled { .. }),
+        "{:?}",
+        s.cards[0]
+    );
+}

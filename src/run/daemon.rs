@@ -1,0 +1,298 @@
+//! The daemon front end: the same loop as the dashboard with no screen, supervising one
+//! tmux server while no terminal is open. One per server, by a lock the kernel releases.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use super::elector::Elector;
+use super::event_loop::{drive, Screenless};
+use crate::adapters::probe::Prober;
+use crate::adapters::store::lock::{self, ServerLocks};
+use crate::adapters::tmux::client::Tmux;
+use crate::config::Config;
+use crate::core::msg::{Action, Msg, Supervisor};
+use crate::core::state::State;
+use crate::core::timefmt;
+
+/// How long `--detach` waits for the new daemon to hold its lock, and `--stop` for the
+/// old one to let go of it.
+const WAIT: Duration = Duration::from_secs(10);
+
+fn locks(socket: &Path) -> ServerLocks {
+    ServerLocks::new(&lock::lock_dir(), socket)
+}
+
+/// `process 123 since 2026-12-01 03:57:00`
+fn describe(s: &Supervisor) -> String {
+    format!(
+        "pid {} since {}",
+        s.pid,
+        timefmt::local(s.since, super::utc_offset())
+    )
+}
+
+/// The daemon that supervises the server at `socket`, if one runs.
+pub fn running(socket: &Path) -> std::io::Result<Option<Supervisor>> {
+    lock::holder(&locks(socket).daemon)
+}
+
+/// `agentwatch daemon`: supervises until SIGTERM or SIGINT (exit 0); exit 1 at once when
+/// another daemon supervises this server.
+pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -> ExitCode {
+    let socket = tmux.socket().to_path_buf();
+    let clock = super::Clock::start();
+    let me = Supervisor {
+        pid: std::process::id(),
+        daemon: true,
+        since: clock.now(),
+    };
+    let locks = locks(&socket);
+    // Held for the life of the process: the kernel lets go of it however the process ends.
+    let _daemon_lock = match lock::try_hold(&locks.daemon, &me) {
+        Ok(Some(held)) => held,
+        Ok(None) => {
+            let who = lock::holder(&locks.daemon).ok().flatten();
+            eprintln!(
+                "agentwatch daemon: another daemon already supervises {} ({}); `agentwatch daemon --stop` ends it",
+                socket.display(),
+                who.map(|w| describe(&w)).unwrap_or_else(|| "pid unknown".into())
+            );
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!(
+                "agentwatch daemon: cannot take the lock {}: {e} (is TMUX_TMPDIR a directory of yours?)",
+                locks.daemon.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let log = super::logging::init_with(to_stderr);
+    tracing::info!(
+        "agentwatch {} daemon {} supervising {}",
+        env!("CARGO_PKG_VERSION"),
+        me.pid,
+        socket.display()
+    );
+    let mut state = State::new(config, false, socket.display().to_string(), (0, 0));
+    state.headless = true;
+    state.elect = true;
+    state.supervising = false;
+    state.started = Some(clock.now());
+    state.utc_offset = super::utc_offset();
+    // No terminal: deaths are announced by desktop notification and hook, not a bell.
+    let mut notify = config.notify.clone();
+    notify.bell = false;
+    let io = std::sync::Arc::new(
+        super::Io::new(
+            Prober::new(tmux),
+            crate::adapters::respawn::default_crash_dir(),
+        )
+        .with_journal(crate::adapters::store::journal::default_path())
+        .with_roster(crate::adapters::store::roster::default_path())
+        .with_notify(notify)
+        .with_crash_cap(&config.crash_records)
+        .with_elector(Elector::new(locks, me)),
+    );
+    let result = drive(&mut Screenless, &mut state, io, tick, stops()).await;
+    match result {
+        Ok(()) => {
+            tracing::info!("daemon {} stopped", me.pid);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::error!("daemon {} failed: {e}", me.pid);
+            eprintln!("agentwatch daemon: {e}");
+            if let Some(log) = log {
+                eprintln!("agentwatch daemon: details in {}", log.display());
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// SIGTERM and SIGINT stop the daemon; SIGHUP (its terminal closing) does not.
+fn stops() -> std::pin::Pin<Box<dyn futures_util::Stream<Item = Msg> + Send>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut streams = Vec::new();
+    for (kind, stop) in [
+        (SignalKind::terminate(), true),
+        (SignalKind::interrupt(), true),
+        (SignalKind::hangup(), false),
+    ] {
+        if let Ok(s) = signal(kind) {
+            streams.push(futures_util::stream::unfold(s, move |mut s| async move {
+                s.recv().await?;
+                Some((stop, s))
+            }));
+        }
+    }
+    Box::pin(
+        futures_util::stream::select_all(streams.into_iter().map(Box::pin)).filter_map(
+            |stop| async move {
+                if stop {
+                    Some(Msg::Action(Action::Quit))
+                } else {
+                    tracing::info!("SIGHUP ignored: the daemon has no terminal to lose");
+                    None
+                }
+            },
+        ),
+    )
+}
+
+/// `agentwatch daemon --detach`: starts the daemon in its own session with no terminal and
+/// prints its pid once it holds its lock; if one already runs, prints that one's pid.
+pub fn detach(socket: &Path, config: Option<&Path>) -> ExitCode {
+    if let Ok(Some(d)) = running(socket) {
+        println!("{}", d.pid);
+        eprintln!(
+            "agentwatch daemon: already running for {} ({})",
+            socket.display(),
+            describe(&d)
+        );
+        return ExitCode::SUCCESS;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("agentwatch daemon: cannot find my own binary: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("-S").arg(socket);
+    if let Some(c) = config {
+        cmd.arg("-c").arg(absolute(c));
+    }
+    cmd.arg("daemon")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if let Some(home) = std::env::var_os("HOME") {
+        // Not the caller's directory: the daemon must not keep a mount or a deleted
+        // directory busy.
+        cmd.current_dir(home);
+    }
+    // SAFETY: setsid is async-signal-safe; it only detaches the child from our session and
+    // terminal, so the daemon outlives the shell that started it.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("agentwatch daemon: cannot start it: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let pid = child.id();
+    let start = std::time::Instant::now();
+    while start.elapsed() < WAIT {
+        if let Ok(Some(status)) = child.try_wait() {
+            let other = running(socket).ok().flatten();
+            return match other {
+                // Another one won a race with us: it supervises, which is what was asked.
+                Some(d) => {
+                    println!("{}", d.pid);
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!(
+                        "agentwatch daemon: it exited at once ({status}); details in the log ({})",
+                        log_path()
+                    );
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        if matches!(running(socket), Ok(Some(d)) if d.pid == pid) {
+            println!("{pid}");
+            return ExitCode::SUCCESS;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "agentwatch daemon: started as pid {pid}, but it did not take its lock within {}s; details in the log ({})",
+        WAIT.as_secs(),
+        log_path()
+    );
+    ExitCode::FAILURE
+}
+
+/// `agentwatch daemon --stop`: SIGTERM to this server's daemon, then waits until it has let
+/// go of its lock.
+pub fn stop(socket: &Path) -> ExitCode {
+    let d = match running(socket) {
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            eprintln!(
+                "agentwatch daemon: no daemon supervises {}; nothing to stop",
+                socket.display()
+            );
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("agentwatch daemon: cannot read the daemon's lock: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if d.pid == 0 || !is_agentwatch(d.pid) {
+        eprintln!(
+            "agentwatch daemon: the lock of {} is held, but pid {} is not agentwatch; not signalling it",
+            socket.display(),
+            d.pid
+        );
+        return ExitCode::FAILURE;
+    }
+    let Ok(pid) = libc::pid_t::try_from(d.pid) else {
+        return ExitCode::FAILURE;
+    };
+    // SAFETY: kill with a positive pid and a valid signal has no memory-safety conditions.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        eprintln!(
+            "agentwatch daemon: cannot signal pid {}: {}",
+            d.pid,
+            std::io::Error::last_os_error()
+        );
+        return ExitCode::FAILURE;
+    }
+    let start = std::time::Instant::now();
+    while start.elapsed() < WAIT {
+        if !matches!(running(socket), Ok(Some(now)) if now.pid == d.pid) {
+            println!("stopped daemon {}", d.pid);
+            return ExitCode::SUCCESS;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "agentwatch daemon: pid {} did not stop within {}s",
+        d.pid,
+        WAIT.as_secs()
+    );
+    ExitCode::FAILURE
+}
+
+fn is_agentwatch(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(comm) => comm.trim().starts_with("agentwatch"),
+        // No /proc here: the lock is the evidence.
+        Err(_) => !Path::new("/proc/self").exists(),
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn log_path() -> String {
+    crate::adapters::store::state_dir()
+        .map(|d| d.join("agentwatch.log").display().to_string())
+        .unwrap_or_else(|| "no state directory".into())
+}
