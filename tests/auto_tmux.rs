@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentwatch::adapters::probe::Prober;
@@ -17,23 +16,6 @@ use agentwatch::core::supervisor::Hold;
 use agentwatch::core::watch::{Auto, Card};
 use agentwatch::run::{look_once, Io};
 use common::TmuxServer;
-
-fn spawn(server: &TmuxServer, agent: &str) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
-    let out = cmd
-        .arg("-S")
-        .arg(&server.socket)
-        .args(["spawn", agent])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn watcher(server: &TmuxServer, backoff: &[u64]) -> (State, Io) {
     let mut config = Config::default();
@@ -82,7 +64,7 @@ async fn a_crash_loop_is_resumed_exactly_three_times_with_the_same_id_then_given
     let server = TmuxServer::start();
     // It crashes a moment after every start, resumed or not.
     server.write_plan("claude", "say up\nsleep 150\nexit 1\n");
-    let pane = spawn(&server, "claude");
+    let pane = server.spawn_agent("claude");
     let (mut state, io) = watcher(&server, &[1]);
     watch_until(&mut state, &io, 30, |s| {
         s.cards.iter().any(|c| c.pane.id.to_string() == pane) && gave_up(s, &pane)
@@ -108,7 +90,7 @@ async fn a_crash_loop_is_resumed_exactly_three_times_with_the_same_id_then_given
 async fn a_clean_exit_is_never_resumed() {
     let server = TmuxServer::start();
     server.write_plan("gemini", "sleep 200\nexit 0\n");
-    let pane = spawn(&server, "gemini");
+    let pane = server.spawn_agent("gemini");
     let (mut state, io) = watcher(&server, &[1]);
     watch_until(&mut state, &io, 5, |_| false).await;
     assert!(card(&state, &pane).life.is_finished());
@@ -119,7 +101,7 @@ async fn a_clean_exit_is_never_resumed() {
 async fn restarting_agentwatch_mid_backoff_does_not_reset_the_count() {
     let server = TmuxServer::start();
     server.write_plan("claude", "sleep 150\nexit 1\n");
-    let pane = spawn(&server, "claude");
+    let pane = server.spawn_agent("claude");
     // The first agentwatch resumes once, then is stopped while attempt 2 waits (3 s).
     {
         let (mut state, io) = watcher(&server, &[1, 3]);

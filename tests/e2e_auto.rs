@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::TmuxServer;
@@ -17,15 +16,7 @@ fn the_countdown_then_the_resumed_notice_then_the_gave_up_banner_appear_on_scree
         "claude",
         "say hello\nwait go\nexit 1\n---\nsay again\nsleep 300\nexit 1\n",
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
-    let out = cmd
-        .arg("-S")
-        .arg(&server.socket)
-        .args(["spawn", "claude"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    server.spawn_agent("claude");
     let cfg = server.dir.path().join("cfg.toml");
     std::fs::write(&cfg, "[auto_resume]\nbackoff_secs = [2, 1]\n").unwrap();
     let home = server.dir.path().to_string_lossy().into_owned();

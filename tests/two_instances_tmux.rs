@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentwatch::adapters::probe::Prober;
@@ -47,15 +46,7 @@ async fn two_instances_never_relaunch_a_death_twice() {
     let server = TmuxServer::start();
     // It dies at once, every time: a relaunch of one death can meet the next one.
     server.write_plan("claude", "sleep 500\nexit 1\n---\nexit 1\n");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
-    let out = cmd
-        .arg("-S")
-        .arg(&server.socket)
-        .args(["spawn", "claude"])
-        .output()
-        .unwrap();
-    let pane = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let pane = server.spawn_agent("claude");
     let id = PaneId::parse(&pane).unwrap();
     let (mut a, io_a) = instance(&server, "a");
     let (mut b, io_b) = instance(&server, "b");

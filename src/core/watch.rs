@@ -198,6 +198,8 @@ pub fn observe(
     let respawned = prev.as_ref().is_some_and(|c| {
         c.pane.dead && (!pane.dead || (pane.pid.is_some() && pane.pid != c.pane.pid))
     });
+    // A new run or a new death: what happened before it is no longer the story to tell.
+    let news = respawned || prev.as_ref().is_some_and(|c| !c.pane.dead && pane.dead);
     // The previous card is moved, not copied: this runs for every pane on every poll.
     let mut card = match prev {
         Some(c) if !respawned => Card {
@@ -268,6 +270,9 @@ pub fn observe(
             rejudge: false,
         },
     };
+    if news && card.notice.as_ref().is_some_and(|n| n.story) {
+        card.notice = None;
+    }
     if !card.pane.dead {
         card.life = Life::Running;
         card.seen_alive = true;

@@ -107,8 +107,8 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         " agentwatch ",
         base.add_modifier(ratatui::style::Modifier::BOLD),
     )];
-    let mut push = |s: String| spans.push(Span::styled(s, base));
-    push(format!(" {} running", c.running));
+    let st = |s: String| Span::styled(s, base);
+    spans.push(st(format!(" {} running", c.running)));
     // Resuming and gave-up agents are dead ones: said in brackets, never counted twice.
     let mut of_dead = Vec::new();
     if c.resuming > 0 {
@@ -118,24 +118,33 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         of_dead.push(format!("{} gave up", c.gave_up));
     }
     if of_dead.is_empty() {
-        push(format!(" · {} dead", c.dead));
+        spans.push(st(format!(" · {} dead", c.dead)));
     } else {
-        push(format!(" · {} dead ({})", c.dead, of_dead.join(", ")));
+        spans.push(st(format!(" · {} dead ({})", c.dead, of_dead.join(", "))));
     }
-    push(format!(" · {} finished", c.finished));
+    spans.push(st(format!(" · {} finished", c.finished)));
     if !state.auto_on {
-        push(" · auto-resume off (A)".into());
-    }
-    if !state.supervising {
-        push(format!(
-            " · supervised by {}",
-            crate::core::state::supervisor_name(state.supervisor.as_ref())
-        ));
+        spans.push(st(" · auto-resume off (A)".into()));
     }
     match &state.server {
-        Server::Connecting => push(" · connecting to tmux…".into()),
+        Server::Connecting => spans.push(st(" · connecting to tmux…".into())),
         Server::Up => {}
-        Server::Down(e) => push(format!(" · {e}")),
+        Server::Down(e) => spans.push(st(format!(" · {e}"))),
+    }
+    if !state.supervising {
+        // Who supervises: said in full when it fits, else as short as it can be said.
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let long = format!(
+            " · supervised by {}",
+            crate::core::state::supervisor_name(state.supervisor.as_ref())
+        );
+        let short = match state.supervisor {
+            Some(s) if s.daemon => format!(" · daemon {}", s.pid),
+            Some(s) => format!(" · supervisor pid {}", s.pid),
+            None => " · supervised elsewhere".to_string(),
+        };
+        let fits = used + long.chars().count() <= usize::from(area.width);
+        spans.push(st(if fits { long } else { short }));
     }
     let left: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     let sock = format!("{} ", state.socket);

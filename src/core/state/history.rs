@@ -77,6 +77,17 @@ impl State {
     }
 }
 
+impl State {
+    /// The user acts on the selected card: what happened before is no longer its news.
+    pub(super) fn end_story(&mut self) {
+        if let Some(i) = self.selected_index() {
+            if self.cards[i].notice.as_ref().is_some_and(|n| n.story) {
+                self.cards[i].notice = None;
+            }
+        }
+    }
+}
+
 /// `daemon 12345`, `another dashboard (pid 678)`.
 pub fn supervisor_name(s: Option<&Supervisor>) -> String {
     match s {

@@ -515,10 +515,12 @@ impl State {
             }
             (Action::Back, _) => return,
             (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
+                self.end_story();
                 self.auto_key(a, now, fx);
                 return;
             }
             (Action::Relaunch | Action::RelaunchFresh, _) => {
+                self.end_story();
                 self.relaunch(a == Action::RelaunchFresh, now, fx);
                 return;
             }

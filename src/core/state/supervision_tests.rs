@@ -438,3 +438,31 @@ fn an_agent_born_and_dead_between_two_looks_is_a_death_seen_not_an_old_one() {
         s.cards[0]
     );
 }
+
+#[test]
+fn the_story_of_what_happened_meanwhile_ends_with_a_key_or_the_next_death() {
+    let mut w = World::new();
+    let mut s = instance(false);
+    let story = |s: &State| s.cards[0].notice.as_ref().is_some_and(|n| n.story);
+    let died = Event {
+        ts: T0 - 60_000,
+        event: "died".into(),
+        pane: "%1".into(),
+        server: Some(s.socket.clone()),
+        exit_code: Some(1),
+        ..Event::default()
+    };
+    s.update(Msg::JournalRead(vec![died.clone()]), T0);
+    w.look(&mut s, T0);
+    assert!(story(&s));
+    s.update(Msg::Action(Action::ToggleAuto), T0 + 100);
+    assert!(!story(&s), "a key on the card ends it");
+
+    let mut s = instance(false);
+    s.update(Msg::JournalRead(vec![died]), T0);
+    w.look(&mut s, T0);
+    assert!(story(&s));
+    w.kill(1);
+    w.look(&mut s, T0 + 500);
+    assert!(!story(&s), "a new death ends it");
+}
