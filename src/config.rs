@@ -105,6 +105,8 @@ pub struct AgentConfig {
     pub start: Option<Vec<String>>,
     pub resume: Option<Vec<String>>,
     pub id: Option<IdShape>,
+    /// Wrapper programs or scripts that run this agent and pass their arguments through.
+    pub wrappers: Option<Vec<String>>,
     pub auto_resume: Option<AutoResumeOverride>,
 }
 
@@ -356,6 +358,7 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
             );
         }
         for (key, v) in [
+            ("wrappers", &a.wrappers),
             ("match", &a.matches),
             ("start", &a.start),
             ("resume", &a.resume),
@@ -368,11 +371,13 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
                     format!("must not be empty: give the program and its arguments, e.g. {key} = [\"{name}\"]"),
                 );
             }
-            if key == "match" && v.iter().any(|m| m.is_empty() || m.contains('/')) {
+            if (key == "match" || key == "wrappers")
+                && v.iter().any(|m| m.is_empty() || m.contains('/'))
+            {
                 return err(
                     &table,
                     key,
-                    "match entries are program names without a path, e.g. \"claude\"".into(),
+                    format!("{key} entries are program names without a path, e.g. \"cc\""),
                 );
             }
         }
@@ -454,6 +459,7 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         start: vec![name.to_string()],
         resume: Vec::new(),
         id: IdShape::Token,
+        wrappers: Vec::new(),
     });
     let resume = a.resume.clone().unwrap_or(base.resume);
     // A new kind whose resume argv names no id is one without ids (like aider).
@@ -469,6 +475,7 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         start: a.start.clone().unwrap_or(base.start),
         resume,
         id,
+        wrappers: a.wrappers.clone().unwrap_or(base.wrappers),
     }
 }
 

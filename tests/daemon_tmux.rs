@@ -335,7 +335,7 @@ fn the_tmux_conf_line_from_the_readme_starts_one_daemon_for_its_server() {
     let mut line = String::new();
     server.wait_until("a daemon supervises", WAIT, || {
         line = status_of(&server, &cfg);
-        line.contains("✔ supervision: daemon ")
+        line.contains("✔ supervision: daemon ") && !line.contains("daemon 0 ")
     });
     // Sourced again (a config reload): still one daemon, the same one.
     server.tmux_ok(&["source-file", conf]);

@@ -1,12 +1,14 @@
 //! The poller: one `list-panes -a`, then what `/proc` says about the panes' processes
-//! (start times, and the argv of a launcher's foreground process). Does I/O, decides nothing.
+//! (start times, names, argv, and each pane's foreground process tree, where a wrapper or a
+//! shell runs the agent). Does I/O, decides nothing.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::core::agent::{is_launcher, program_name};
 use crate::core::msg::{Millis, Observation};
+use crate::core::pane::{PaneId, Proc, ProcTree};
 
 pub struct Prober {
     tmux: Tmux,
@@ -14,6 +16,35 @@ pub struct Prober {
     ticks_per_sec: u64,
     /// Process start times and names by pid: neither changes for a pid's life.
     procs: Mutex<HashMap<u32, ProcInfo>>,
+    /// Each live pane's foreground tree, and when the last full look at `/proc` was.
+    trees: Mutex<Trees>,
+}
+
+/// How often every pane's tree is looked at again, changed or not: an agent started later
+/// by a wrapper that keeps its process group (`bash -c 'sleep 5; claude'`) shows no other
+/// sign.
+const SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
+/// A tree deeper or larger than this is cut: a pane's agent is near its top.
+const TREE_DEPTH: usize = 6;
+const TREE_PROCS: usize = 64;
+
+#[derive(Default)]
+struct Trees {
+    by_pane: HashMap<PaneId, Tree>,
+    swept: Option<std::time::Instant>,
+    table: ProcTable,
+    /// The newest pid at the last look (`/proc/loadavg`).
+    newest: Option<u64>,
+}
+
+struct Tree {
+    pane_pid: u32,
+    current_command: String,
+    /// The terminal's foreground process group, as last read.
+    fg: Option<u32>,
+    /// A process in it is so young that it may still exec or change its group: look again.
+    unsettled: bool,
+    procs: Arc<ProcTree>,
 }
 
 impl Prober {
@@ -25,6 +56,7 @@ impl Prober {
             boot_ms: boot_time_ms(),
             ticks_per_sec: u64::try_from(tck).ok().filter(|&t| t > 0).unwrap_or(100),
             procs: Mutex::new(HashMap::new()),
+            trees: Mutex::new(Trees::default()),
         }
     }
 
@@ -47,40 +79,120 @@ impl Prober {
                 continue;
             };
             obs.comm.insert(pane.id, info.comm.clone());
-            let current = program_name(&pane.current_command);
-            let launcher = is_launcher(current);
-            // Something other than the pane's own process is in the foreground (an agent
-            // typed at a shell prompt, say): find out what, from its process group leader.
-            let hosted = current != info.comm;
-            let mut started = info.start;
-            if hosted {
-                let fg = read_stat(pid).and_then(|s| s.tpgid).filter(|&fg| fg != pid);
-                if let Some(fg) = fg {
-                    seen.insert(fg);
-                    if let Some(fi) = self.info(&mut cache, fg) {
-                        started = fi.start;
-                    }
-                    obs.fg_pid.insert(pane.id, fg);
-                    if let Some(argv) = read_cmdline(fg) {
-                        obs.foreground.insert(pane.id, argv);
-                    }
-                }
-            } else if launcher || new_process {
+            let launcher = is_launcher(program_name(&pane.current_command));
+            if launcher || new_process {
                 // A launcher's script is read every poll (it names the agent); any other
                 // pane process once, when it is new (its argv may name a session id that
-                // the start command does not, as after `exec claude --session-id X`).
+                // the start command does not, as after `exec claude --session-id X`, and
+                // says whether a shell is interactive).
                 if let Some(argv) = read_cmdline(pid) {
                     obs.foreground.insert(pane.id, argv);
                 }
             }
-            if let Some(t) = started {
+            if let Some(t) = info.start {
                 obs.started.insert(pane.id, t);
             }
         }
         cache.retain(|pid, _| seen.contains(pid));
         drop(cache);
+        obs.tree = self.trees(&listing.panes);
         obs.listing = listing;
         Ok(obs)
+    }
+
+    /// The foreground tree of every live pane: looked at again for panes whose process or
+    /// current command changed, for panes with processes below their own when a process
+    /// started or one of theirs ended, and on a slow sweep; one pass over `/proc` serves
+    /// every pane that needs it, and reads only the processes it has not read before.
+    fn trees(&self, panes: &[crate::core::pane::Pane]) -> HashMap<PaneId, Arc<ProcTree>> {
+        let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        let sweep = trees.swept.is_none_or(|t| now.duration_since(t) >= SWEEP);
+        // The newest pid on the machine: unchanged, no process was started since.
+        let newest = last_pid();
+        let born = newest.is_none() || newest != trees.newest;
+        trees.newest = newest;
+        let live: Vec<(PaneId, u32, &str)> = panes
+            .iter()
+            .filter(|p| !p.dead)
+            .filter_map(|p| Some((p.id, p.pid?, p.current_command.as_str())))
+            .collect();
+        // (pane, pid, changed): a changed pane's own process is read again; a swept one
+        // that did not change keeps what was read of it.
+        let mut stale: Vec<(PaneId, u32, bool)> = Vec::new();
+        for &(id, pid, cur) in &live {
+            let known = trees.by_pane.get(&id);
+            let changed = known.is_none_or(|t| t.pane_pid != pid || t.current_command != cur);
+            // Something runs below the pane's process (a wrapper's agent, a shell's job, an
+            // `npm exec` that will start one): its children come and go without tmux
+            // noticing, so it is looked at again as soon as any process started on the
+            // machine or one of its own ended.
+            let busy = known.is_some_and(|t| {
+                t.unsettled
+                    || (!t.procs.below.is_empty()
+                        && (born || t.procs.below.iter().any(|p| !alive(p.pid))))
+            });
+            if changed || busy || sweep {
+                stale.push((id, pid, changed));
+            }
+        }
+        if !stale.is_empty() {
+            let boot = self.boot_ms;
+            let tck = self.ticks_per_sec;
+            let Trees {
+                by_pane,
+                table,
+                swept,
+                ..
+            } = &mut *trees;
+            table.refresh(boot, tck);
+            for &(id, pid, changed) in &stale {
+                let cur = live
+                    .iter()
+                    .find(|l| l.0 == id)
+                    .map(|l| l.2.to_string())
+                    .unwrap_or_default();
+                let old = by_pane.get(&id).filter(|t| t.pane_pid == pid);
+                let (own, fg) = match old {
+                    // Swept: the argv stands, the foreground group is read again (a script
+                    // typed at a prompt leaves the current command `bash`).
+                    Some(t) if !changed => (
+                        t.procs.own.clone(),
+                        read_stat(pid).and_then(|s| s.tpgid).or(t.fg),
+                    ),
+                    _ => (
+                        read_cmdline(pid).unwrap_or_default(),
+                        read_stat(pid).and_then(|s| s.tpgid),
+                    ),
+                };
+                let (below, unsettled) = table.foreground_tree(pid, fg);
+                let background = table.background_children(pid, fg);
+                by_pane.insert(
+                    id,
+                    Tree {
+                        pane_pid: pid,
+                        current_command: cur,
+                        fg,
+                        unsettled,
+                        procs: Arc::new(ProcTree {
+                            own,
+                            below,
+                            background,
+                        }),
+                    },
+                );
+            }
+            if sweep {
+                *swept = Some(now);
+            }
+        }
+        let ids: std::collections::HashSet<PaneId> = live.iter().map(|l| l.0).collect();
+        trees.by_pane.retain(|id, _| ids.contains(id));
+        trees
+            .by_pane
+            .iter()
+            .map(|(id, t)| (*id, Arc::clone(&t.procs)))
+            .collect()
     }
 
     /// Start time and name of a process, cached by pid (neither changes for a pid's life).
@@ -100,6 +212,153 @@ impl Prober {
     }
 }
 
+/// Whether a process still exists (a zombie does, until its parent reaps it).
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; no signal is sent.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The most recently started pid on the machine: the last field of `/proc/loadavg`.
+fn last_pid() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().nth(4)?.parse().ok()
+}
+
+/// How long after its start a process may still exec or move to its own process group (a
+/// shell's job does, right after fork): until then what was read of it is read again.
+const SETTLE_MS: Millis = 2_000;
+
+/// Every process's parent, process group, name and argv, kept between passes: a pass over
+/// `/proc` lists the pids (one directory read) and reads only those it does not know yet,
+/// or knew too young.
+#[derive(Default)]
+struct ProcTable {
+    known: HashMap<u32, Known>,
+    children: HashMap<u32, Vec<u32>>,
+}
+
+struct Known {
+    st: Stat,
+    start_ms: Option<Millis>,
+    settled: bool,
+    argv: Option<Vec<String>>,
+}
+
+impl ProcTable {
+    fn refresh(&mut self, boot_ms: Option<Millis>, tck: u64) {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as Millis)
+            .unwrap_or(0);
+        let mut seen = std::collections::HashSet::new();
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for entry in dir.flatten() {
+                let Some(pid) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                seen.insert(pid);
+                if self.known.get(&pid).is_some_and(|k| k.settled) {
+                    continue;
+                }
+                let Some(st) = read_stat(pid) else {
+                    self.known.remove(&pid);
+                    continue;
+                };
+                let start_ms = boot_ms.map(|b| b + st.start_ticks * 1000 / tck);
+                // A pid reused since, or read again while young: its argv is read again too.
+                let argv = self
+                    .known
+                    .remove(&pid)
+                    .filter(|k| k.st.start_ticks == st.start_ticks && k.settled)
+                    .and_then(|k| k.argv);
+                self.known.insert(
+                    pid,
+                    Known {
+                        settled: start_ms.is_some_and(|s| now_ms.saturating_sub(s) > SETTLE_MS),
+                        st,
+                        start_ms,
+                        argv,
+                    },
+                );
+            }
+        }
+        self.known.retain(|pid, _| seen.contains(pid));
+        self.children.clear();
+        for (&pid, k) in &self.known {
+            self.children.entry(k.st.ppid).or_default().push(pid);
+        }
+        for kids in self.children.values_mut() {
+            kids.sort_unstable();
+        }
+    }
+
+    /// The children of `root` outside its terminal's foreground process group.
+    fn background_children(&self, root: u32, fg: Option<u32>) -> Vec<u32> {
+        self.children
+            .get(&root)
+            .into_iter()
+            .flatten()
+            .filter(|kid| self.known.get(kid).is_some_and(|k| Some(k.st.pgrp) != fg))
+            .copied()
+            .collect()
+    }
+
+    /// The descendants of `root` in its terminal's foreground process group `fg`, breadth
+    /// first, with their argv; and whether one of them is still too young to trust.
+    fn foreground_tree(&mut self, root: u32, fg: Option<u32>) -> (Vec<Proc>, bool) {
+        let Some(fg) = fg else {
+            return (Vec::new(), false);
+        };
+        let mut out = Vec::new();
+        let mut unsettled = false;
+        let mut level = vec![root];
+        'walk: for _ in 0..TREE_DEPTH {
+            let mut next = Vec::new();
+            for pid in level {
+                let kids = self.children.get(&pid).cloned().unwrap_or_default();
+                for kid in kids {
+                    let Some(k) = self.known.get_mut(&kid) else {
+                        continue;
+                    };
+                    // Background jobs (and their children) are not the pane's foreground.
+                    if k.st.pgrp != fg {
+                        continue;
+                    }
+                    if out.len() >= TREE_PROCS {
+                        break 'walk;
+                    }
+                    unsettled |= !k.settled;
+                    let argv = k
+                        .argv
+                        .get_or_insert_with(|| read_cmdline(kid).unwrap_or_default())
+                        .clone();
+                    out.push(Proc {
+                        pid: kid,
+                        ppid: pid,
+                        comm: k.st.comm.clone(),
+                        argv,
+                        start: k.start_ms,
+                    });
+                    next.push(kid);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        (out, unsettled)
+    }
+}
+
 #[derive(Debug, Clone)]
 struct ProcInfo {
     start: Option<Millis>,
@@ -109,6 +368,8 @@ struct ProcInfo {
 struct Stat {
     /// The process name (`comm`), e.g. `bash`.
     comm: String,
+    ppid: u32,
+    pgrp: u32,
     /// Foreground process group of the controlling terminal; none without a terminal.
     tpgid: Option<u32>,
     start_ticks: u64,
@@ -129,6 +390,8 @@ fn parse_stat(text: &str) -> Option<Stat> {
     // f[0] is field 3 (state): tpgid is field 8, starttime field 22.
     Some(Stat {
         comm,
+        ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
         tpgid: f
             .get(5)?
             .parse::<i64>()
@@ -141,6 +404,15 @@ fn parse_stat(text: &str) -> Option<Stat> {
 
 /// The argv of a process, lossily decoded.
 pub fn read_cmdline(pid: u32) -> Option<Vec<String>> {
+    read_cmdline_raw(pid)
+}
+
+/// The foreground process group of the terminal of `pid`, where `/proc` tells it.
+pub fn foreground_group(pid: u32) -> Option<u32> {
+    read_stat(pid)?.tpgid
+}
+
+fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let argv: Vec<String> = raw
         .split(|&b| b == 0)

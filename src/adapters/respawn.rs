@@ -119,13 +119,28 @@ fn respawn_args(plan: &Plan) -> Vec<String> {
 /// shell itself is in the foreground (else the keys would go to whatever runs there).
 async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, String> {
     let pane = plan.pane.to_string();
-    let f = pane_fields(tmux, plan, &["pane_current_command", "pane_current_path"]).await?;
+    let f = pane_fields(
+        tmux,
+        plan,
+        &["pane_current_command", "pane_current_path", "pane_pid"],
+    )
+    .await?;
     let current = f.first().map_or("", String::as_str);
     let here = f.get(1).map_or("", String::as_str);
     if crate::core::agent::program_name(current).trim_start_matches('-') != shell {
         return Err(format!(
             "{current} is running in the pane, not the {shell} prompt: nothing typed"
         ));
+    }
+    // A script run at the prompt shows as the shell too (`#!/bin/bash`): the shell itself
+    // must hold the terminal's foreground, else the keys would go to that script's job.
+    let shell_pid = f.get(2).and_then(|p| p.trim().parse::<u32>().ok());
+    if let Some(pid) = shell_pid {
+        if crate::adapters::probe::foreground_group(pid).is_some_and(|fg| fg != pid) {
+            return Err(format!(
+                "a job runs at the {shell} prompt: nothing typed (r again when it is back)"
+            ));
+        }
     }
     let cd = (here != plan.cwd).then_some(plan.cwd.as_str());
     let line = crate::core::prompt::typed_command(shell, &plan.argv, cd)?;

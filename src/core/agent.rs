@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::core::pane::Pane;
+use crate::core::pane::{Pane, Proc};
 use crate::core::words::command_words;
 
 /// The placeholder in `start`/`resume` argv templates.
@@ -59,6 +59,10 @@ pub struct AgentDef {
     /// argv to resume it; empty when it cannot be resumed.
     pub resume: Vec<String>,
     pub id: IdShape,
+    /// Wrappers (program or script basenames) that run this agent and pass their own
+    /// arguments through to it (`cc` running `claude --dangerously-skip-permissions "$@"`):
+    /// a pane running one is this agent's pane, and a relaunch runs the wrapper again.
+    pub wrappers: Vec<String>,
 }
 
 impl AgentDef {
@@ -69,6 +73,7 @@ impl AgentDef {
             start: start.iter().map(|s| s.to_string()).collect(),
             resume: resume.iter().map(|s| s.to_string()).collect(),
             id,
+            wrappers: Vec::new(),
         }
     }
 
@@ -167,6 +172,148 @@ pub fn launched_script(argv: &[String]) -> Option<&str> {
     None
 }
 
+/// Programs that run a script named by their first argument (`bash ./cc`, `python3 x.py`).
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python3", "perl", "ruby", "node",
+];
+
+/// The script an interpreter runs (`/bin/bash /home/u/bin/cc -x` -> `/home/u/bin/cc`).
+fn script_of(argv: &[String]) -> Option<&str> {
+    let first = program_name(argv.first()?);
+    if !INTERPRETERS.contains(&first) && !first.starts_with("python3.") {
+        return None;
+    }
+    argv.get(1)
+        .filter(|w| !w.starts_with('-'))
+        .map(String::as_str)
+}
+
+/// The words that start a program as it ran, without its arguments: the program itself,
+/// or an interpreter or launcher with its script (`node /usr/lib/…/cli.js`,
+/// `/bin/bash /home/u/bin/cc`). A relaunch puts the resume arguments after these.
+pub fn program_prefix(argv: &[String]) -> Vec<String> {
+    let Some(first) = argv.first() else {
+        return Vec::new();
+    };
+    let name = program_name(first);
+    if is_launcher(name) || INTERPRETERS.contains(&name) {
+        // Up to and including the first word that is not an option (the script, or the
+        // package under npx), skipping `-m module` and `run`/`exec` words.
+        let mut out = vec![first.clone()];
+        let mut it = argv.iter().skip(1);
+        while let Some(w) = it.next() {
+            out.push(w.clone());
+            if w == "-m" {
+                if let Some(m) = it.next() {
+                    out.push(m.clone());
+                }
+                return out;
+            }
+            if !w.starts_with('-') && !matches!(w.as_str(), "run" | "exec" | "tool") {
+                return out;
+            }
+        }
+        return out;
+    }
+    vec![first.clone()]
+}
+
+/// Whether a shell's argv is an interactive one (a prompt to type at), not `bash -c …` or
+/// `bash script.sh`.
+pub fn is_interactive_shell(argv: &[String]) -> bool {
+    argv.iter().skip(1).all(|w| match w.strip_prefix("--") {
+        // --login, --norc; not --command.
+        Some(long) => long != "command",
+        // -l, -i; not -c, -lc, -ec (a command string follows), nor a script name.
+        None => w.starts_with('-') && !w.contains('c'),
+    })
+}
+
+/// What runs the agent in a pane, for the core's routing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route<'a> {
+    /// The pane's own process is the agent (directly, or as a launcher running its script),
+    /// or the pane is dead: its tmux row tells.
+    Own,
+    /// The pane's own process hosts the agent: a shell (at whose prompt a command can be
+    /// typed when `prompt`), a wrapper, a launcher, a `bash -c`. `agent` is the agent's
+    /// process in the pane's foreground tree while one runs; `kind` names the agent when
+    /// the host itself says which (a configured wrapper).
+    Hosted {
+        prompt: bool,
+        agent: Option<&'a Proc>,
+        kind: Option<&'a AgentDef>,
+    },
+}
+
+/// One classification for every view: where the agent of a pane runs. `comm` and
+/// `own_argv` describe the pane's own process (`own_argv` when known), `tree` its
+/// foreground descendants; `before` is what was known of the pane: whether an agent was
+/// seen running below its process (by this instance, or by one that marked its exit on the
+/// pane), and whether its shell was interactive.
+pub fn route<'a>(
+    agents: &'a Agents,
+    shells: &[String],
+    pane: &Pane,
+    comm: &str,
+    own_argv: Option<&[String]>,
+    tree: &'a [Proc],
+    before: Before,
+) -> Route<'a> {
+    if pane.dead || comm.is_empty() {
+        return Route::Own;
+    }
+    let found = tree.iter().find(|p| agents.by_proc(p).is_some());
+    // A wrapper named in the config hosts its agent, found below it or not yet.
+    if let Some(kind) = agents.by_wrapper(comm, own_argv) {
+        return Route::Hosted {
+            prompt: false,
+            agent: found,
+            kind: Some(kind),
+        };
+    }
+    // The pane's own process is the agent: by its name, or its argv (a launcher's or an
+    // interpreter's script: `node …/codex.js`, `bash ~/bin/claude`).
+    if agents.by_program(comm).is_some() || own_argv.and_then(|a| agents.by_argv(a)).is_some() {
+        return Route::Own;
+    }
+    let shell = comm.trim_start_matches('-');
+    let is_shell = shells.iter().any(|s| s == shell);
+    // `sh -c claude` (how tmux runs a one-string command) is about to exec the agent.
+    let execs_agent = || {
+        own_argv
+            .filter(|a| a.get(1).is_some_and(|w| w == "-c"))
+            .and_then(|a| a.get(2))
+            // One simple command, nothing after it.
+            .filter(|c| !c.contains([';', '&', '|', '\n', '(', '`', '$']))
+            .map(|c| crate::core::words::split_shell_words(c))
+            .is_some_and(|w| agents.by_argv(&w).is_some())
+    };
+    if is_shell && found.is_none() && !before.hosted && execs_agent() {
+        return Route::Own;
+    }
+    // An agent ran below this process and is gone (the process may even have become
+    // another by exec, as `bash -c '…; sleep 1d'` does): not running, whatever the
+    // pane's recorded kind says.
+    if is_shell || found.is_some() || before.hosted {
+        return Route::Hosted {
+            prompt: is_shell && own_argv.map_or(before.prompt, is_interactive_shell),
+            agent: found,
+            kind: None,
+        };
+    }
+    Route::Own
+}
+
+/// What was known of a pane before this look, for [`route`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Before {
+    /// An agent was seen running below the pane's own process.
+    pub hosted: bool,
+    /// The pane's shell was interactive (a prompt to type at).
+    pub prompt: bool,
+}
+
 /// The resolved table of agent kinds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agents {
@@ -207,14 +354,37 @@ impl Agents {
             return Some(d);
         }
         if is_launcher(program_name(first)) {
-            return launched_script(argv).and_then(|s| self.by_program(s));
+            if let Some(d) = launched_script(argv).and_then(|s| self.by_program(s)) {
+                return Some(d);
+            }
         }
-        None
+        script_of(argv).and_then(|s| self.by_program(s))
+    }
+
+    /// The kind a process is: by its name (`comm`), its argv (directly or through a
+    /// launcher), or as a named wrapper of the kind.
+    pub fn by_proc(&self, p: &Proc) -> Option<&AgentDef> {
+        self.by_program(&p.comm).or_else(|| self.by_argv(&p.argv))
+    }
+
+    /// The kind a wrapper runs, by the wrapper's name or script.
+    pub fn by_wrapper(&self, comm: &str, argv: Option<&[String]>) -> Option<&AgentDef> {
+        // Every pane asks, every poll: nothing to look at unless a wrapper is configured.
+        if self.defs.iter().all(|d| d.wrappers.is_empty()) {
+            return None;
+        }
+        let names: Vec<&str> = std::iter::once(program_name(comm))
+            .chain(argv.and_then(|a| a.first()).map(|w| program_name(w)))
+            .chain(argv.and_then(script_of).map(program_name))
+            .collect();
+        self.defs
+            .iter()
+            .find(|d| d.wrappers.iter().any(|w| names.contains(&w.as_str())))
     }
 
     /// Which agent runs in a pane, by the rules in order: the `@agentwatch_agent` option;
     /// the current command; the start command's program (or script under a launcher); the
-    /// foreground process's argv when the current command is a launcher.
+    /// pane process's argv (a launcher's or an interpreter's script).
     pub fn recognise(&self, pane: &Pane, foreground: Option<&[String]>) -> Option<&AgentDef> {
         if !pane.opt_agent.is_empty() {
             if let Some(d) = self.get(&pane.opt_agent) {
@@ -227,10 +397,8 @@ impl Agents {
         if let Some(d) = self.by_argv(&command_words(&pane.start_command)) {
             return Some(d);
         }
-        if is_launcher(program_name(&pane.current_command)) {
-            return foreground.and_then(|argv| self.by_argv(argv));
-        }
-        None
+        // The pane process's own argv: a launcher's or an interpreter's script.
+        foreground.and_then(|argv| self.by_argv(argv))
     }
 }
 
@@ -379,6 +547,155 @@ mod tests {
         ] {
             assert!(!IdShape::Token.accepts(bad), "{bad:?}");
             assert!(!IdShape::Uuid.accepts(bad), "{bad:?}");
+        }
+    }
+
+    fn proc_(pid: u32, argv: &[&str]) -> Proc {
+        Proc {
+            pid,
+            ppid: 1,
+            comm: program_name(argv[0]).to_string(),
+            argv: v(argv),
+            start: None,
+        }
+    }
+
+    fn route_of(
+        agents: &Agents,
+        comm: &str,
+        own: &[&str],
+        tree: &[Proc],
+        hosted_before: bool,
+    ) -> (String, Option<u32>, bool) {
+        let shells = vec!["bash".to_string(), "zsh".to_string()];
+        let mut p = pane("x", "x");
+        p.pid = Some(100);
+        let own = v(own);
+        let before = Before {
+            hosted: hosted_before,
+            prompt: true,
+        };
+        match route(agents, &shells, &p, comm, Some(&own), tree, before) {
+            Route::Own => ("own".into(), None, false),
+            Route::Hosted {
+                prompt,
+                agent,
+                kind,
+            } => (
+                kind.map_or("hosted".into(), |k| format!("wrapper of {}", k.name)),
+                agent.map(|a| a.pid),
+                prompt,
+            ),
+        }
+    }
+
+    #[test]
+    fn every_shape_of_starting_an_agent_is_routed_to_its_process() {
+        let a = Agents::default();
+        let claude = [proc_(7, &["claude", "--dangerously-skip-permissions"])];
+        // The agent is the pane's process: directly, under a launcher, as a script.
+        assert_eq!(route_of(&a, "claude", &["claude"], &[], false).0, "own");
+        let node = ["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js"];
+        assert_eq!(route_of(&a, "node", &node, &[], false).0, "own");
+        // A launcher naming the agent stands for it (it exits with the agent's status).
+        assert_eq!(
+            route_of(&a, "uv", &["uv", "run", "aider"], &[], false).0,
+            "own"
+        );
+        assert_eq!(
+            route_of(
+                &a,
+                "bash",
+                &["bash", "/home/u/bin/claude", "-x"],
+                &[],
+                false
+            )
+            .0,
+            "own",
+            "a bash script named like the agent is the agent"
+        );
+        // A wrapper, bash -c, op run, uv run, npx: the agent runs below.
+        for own in [
+            &["/bin/bash", "/home/u/bin/cc"][..],
+            &["bash", "-c", "claude; echo done"],
+            &["op", "run", "--", "claude"],
+            &["time", "claude"],
+        ] {
+            let comm = program_name(own[0]);
+            let (r, agent, prompt) = route_of(&a, comm, own, &claude, false);
+            assert_eq!(
+                (r.as_str(), agent, prompt),
+                ("hosted", Some(7), false),
+                "{own:?}"
+            );
+        }
+        // An interactive shell: a prompt to type at, with or without an agent running.
+        assert_eq!(
+            route_of(&a, "bash", &["-bash"], &claude, false),
+            ("hosted".into(), Some(7), true)
+        );
+        assert_eq!(
+            route_of(&a, "zsh", &["zsh", "-l"], &[], false),
+            ("hosted".into(), None, true)
+        );
+        // tmux runs a one-string command as `bash -c claude`, which is about to exec it.
+        assert_eq!(
+            route_of(&a, "bash", &["bash", "-c", "claude --resume x"], &[], false).0,
+            "own"
+        );
+        assert_eq!(
+            route_of(&a, "bash", &["bash", "-c", "claude; sleep 9"], &[], false).0,
+            "hosted"
+        );
+        // Something else entirely is nobody's host, unless an agent ran below it.
+        assert_eq!(route_of(&a, "vim", &["vim"], &[], false).0, "own");
+        assert_eq!(
+            route_of(&a, "sleep", &["sleep", "1d"], &[], true),
+            ("hosted".into(), None, false),
+            "bash -c exec'd its last command after the agent ended"
+        );
+        // A wrapper named in the config hosts its kind before the agent shows up.
+        let mut defs = builtin();
+        defs[0].wrappers = vec!["cc".into()];
+        let a = Agents::new(defs);
+        assert_eq!(
+            route_of(&a, "cc", &["/bin/bash", "/home/u/bin/cc"], &[], false).0,
+            "wrapper of claude"
+        );
+    }
+
+    #[test]
+    fn program_prefixes_and_interactive_shells() {
+        assert_eq!(
+            program_prefix(&v(&["/bin/bash", "/home/u/bin/cc", "--model", "x"])),
+            v(&["/bin/bash", "/home/u/bin/cc"])
+        );
+        assert_eq!(
+            program_prefix(&v(&[
+                "node",
+                "--max-old-space-size=4096",
+                "/x/cli.js",
+                "-r"
+            ])),
+            v(&["node", "--max-old-space-size=4096", "/x/cli.js"])
+        );
+        assert_eq!(
+            program_prefix(&v(&["python3", "-m", "aider", "--yes"])),
+            v(&["python3", "-m", "aider"])
+        );
+        assert_eq!(
+            program_prefix(&v(&["claude", "--resume", "x"])),
+            v(&["claude"])
+        );
+        for (argv, interactive) in [
+            (&["-bash"][..], true),
+            (&["zsh", "-l"], true),
+            (&["bash", "--login", "-i"], true),
+            (&["bash", "-c", "claude"], false),
+            (&["bash", "-lc", "claude"], false),
+            (&["bash", "script.sh"], false),
+        ] {
+            assert_eq!(is_interactive_shell(&v(argv)), interactive, "{argv:?}");
         }
     }
 }

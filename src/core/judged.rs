@@ -13,10 +13,14 @@ pub const OPTION: &str = "@agentwatch_judged";
 /// apart, and a restarted one reads the time back from the pane.
 const SHELL_SLACK_SECS: u64 = 10;
 
-/// What tells this death from every other death of the pane: the dead process (`p<pid>`);
-/// for an agent typed at a shell prompt, whose pane never dies, when it ended (`s<secs>`).
+/// What tells this death from every other death of the pane: the dead pane's process
+/// (`p<pid>`); for an agent whose pane lives on (typed at a prompt, under a `bash -c`), the
+/// agent's own process (`a<pid>`), or when that is unknown, when it ended (`s<secs>`).
 pub fn death_key(card: &Card) -> Option<String> {
-    if card.shell.is_some() {
+    if let Some(h) = card.shell.as_ref().filter(|h| h.alive) {
+        if let Some(pid) = h.fg_pid {
+            return Some(format!("a{pid}"));
+        }
         return card.died_at.map(|t| format!("s{}", t / 1000));
     }
     card.pane

@@ -95,8 +95,10 @@ pub struct Observation {
     pub started: HashMap<PaneId, Millis>,
     /// The name of each live pane's own process (`bash`, `claude`).
     pub comm: HashMap<PaneId, String>,
-    /// The foreground process, when it is not the pane's own process.
-    pub fg_pid: HashMap<PaneId, u32>,
+    /// Each live pane's own argv and foreground process tree below its own process
+    /// (breadth first): the descendants in the terminal's foreground process group. Re-read only when the pane's
+    /// process or current command changes, one of them ends, or on a slow sweep.
+    pub tree: HashMap<PaneId, Arc<crate::core::pane::ProcTree>>,
 }
 
 /// Something that happened.

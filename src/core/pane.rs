@@ -109,6 +109,31 @@ pub fn signal_number(name: &str) -> Option<i32> {
     (1..=31).find(|&n| signal_name(n) == Some(full.as_str()))
 }
 
+/// A process below a pane's own process, in its terminal's foreground process group: where a
+/// wrapper, a `bash -c`, a launcher or a shell runs the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Proc {
+    pub pid: u32,
+    pub ppid: u32,
+    /// The kernel's name for it (`comm`): the executable's, or a script's, basename.
+    pub comm: String,
+    pub argv: Vec<String>,
+    /// Start time, epoch ms, where `/proc` tells it.
+    pub start: Option<crate::core::msg::Millis>,
+}
+
+/// A live pane's processes as last read: its own process's argv and its foreground tree.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcTree {
+    /// The pane's own process's argv (empty when unreadable).
+    pub own: Vec<String>,
+    /// Its descendants in the terminal's foreground process group, breadth first.
+    pub below: Vec<Proc>,
+    /// Its children outside that group: a job stopped with Ctrl-Z, or sent to the
+    /// background, is still alive.
+    pub background: Vec<u32>,
+}
+
 /// One row of `list-panes -a`: everything agentwatch knows about a pane at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pane {
@@ -151,7 +176,8 @@ pub struct Pane {
     pub opt_previous: String,
     /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
     pub opt_last_status: String,
-    /// `@agentwatch_exited`: when the agent of a shell-hosted pane was seen to exit (ms).
+    /// `@agentwatch_exited`: when the agent a pane's process hosted was seen to exit (ms),
+    /// and the pane's pid then.
     pub opt_exited: String,
     /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's
     /// last death (see `core::judged`).
@@ -159,6 +185,23 @@ pub struct Pane {
 }
 
 impl Pane {
+    /// `@agentwatch_exited`, `<ms> <pane pid>`: when the agent its process ran was seen to
+    /// end, if that mark is about this pane process (a respawned pane's is not).
+    /// The agent's pid in `@agentwatch_exited` (`<ms> <pane pid> <agent pid>`).
+    pub fn exited_agent(&self) -> Option<u32> {
+        self.exited_mark()?;
+        self.opt_exited.split_whitespace().nth(2)?.parse().ok()
+    }
+
+    pub fn exited_mark(&self) -> Option<crate::core::msg::Millis> {
+        let mut f = self.opt_exited.split_whitespace();
+        let at = f.next()?.parse().ok()?;
+        match (f.next().map(str::parse::<u32>), self.pid) {
+            (Some(Ok(pid)), Some(now)) if pid != now => None,
+            _ => Some(at),
+        }
+    }
+
     /// The budget options as one string, to notice when they change.
     pub fn budget_opts(&self) -> String {
         format!(

@@ -1,11 +1,13 @@
-//! Agents typed at a shell prompt. The pane never dies: the agent's exit shows only as the
-//! shell coming back to the foreground. This pure module turns such a pane into the view the
-//! rest of the core already understands: dead while its agent is not running (with the exit
-//! code the shell integration published, if any), alive while it runs.
+//! Agents run by the pane's own process: typed at a shell prompt, or run by a wrapper, a
+//! launcher or a `bash -c`. The pane need not die with the agent: its exit shows as the
+//! agent's process leaving the pane's foreground tree. This pure module turns such a pane
+//! into the view the rest of the core already understands: dead while its agent is not
+//! running (with the exit code the shell integration published, if any), alive while it
+//! runs.
 
 use crate::core::agent::Agents;
 use crate::core::msg::Millis;
-use crate::core::pane::Pane;
+use crate::core::pane::{Pane, Proc};
 use crate::core::watch::{Card, Life, ShellHost};
 
 /// How long after an exit the shell integration's status is waited for.
@@ -25,7 +27,7 @@ pub fn parse_last_status(s: &str) -> Option<(i32, Millis, bool)> {
     Some((code, secs * 1000 + ms, !frac.is_empty()))
 }
 
-/// What the core should see of a shell-hosted pane.
+/// What the core should see of a pane whose own process hosts the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostView {
     /// The pane as the core sees it: `dead` while the agent is not running.
@@ -47,49 +49,102 @@ pub fn is_shell(comm: &str, shells: &[String]) -> bool {
     shells.iter().any(|s| s == name)
 }
 
-/// The view of a live pane whose own process is a shell. `prev` is its card from the last
-/// look; `fg_argv` the foreground process's argv when something other than the shell runs.
+/// The pane's own process, as the host of its agent.
+#[derive(Debug, Clone, Copy)]
+pub struct Hosting<'a> {
+    /// Its name: `bash`, `cc`, `npm`.
+    pub name: &'a str,
+    /// An interactive shell: the agent's exit shows as its prompt coming back, with the
+    /// status its integration publishes, and a command can be typed there.
+    pub prompt: bool,
+    /// Its argv, when it was read (once per process).
+    pub argv: Option<&'a [String]>,
+    /// The agent kind the host itself names (a configured wrapper).
+    pub kind: Option<&'a str>,
+    /// Its children outside the terminal's foreground group (stopped or background jobs).
+    pub background: &'a [u32],
+}
+
+/// The exit a shell's status stands for: `128+N` is death by signal N, as shells report it.
+pub fn shell_exit(status: i32) -> (Option<i32>, Option<i32>) {
+    match status - 128 {
+        n @ 1..=31 => (None, Some(n)),
+        _ => (Some(status), None),
+    }
+}
+
+/// The view of a live pane whose own process hosts the agent. `prev` is its card from the
+/// last look; `agent` the agent's process in the pane's foreground tree, while one runs.
 pub fn view(
     agents: &Agents,
-    shell: &str,
+    hosting: &Hosting<'_>,
     prev: Option<&Card>,
     mut pane: Pane,
-    fg_pid: Option<u32>,
-    fg_argv: Option<&[String]>,
+    agent: Option<&Proc>,
     now: Millis,
 ) -> HostView {
     let current = crate::core::agent::program_name(&pane.current_command).to_string();
-    let in_fg = fg_argv
-        .and_then(|a| agents.by_argv(a))
-        .or_else(|| agents.by_program(&current))
-        .filter(|_| current != shell)
+    let shell = hosting.name;
+    let in_fg = agent
+        .and_then(|p| agents.by_proc(p))
+        .or_else(|| {
+            // The tree is read again when the current command changes, so this is only a
+            // stand-in for when /proc could not be read.
+            agents
+                .by_program(&current)
+                .filter(|_| hosting.prompt && current != shell)
+        })
         .map(|d| d.name.clone());
     let prev_host = prev.and_then(|c| c.shell.clone());
     let recorded = (!pane.opt_agent.is_empty()).then(|| pane.opt_agent.clone());
     let kind = in_fg
         .clone()
+        .or_else(|| hosting.kind.map(str::to_string))
         .or(recorded)
         .or_else(|| prev.and_then(|c| c.agent.clone()));
+    let last = prev_host.clone().unwrap_or_default();
     let mut host = ShellHost {
         shell: shell.to_string(),
-        agent_seen_at: prev_host.as_ref().and_then(|h| h.agent_seen_at),
-        first_seen: prev_host.as_ref().and_then(|h| h.first_seen),
-        status_before: prev_host
-            .as_ref()
-            .map(|h| h.status_before.clone())
-            .unwrap_or_default(),
-        fg_pid: None,
-        fg_argv: Vec::new(),
+        prompt: hosting.prompt,
+        alive: true,
+        host_argv: hosting
+            .argv
+            .map(<[String]>::to_vec)
+            .unwrap_or(last.host_argv),
+        agent_seen_at: last.agent_seen_at,
+        first_seen: last.first_seen,
+        status_before: last.status_before,
+        // The last run's process and argv stay known after it ends (its session id, and
+        // what a relaunch runs).
+        fg_pid: last.fg_pid.or_else(|| pane.exited_agent()),
+        fg_argv: last.fg_argv,
     };
+    let was_running = prev.is_some_and(|c| c.shell.is_some() && c.life == Life::Running);
+    // Stopped with Ctrl-Z (or sent to the background): out of the foreground, still alive.
+    let suspended = in_fg.is_none()
+        && was_running
+        && host.fg_pid.is_some_and(|p| hosting.background.contains(&p));
+    if suspended {
+        pane.dead = false;
+        return HostView {
+            pane,
+            host,
+            kind,
+            idle: false,
+            exited_now: false,
+            running: true,
+        };
+    }
     if in_fg.is_some() {
-        let same_run = prev.is_some_and(|c| c.shell.is_some() && c.life == Life::Running);
-        if !same_run {
+        if !was_running {
             host.first_seen = Some(now);
             host.status_before = pane.opt_last_status.clone();
         }
         host.agent_seen_at = Some(now);
-        host.fg_pid = fg_pid;
-        host.fg_argv = fg_argv.map(<[String]>::to_vec).unwrap_or_default();
+        if let Some(p) = agent {
+            host.fg_pid = Some(p.pid);
+            host.fg_argv = p.argv.clone();
+        }
         pane.dead = false;
         return HostView {
             pane,
@@ -101,13 +156,12 @@ pub fn view(
         };
     }
     // The agent is not running. When did it exit, if we know?
-    let was_running = prev.is_some_and(|c| c.shell.is_some() && c.life == Life::Running);
     let exited_at = if was_running {
         Some(now)
     } else {
         prev.filter(|c| c.shell.is_some())
             .and_then(|c| c.died_at)
-            .or_else(|| pane.opt_exited.trim().parse().ok())
+            .or_else(|| pane.exited_mark())
     };
     pane.dead = true;
     // A death seen now gets its time from the core's clock; a recorded one from the mark.
@@ -116,22 +170,22 @@ pub fn view(
     } else {
         exited_at.map(|t| t / 1000)
     };
-    // The shell integration's status counts only if the shell published it after this run
-    // of the agent was first seen (else it is the status of the command before it): a new
-    // value, stamped at or after that moment (same clock: this machine's wall clock).
-    let seen_run = host
-        .first_seen
-        .filter(|_| prev.is_some_and(|c| c.shell.is_some()));
-    let changed = pane.opt_last_status != host.status_before;
-    let fresh = |at: Millis, precise: bool| match (seen_run, exited_at) {
-        (Some(first), _) => changed && at + if precise { 0 } else { 999 } >= first,
-        (None, Some(e)) => at + 3_000 >= e,
-        (None, None) => false,
-    };
-    pane.dead_status = parse_last_status(&pane.opt_last_status)
-        .filter(|&(_, at, precise)| fresh(at, precise))
-        .map(|(code, _, _)| code);
+    pane.dead_status = None;
     pane.dead_signal = None;
+    if hosting.prompt {
+        // The first status the shell published after the agent ended is the agent's; a
+        // later one (Ctrl-C at the prompt) is not.
+        let kept = prev
+            .filter(|c| c.shell.is_some() && !was_running && c.pane.dead)
+            .filter(|c| c.pane.dead_status.is_some() || c.pane.dead_signal.is_some())
+            .map(|c| (c.pane.dead_status, c.pane.dead_signal));
+        let (status, signal) = kept.unwrap_or_else(|| {
+            published(&pane.opt_last_status, &host, prev, exited_at)
+                .map_or((None, None), shell_exit)
+        });
+        pane.dead_status = status;
+        pane.dead_signal = signal;
+    }
     HostView {
         pane,
         host,
@@ -140,6 +194,29 @@ pub fn view(
         exited_now: was_running,
         running: false,
     }
+}
+
+/// The shell integration's status, if it is the agent's: published after this run of the
+/// agent was first seen (else it is the status of the command before it): a new value,
+/// stamped at or after that moment (same clock: this machine's wall clock).
+fn published(
+    last_status: &str,
+    host: &ShellHost,
+    prev: Option<&Card>,
+    exited_at: Option<Millis>,
+) -> Option<i32> {
+    let seen_run = host
+        .first_seen
+        .filter(|_| prev.is_some_and(|c| c.shell.is_some()));
+    let changed = last_status != host.status_before;
+    let fresh = |at: Millis, precise: bool| match (seen_run, exited_at) {
+        (Some(first), _) => changed && at + if precise { 0 } else { 999 } >= first,
+        (None, Some(e)) => at + 3_000 >= e,
+        (None, None) => false,
+    };
+    parse_last_status(last_status)
+        .filter(|&(_, at, precise)| fresh(at, precise))
+        .map(|(code, _, _)| code)
 }
 
 #[cfg(test)]
@@ -159,13 +236,32 @@ mod tests {
         }
     }
 
+    const BASH: Hosting<'static> = Hosting {
+        name: "bash",
+        prompt: true,
+        argv: None,
+        kind: None,
+        background: &[],
+    };
+
+    fn proc_of(pid: u32, argv: &[String]) -> Proc {
+        Proc {
+            pid,
+            ppid: 100,
+            comm: crate::core::agent::program_name(&argv[0]).to_string(),
+            argv: argv.to_vec(),
+            start: None,
+        }
+    }
+
     fn step(
         prev: Option<&Card>,
         pane: Pane,
         fg: Option<&[String]>,
         now: Millis,
     ) -> (Card, HostView) {
-        let v = view(&Agents::default(), "bash", prev, pane, Some(200), fg, now);
+        let proc_ = fg.map(|a| proc_of(200, a));
+        let v = view(&Agents::default(), &BASH, prev, pane, proc_.as_ref(), now);
         let mut c = observe(prev.cloned(), v.pane.clone(), v.kind.clone(), None, now);
         c.shell = Some(v.host.clone());
         if v.idle {
@@ -176,15 +272,7 @@ mod tests {
 
     #[test]
     fn a_shell_that_never_ran_an_agent_is_no_agent_pane() {
-        let v = view(
-            &Agents::default(),
-            "bash",
-            None,
-            bash("bash"),
-            None,
-            None,
-            T0,
-        );
+        let v = view(&Agents::default(), &BASH, None, bash("bash"), None, T0);
         assert_eq!(v.kind, None);
         assert!(v.idle);
     }
@@ -234,13 +322,17 @@ mod tests {
             "node".to_string(),
             "/usr/lib/node_modules/@openai/codex/bin/codex.js".into(),
         ];
+        let zsh = Hosting {
+            name: "zsh",
+            ..BASH
+        };
+        let node = proc_of(7, &argv);
         let v = view(
             &Agents::default(),
-            "zsh",
+            &zsh,
             None,
             bash("node"),
-            Some(7),
-            Some(&argv),
+            Some(&node),
             T0,
         );
         assert_eq!(v.kind.as_deref(), Some("codex"));
@@ -265,6 +357,60 @@ mod tests {
         assert_eq!(parse_last_status("x 1"), None);
         assert_eq!(parse_last_status(""), None);
         assert!(is_shell("-bash", &["bash".to_string()]));
+    }
+    #[test]
+    fn the_first_status_after_the_agent_ended_wins_over_a_later_ctrl_c() {
+        let argv = vec!["claude".to_string()];
+        let (c, _) = step(None, bash("claude"), Some(&argv), T0);
+        let mut p = bash("bash");
+        p.opt_agent = "claude".into();
+        p.opt_last_status = format!("0 {}.600", T0 / 1000);
+        let (c, _) = step(Some(&c), p.clone(), None, T0 + 1_000);
+        assert_eq!(c.life, Life::Dead(Exit::Code(0)));
+        // Ctrl-C at the prompt publishes 130: not the agent's exit.
+        p.opt_last_status = format!("130 {}.900", (T0 + 5_000) / 1000);
+        let (c, _) = step(Some(&c), p, None, T0 + 6_000);
+        assert_eq!(c.life, Life::Dead(Exit::Code(0)));
+    }
+
+    #[test]
+    fn a_shell_status_of_128_plus_n_is_death_by_signal_n() {
+        let argv = vec!["claude".to_string()];
+        let (c, _) = step(None, bash("claude"), Some(&argv), T0);
+        let mut p = bash("bash");
+        p.opt_agent = "claude".into();
+        p.opt_last_status = format!("137 {}.600", T0 / 1000);
+        let (c, _) = step(Some(&c), p, None, T0 + 1_000);
+        assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
+        assert_eq!(shell_exit(1), (Some(1), None));
+        assert_eq!(shell_exit(143), (None, Some(15)));
+        assert_eq!(shell_exit(128), (Some(128), None));
+        assert_eq!(shell_exit(255), (Some(255), None));
+    }
+
+    #[test]
+    fn an_agent_stopped_with_ctrl_z_is_not_a_death() {
+        let argv = vec!["claude".to_string()];
+        let (c, _) = step(None, bash("claude"), Some(&argv), T0);
+        let mut p = bash("bash");
+        p.opt_agent = "claude".into();
+        p.opt_last_status = format!("148 {}.600", T0 / 1000);
+        let stopped = Hosting {
+            background: &[200],
+            ..BASH
+        };
+        let v = view(
+            &Agents::default(),
+            &stopped,
+            Some(&c),
+            p.clone(),
+            None,
+            T0 + 1_000,
+        );
+        assert!(v.running && !v.exited_now, "still alive, only stopped");
+        // Gone from the background too: now it is a death.
+        let v = view(&Agents::default(), &BASH, Some(&c), p, None, T0 + 1_000);
+        assert!(v.exited_now);
     }
 }
 

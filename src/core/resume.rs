@@ -2,7 +2,7 @@
 //! respawn it with, or the reason it must not be relaunched. Never starts a fresh session
 //! unless asked to (`R`), never uses an id that does not look like the agent's ids.
 
-use crate::core::agent::{fill, session_id_from_argv, AgentDef, Agents};
+use crate::core::agent::{fill, program_prefix, session_id_from_argv, AgentDef, Agents};
 use crate::core::pane::PaneId;
 use crate::core::watch::Card;
 use crate::core::words::command_words;
@@ -80,6 +80,13 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         .find(|s| !s.is_empty())
         .cloned()
         .ok_or_else(|| Refusal("no working directory recorded: relaunch refused".into()))?;
+    let host = card.shell.as_ref();
+    if let Some(h) = host.filter(|h| h.alive && !h.prompt) {
+        return Err(Refusal(format!(
+            "{} ended, but {} still runs in the pane: end it (or x closes the pane), then r",
+            def.name, h.shell
+        )));
+    }
     let extra = extra_args(card)?;
     let (template, session_id) = if fresh {
         let id = def.start_takes_id().then(|| new_id.to_string());
@@ -101,6 +108,14 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         }
     };
     let mut argv = fill(template, session_id.as_deref());
+    if let Some(prefix) = host
+        .filter(|h| !h.prompt)
+        .and_then(|h| run_through(h, def, agents))
+    {
+        // As it ran: through the wrapper that passes its arguments on, or the agent's own
+        // program (a launcher and its script), with the resume arguments after it.
+        argv.splice(..1.min(argv.len()), prefix);
+    }
     argv.extend(extra);
     Ok(Plan {
         pane: p.id,
@@ -109,9 +124,39 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         cwd,
         session_id,
         fresh,
-        shell: card.shell.as_ref().map(|h| h.shell.clone()),
-        dead_pid: if card.shell.is_some() { None } else { p.pid },
+        shell: host
+            .filter(|h| h.prompt && h.alive)
+            .map(|h| h.shell.clone()),
+        dead_pid: if host.is_some_and(|h| h.alive) {
+            None
+        } else {
+            p.pid
+        },
     })
+}
+
+/// What a relaunch of an agent its pane's process ran starts, before the resume
+/// arguments: the wrapper again when it passes its arguments through (named in the config,
+/// or seen doing it), else the agent's own program as it ran; `None`: the kind's own argv.
+pub fn run_through(
+    host: &crate::core::watch::ShellHost,
+    def: &AgentDef,
+    agents: &Agents,
+) -> Option<Vec<String>> {
+    let declared = agents
+        .by_wrapper(&host.shell, Some(&host.host_argv))
+        .is_some_and(|d| d.name == def.name);
+    let prefix = program_prefix(&host.host_argv);
+    let tail = &host.host_argv[prefix.len().min(host.host_argv.len())..];
+    let seen = !tail.is_empty() && host.fg_argv.ends_with(tail);
+    if declared || seen {
+        return Some(if host.host_argv.is_empty() {
+            vec![host.shell.clone()]
+        } else {
+            prefix
+        });
+    }
+    (!host.fg_argv.is_empty()).then(|| program_prefix(&host.fg_argv))
 }
 
 /// What the card says when no id is known: `r` will not guess, `R` is the deliberate way.
@@ -227,5 +272,67 @@ mod tests {
         );
         card.pane.dead = false;
         assert!(plan(&card, &a, false, NEW).is_err());
+    }
+
+    fn hosted(host_argv: &[&str], fg_argv: &[&str], alive: bool) -> Card {
+        let mut c = dead_card("claude", "bash", ID);
+        c.shell = Some(crate::core::watch::ShellHost {
+            shell: crate::core::agent::program_name(host_argv[0]).to_string(),
+            prompt: false,
+            alive,
+            host_argv: host_argv.iter().map(|s| s.to_string()).collect(),
+            fg_argv: fg_argv.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        });
+        c
+    }
+
+    #[test]
+    fn an_agent_a_wrapper_ran_is_resumed_through_the_wrapper_or_its_own_program() {
+        let a = Agents::default();
+        // The wrapper passed its arguments on: it runs again, with the resume arguments.
+        let c = hosted(
+            &["/bin/bash", "/home/u/bin/cc", "--session-id", ID],
+            &[
+                "claude",
+                "--dangerously-skip-permissions",
+                "--session-id",
+                ID,
+            ],
+            false,
+        );
+        let p = plan(&c, &a, false, NEW).unwrap();
+        assert_eq!(p.argv, ["/bin/bash", "/home/u/bin/cc", "--resume", ID]);
+        assert_eq!(p.shell, None, "respawned, never typed");
+        // bash -c: the agent's own program as it ran (here a launcher and its script).
+        let c = hosted(
+            &["bash", "-c", "npx @anthropic-ai/claude-code; echo done"],
+            &[
+                "node",
+                "/home/u/.npm/_npx/1/node_modules/.bin/claude",
+                "--session-id",
+                ID,
+            ],
+            false,
+        );
+        let p = plan(&c, &a, false, NEW).unwrap();
+        assert_eq!(
+            p.argv,
+            [
+                "node",
+                "/home/u/.npm/_npx/1/node_modules/.bin/claude",
+                "--resume",
+                ID
+            ]
+        );
+        // The host still runs: nothing is respawned over it.
+        let c = hosted(&["bash", "-c", "claude; read"], &["claude"], true);
+        let Err(Refusal(why)) = plan(&c, &a, false, NEW) else {
+            panic!("a live host must refuse");
+        };
+        assert_eq!(
+            why,
+            "claude ended, but bash still runs in the pane: end it (or x closes the pane), then r"
+        );
     }
 }

@@ -91,18 +91,25 @@ pub struct Card {
     pub argv_id: Option<String>,
 }
 
-/// A pane whose own process is a shell, hosting an agent started at its prompt.
+/// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ShellHost {
-    /// The shell's name (`bash`, `zsh`, `fish`...).
+    /// The host's name (`bash`, `zsh`, `cc`, `npm`...).
     pub shell: String,
+    /// An interactive shell: a command can be typed at its prompt.
+    pub prompt: bool,
+    /// The host still runs; false once the pane itself has died.
+    pub alive: bool,
+    /// The host's argv, when read: what a relaunch runs again for a wrapper that passes
+    /// its arguments through.
+    pub host_argv: Vec<String>,
     /// When the agent was last seen in the foreground.
     pub agent_seen_at: Option<Millis>,
     /// When this run of the agent was first seen, and the shell's published status then
     /// (the status of the command before it, which is not the agent's).
     pub first_seen: Option<Millis>,
     pub status_before: String,
-    /// The agent's process and argv, while it runs.
+    /// The agent's process and argv: while it runs, and of its last run after.
     pub fg_pid: Option<u32>,
     pub fg_argv: Vec<String>,
 }
@@ -171,7 +178,7 @@ impl Card {
     pub fn kick_due(&self, now: Millis) -> bool {
         // A shell-hosted agent's status comes from the shell, not from tmux.
         self.life == Life::Reading
-            && self.shell.is_none()
+            && self.shell.as_ref().is_none_or(|h| !h.alive)
             && self
                 .kicked_at
                 .is_none_or(|t| now.saturating_sub(t) >= KICK_SPACING_MS)
@@ -223,7 +230,8 @@ pub fn observe(
             notice: c.notice,
             relaunching: c.relaunching,
             auto_in_flight: c.auto_in_flight,
-            shell: c.shell,
+            // A pane respawned after it died runs what tmux started, not its old host.
+            shell: c.shell.filter(|h| h.alive),
             argv_id: None,
             discovered_at: None,
             discovered_dead: false,

@@ -23,6 +23,9 @@ pub struct CardCtx<'a> {
     pub utc_offset: i64,
     /// The agent's resume needs a session id and none is known.
     pub lacks_id: bool,
+    /// For an agent its pane's process ran (a wrapper, a launcher): what `r` runs, or why
+    /// it will not.
+    pub relaunch: Option<String>,
     /// The auto-resume policy's limits for this card's agent.
     pub max_attempts: u32,
     pub max_per_hour: u32,
@@ -53,7 +56,7 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
             ),
             ctx.theme.dim(),
         ),
-        Life::Reading if card.shell.is_some() => (
+        Life::Reading if card.shell.as_ref().is_some_and(|h| h.prompt) => (
             "✖ process exited (reading the exit status from the shell…)".to_string(),
             ctx.theme.alarm(),
         ),
@@ -252,6 +255,9 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     }
     if card.life.is_dead() && ctx.lacks_id {
         return Some((crate::core::resume::NO_ID.to_string(), false));
+    }
+    if let (true, Some(r)) = (card.life.is_dead(), &ctx.relaunch) {
+        return Some((r.clone(), false));
     }
     previous.map(|p| (format!("{p} (p then [ to read it)"), false))
 }

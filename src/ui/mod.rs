@@ -225,6 +225,7 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             home: look.home.as_deref(),
             utc_offset: look.utc_offset,
             lacks_id: crate::core::resume::lacks_id(&state.cards[i], &state.agents),
+            relaunch: relaunch_words(&state.cards[i], state),
             max_attempts: state.policy(state.cards[i].agent.as_deref()).max_attempts,
             max_per_hour: state.policy(state.cards[i].agent.as_deref()).max_per_hour,
         };
@@ -276,3 +277,26 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
 
 #[cfg(test)]
 mod tests;
+
+/// For a dead agent its pane's process ran (a wrapper, a launcher, a `bash -c`): what `r`
+/// will run, or why not. Said only for those: elsewhere it is the agent's usual resume.
+fn relaunch_words(card: &crate::core::watch::Card, state: &State) -> Option<String> {
+    let host = card.shell.as_ref().filter(|h| !h.prompt)?;
+    if !card.life.is_dead() {
+        return None;
+    }
+    Some(
+        match crate::core::resume::plan(card, &state.agents, false, "") {
+            Ok(plan) => format!(
+                "r runs: {}",
+                plan.argv
+                    .iter()
+                    .map(|w| crate::core::words::shell_quote(w))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            Err(crate::core::resume::Refusal(why)) if host.alive => why,
+            Err(_) => return None,
+        },
+    )
+}

@@ -45,6 +45,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                 home: look.home.as_deref(),
                 utc_offset: look.utc_offset,
                 lacks_id: false,
+                relaunch: None,
                 max_attempts: 0,
                 max_per_hour: 0,
             };

@@ -173,8 +173,17 @@ pub fn holder(path: &Path) -> std::io::Result<Option<Supervisor>> {
     if fl.l_type == libc::F_UNLCK as libc::c_short {
         return Ok(None);
     }
+    // The holder writes its line just after taking the lock: give it a moment.
     let mut text = String::new();
-    let _ = file.read_to_string(&mut text);
+    for _ in 0..3 {
+        text.clear();
+        let _ = file.rewind();
+        let _ = file.read_to_string(&mut text);
+        if parse(&text).is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     Ok(Some(parse(&text).unwrap_or(Supervisor {
         pid: 0,
         daemon: path.to_string_lossy().ends_with(".daemon.lock"),

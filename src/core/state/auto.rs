@@ -184,20 +184,27 @@ impl State {
                 exit.describe()
             ));
             fx.push(Effect::Journal(ev));
-            if !exit.is_clean() {
-                self.cards[i].auto = Auto::Held(Hold::Unwatched);
-                self.save_judged(i, fx);
-            }
+            // Kept on the pane even for a clean exit: the next start must not journal it
+            // again.
+            self.cards[i].auto = if exit.is_clean() {
+                Auto::Held(Hold::Deliberate(exit.short()))
+            } else {
+                Auto::Held(Hold::Unwatched)
+            };
+            self.save_judged(i, fx);
             return;
         }
         // Stamped when the death was first seen (the banner went up), not when its exit
         // status was finally read.
-        let mut ev = self.event(card, "died", card.seen_dead_at.unwrap_or(now));
-        ev.detail = Some(exit.describe());
-        if !exit.is_clean() {
-            self.notes.push(ev.clone());
+        // Judged again after a failed resume: the death was journaled and announced once.
+        if !rejudge {
+            let mut ev = self.event(card, "died", card.seen_dead_at.unwrap_or(now));
+            ev.detail = Some(exit.describe());
+            if !exit.is_clean() {
+                self.notes.push(ev.clone());
+            }
+            fx.push(Effect::Journal(ev));
         }
-        fx.push(Effect::Journal(ev));
         let run_ms = match (card.started_at, card.died_at) {
             (Some(s), Some(d)) => Some(d.saturating_sub(s)),
             _ => None,
@@ -264,6 +271,11 @@ impl State {
                 continue;
             };
             if due > now || self.cards[i].relaunching || self.is_stale() {
+                continue;
+            }
+            // Turned off since it was scheduled (here or, through the panes, elsewhere).
+            if !self.auto_on || self.cards[i].budget.paused {
+                self.cards[i].auto = Auto::Held(Hold::Off);
                 continue;
             }
             match resume::plan(&self.cards[i], &self.agents, false, SESSION_ID) {

@@ -4,13 +4,14 @@
 use std::collections::HashMap;
 
 use crate::config::Config;
-use crate::core::agent::{Agents, SESSION_ID};
+use crate::core::agent::{Agents, Route, SESSION_ID};
 use crate::core::errors::TmuxError;
 use crate::core::layout::geometry;
 use crate::core::msg::{
     Action, CrashMeta, DiscoverRequest, Effect, Election, Millis, Msg, Observation, Supervisor,
 };
 use crate::core::pane::{Exit, Pane, PaneId};
+use crate::core::prompt::Hosting;
 use crate::core::resume::{self, Refusal};
 use crate::core::supervisor::Policy;
 use crate::core::text::short_id;
@@ -330,19 +331,46 @@ impl State {
         for pane in obs.listing.panes {
             let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
             let comm = obs.comm.get(&pane.id).map(String::as_str).unwrap_or("");
-            if !pane.dead && crate::core::prompt::is_shell(comm, &self.shells) {
-                let prev = old.remove(&pane.id);
+            let procs = obs.tree.get(&pane.id);
+            let tree = procs.map(|t| t.below.as_slice()).unwrap_or(&[]);
+            let own = fg.or_else(|| procs.map(|t| t.own.as_slice()).filter(|a| !a.is_empty()));
+            let prev = old.remove(&pane.id);
+            let host = prev.as_ref().and_then(|c| c.shell.as_ref());
+            let before = crate::core::agent::Before {
+                hosted: host.is_some_and(|h| h.alive) || pane.exited_mark().is_some(),
+                prompt: host.is_none_or(|h| h.prompt),
+            };
+            let routed = crate::core::agent::route(
+                &self.agents,
+                &self.shells,
+                &pane,
+                comm,
+                own,
+                tree,
+                before,
+            );
+            if let Route::Hosted {
+                prompt,
+                agent,
+                kind,
+            } = routed
+            {
+                let hosting = Hosting {
+                    name: comm.trim_start_matches('-'),
+                    prompt,
+                    argv: own,
+                    kind: kind.map(|d| d.name.as_str()),
+                    background: procs.map(|t| t.background.as_slice()).unwrap_or(&[]),
+                };
                 let started = obs.started.get(&pane.id).copied();
-                let fg_pid = obs.fg_pid.get(&pane.id).copied();
                 if let Some(card) =
-                    self.shell_card(prev, pane, comm, fg_pid, fg, started, now, &mut marks)
+                    self.host_card(prev, pane, &hosting, agent, started, now, &mut marks)
                 {
                     cards.push(card);
                 }
                 continue;
             }
-            let agent = self.agents.recognise(&pane, fg).map(|d| d.name.clone());
-            let prev = old.remove(&pane.id);
+            let agent = self.agents.recognise(&pane, own).map(|d| d.name.clone());
             if agent.is_none() && !self.show_all && prev.as_ref().is_none_or(|c| c.agent.is_none())
             {
                 continue;
@@ -355,6 +383,14 @@ impl State {
             if born && card.pane.dead && !card.seen_alive {
                 card.seen_alive = true;
                 card.died_at = card.died_at.or(Some(now));
+            }
+            if card.pane.dead {
+                // The pane died after (or with) the agent its process hosted: the host is
+                // gone, nothing can be typed there, and tmux has the pane's status.
+                if let Some(h) = card.shell.as_mut() {
+                    h.alive = false;
+                    h.prompt = false;
+                }
             }
             if let Some(argv) = obs.foreground.get(&card.pane.id) {
                 card.argv_id = crate::core::agent::session_id_from_argv(argv).or(card.argv_id);
@@ -448,7 +484,11 @@ impl State {
             if p.dead {
                 continue;
             }
-            if self.retain_dead && !p.remain_on_exit && card.shell.is_none() {
+            // Not for a shell typed at: its pane ends when the user ends the shell.
+            if self.retain_dead
+                && !p.remain_on_exit
+                && card.shell.as_ref().is_none_or(|h| !h.prompt)
+            {
                 set("remain-on-exit", "on");
             }
             if &p.opt_agent != kind {

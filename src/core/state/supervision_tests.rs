@@ -466,3 +466,142 @@ fn the_story_of_what_happened_meanwhile_ends_with_a_key_or_the_next_death() {
     w.look(&mut s, T0 + 500);
     assert!(!story(&s), "a new death ends it");
 }
+
+#[test]
+fn an_agent_resumed_directly_after_it_ran_under_a_wrapper_dies_as_a_new_death() {
+    use crate::core::pane::{Proc, ProcTree};
+    let (mut w, mut s) = (World::new(), instance(true));
+    let look = |w: &World, s: &mut State, t: Millis, comm: &str, own: &[&str], below: Vec<Proc>| {
+        let mut o = w.obs();
+        let id = w.panes[0].id;
+        if !w.panes[0].dead {
+            o.comm.insert(id, comm.to_string());
+            o.tree.insert(
+                id,
+                std::sync::Arc::new(ProcTree {
+                    own: own.iter().map(|a| a.to_string()).collect(),
+                    below,
+                    ..Default::default()
+                }),
+            );
+        }
+        let mut fx = s.update(Msg::Tick, t);
+        fx.extend(s.update(Msg::Polled(Ok(o)), t));
+        fx
+    };
+    let claude = Proc {
+        pid: 1500,
+        ppid: 1001,
+        comm: "claude".into(),
+        argv: vec!["claude".into(), "--session-id".into(), ID.into()],
+        start: None,
+    };
+    let cc = ["/bin/bash", "/home/u/bin/cc", "--session-id", ID];
+    w.panes[0].current_command = "bash".into();
+    let fx = look(&w, &mut s, T0, "cc", &cc, vec![claude.clone()]);
+    w.apply(&mut s, fx, T0);
+    assert_eq!(s.cards[0].life, Life::Running);
+    // claude ends; the wrapper passes its status on a moment later.
+    let fx = look(&w, &mut s, T0 + 500, "cc", &cc, vec![]);
+    w.apply(&mut s, fx, T0 + 500);
+    w.kill(1);
+    let mut t = T0 + 1_000;
+    while w.relaunches == 0 && t < T0 + 10_000 {
+        let fx = look(&w, &mut s, t, "cc", &cc, vec![]);
+        w.apply(&mut s, fx, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 1);
+    // The resumed run (through the wrapper) dies too, before anyone looked: a new death,
+    // judged and journaled, and resumed in its turn.
+    w.kill(1);
+    let mut end = t + 500;
+    while w.relaunches == 1 && end < t + 30_000 {
+        let fx = look(&w, &mut s, end, "cc", &cc, vec![]);
+        w.apply(&mut s, fx, end);
+        end += 500;
+    }
+    assert_eq!(w.count("died"), 2, "{:#?}", w.journal);
+    assert_eq!(w.relaunches, 2);
+    // That run lives: the old exit mark (of the first wrapper process) says nothing of it.
+    let fx = look(&w, &mut s, end + 500, "cc", &cc, vec![claude]);
+    w.apply(&mut s, fx, end + 500);
+    assert_eq!(s.cards[0].life, Life::Running);
+    assert_eq!(w.count("died"), 2);
+}
+
+#[test]
+fn a_crash_loop_at_a_shell_prompt_is_a_new_death_each_time_and_journaled_once_each() {
+    use crate::core::pane::{Proc, ProcTree};
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.panes[0].current_command = "bash".into();
+    let look = |w: &World, s: &mut State, t: Millis, agent: Option<u32>| {
+        let mut o = w.obs();
+        let id = w.panes[0].id;
+        o.comm.insert(id, "bash".into());
+        let below = agent
+            .map(|pid| Proc {
+                pid,
+                ppid: 1001,
+                comm: "claude".into(),
+                argv: vec!["claude".into(), "--resume".into(), ID.into()],
+                start: None,
+            })
+            .into_iter()
+            .collect();
+        o.tree.insert(
+            id,
+            std::sync::Arc::new(ProcTree {
+                own: vec!["-bash".into()],
+                below,
+                ..Default::default()
+            }),
+        );
+        let mut fx = s.update(Msg::Tick, t);
+        fx.extend(s.update(Msg::Polled(Ok(o)), t));
+        fx
+    };
+    // Three runs, each dying 3 s after it started: within seconds of each other.
+    let mut t = T0;
+    for pid in [1500, 1600, 1700] {
+        let fx = look(&w, &mut s, t, Some(pid));
+        w.apply(&mut s, fx, t);
+        let fx = look(&w, &mut s, t + 3_000, None);
+        w.apply(&mut s, fx, t + 3_000);
+        t += 3_500;
+    }
+    assert_eq!(w.count("died"), 3, "{:#?}", w.journal);
+    assert_eq!(w.count("scheduled"), 3);
+}
+
+#[test]
+fn a_failed_resume_is_not_a_second_death_in_the_journal() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.look(&mut s, T0);
+    w.kill(1);
+    for t in [T0 + 500, T0 + 1_000, T0 + 1_500, T0 + 2_000] {
+        w.look(&mut s, t);
+    }
+    // The resume is due; it fails (its directory is gone).
+    let fx: Vec<Effect> = s
+        .update(Msg::Tick, T0 + 3_000)
+        .into_iter()
+        .filter(|e| !matches!(e, Effect::Relaunch { .. } | Effect::Poll))
+        .collect();
+    w.apply(&mut s, fx, T0 + 3_000);
+    let fx = s.update(
+        Msg::Relaunched {
+            pane: PaneId(1),
+            result: Err("directory /x no longer exists".into()),
+        },
+        T0 + 3_100,
+    );
+    w.apply(&mut s, fx, T0 + 3_100);
+    w.look(&mut s, T0 + 3_500);
+    assert_eq!(w.count("died"), 1, "{:#?}", w.journal);
+    assert_eq!(w.count("resume_failed"), 1);
+    assert!(matches!(
+        s.cards[0].auto,
+        Auto::Scheduled { attempt: 2, .. }
+    ));
+}
