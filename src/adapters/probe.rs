@@ -118,25 +118,30 @@ impl Prober {
             .filter_map(|p| Some((p.id, p.pid?, p.current_command.as_str())))
             .collect();
         // (pane, pid, changed): a changed pane's own process is read again; a swept one
-        // that did not change keeps what was read of it.
+        // that did not change keeps its argv and has its foreground group read again; a
+        // busy one keeps both.
         let mut stale: Vec<(PaneId, u32, bool)> = Vec::new();
+        // Panes with processes below their own (a wrapper's agent, a shell's job, an
+        // `npm exec` that will start one): their children come and go without tmux
+        // noticing. Looked at again when one of their processes ended, or when a process
+        // started on the machine below them.
+        let mut busy: Vec<(PaneId, u32)> = Vec::new();
+        let mut ended = false;
         for &(id, pid, cur) in &live {
             let known = trees.by_pane.get(&id);
             let changed = known.is_none_or(|t| t.pane_pid != pid || t.current_command != cur);
-            // Something runs below the pane's process (a wrapper's agent, a shell's job, an
-            // `npm exec` that will start one): its children come and go without tmux
-            // noticing, so it is looked at again as soon as any process started on the
-            // machine or one of its own ended.
-            let busy = known.is_some_and(|t| {
-                t.unsettled
-                    || (!t.procs.below.is_empty()
-                        && (born || t.procs.below.iter().any(|p| !alive(p.pid))))
-            });
-            if changed || busy || sweep {
+            if changed || sweep || known.is_some_and(|t| t.unsettled) {
                 stale.push((id, pid, changed));
+            } else if let Some(t) = known.filter(|t| !t.procs.below.is_empty()) {
+                if t.procs.below.iter().any(|p| !alive(p.pid)) {
+                    ended = true;
+                    stale.push((id, pid, false));
+                } else {
+                    busy.push((id, pid));
+                }
             }
         }
-        if !stale.is_empty() {
+        if !stale.is_empty() || (born && !busy.is_empty()) || ended {
             let boot = self.boot_ms;
             let tck = self.ticks_per_sec;
             let Trees {
@@ -145,7 +150,24 @@ impl Prober {
                 swept,
                 ..
             } = &mut *trees;
-            table.refresh(boot, tck);
+            let new = table.refresh(boot, tck);
+            // Every ancestor of a new process: a busy pane whose process is one of them has
+            // a new process below it.
+            let mut above = std::collections::HashSet::new();
+            for pid in new {
+                let mut p = pid;
+                for _ in 0..TREE_DEPTH + 2 {
+                    match table.known.get(&p).map(|k| k.st.ppid) {
+                        Some(pp) if pp > 1 && above.insert(pp) => p = pp,
+                        _ => break,
+                    }
+                }
+            }
+            stale.extend(
+                busy.iter()
+                    .filter(|(_, pid)| above.contains(pid))
+                    .map(|&(id, pid)| (id, pid, false)),
+            );
             for &(id, pid, changed) in &stale {
                 let cur = live
                     .iter()
@@ -156,10 +178,11 @@ impl Prober {
                 let (own, fg) = match old {
                     // Swept: the argv stands, the foreground group is read again (a script
                     // typed at a prompt leaves the current command `bash`).
-                    Some(t) if !changed => (
+                    Some(t) if !changed && sweep => (
                         t.procs.own.clone(),
                         read_stat(pid).and_then(|s| s.tpgid).or(t.fg),
                     ),
+                    Some(t) if !changed => (t.procs.own.clone(), t.fg),
                     _ => (
                         read_cmdline(pid).unwrap_or_default(),
                         read_stat(pid).and_then(|s| s.tpgid),
@@ -237,11 +260,14 @@ const SETTLE_MS: Millis = 2_000;
 /// or knew too young.
 #[derive(Default)]
 struct ProcTable {
+    pass: u64,
     known: HashMap<u32, Known>,
     children: HashMap<u32, Vec<u32>>,
 }
 
 struct Known {
+    /// The pass over `/proc` that last saw it.
+    pass: u64,
     st: Stat,
     start_ms: Option<Millis>,
     settled: bool,
@@ -249,12 +275,16 @@ struct Known {
 }
 
 impl ProcTable {
-    fn refresh(&mut self, boot_ms: Option<Millis>, tck: u64) {
+    /// Reads what is new in `/proc`; returns the pids it had not seen before.
+    fn refresh(&mut self, boot_ms: Option<Millis>, tck: u64) -> Vec<u32> {
+        let mut new = Vec::new();
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as Millis)
             .unwrap_or(0);
-        let mut seen = std::collections::HashSet::new();
+        self.pass = self.pass.wrapping_add(1);
+        let pass = self.pass;
+        let before = self.known.len();
         if let Ok(dir) = std::fs::read_dir("/proc") {
             for entry in dir.flatten() {
                 let Some(pid) = entry
@@ -264,14 +294,17 @@ impl ProcTable {
                 else {
                     continue;
                 };
-                seen.insert(pid);
-                if self.known.get(&pid).is_some_and(|k| k.settled) {
+                if let Some(k) = self.known.get_mut(&pid).filter(|k| k.settled) {
+                    k.pass = pass;
                     continue;
                 }
                 let Some(st) = read_stat(pid) else {
                     self.known.remove(&pid);
                     continue;
                 };
+                if !self.known.contains_key(&pid) {
+                    new.push(pid);
+                }
                 let start_ms = boot_ms.map(|b| b + st.start_ticks * 1000 / tck);
                 // A pid reused since, or read again while young: its argv is read again too.
                 let argv = self
@@ -283,6 +316,7 @@ impl ProcTable {
                     pid,
                     Known {
                         settled: start_ms.is_some_and(|s| now_ms.saturating_sub(s) > SETTLE_MS),
+                        pass,
                         st,
                         start_ms,
                         argv,
@@ -290,7 +324,11 @@ impl ProcTable {
                 );
             }
         }
-        self.known.retain(|pid, _| seen.contains(pid));
+        self.known.retain(|_, k| k.pass == pass);
+        // The same processes as before (nothing new, nothing gone): the map stands.
+        if new.is_empty() && self.known.len() == before {
+            return new;
+        }
         self.children.clear();
         for (&pid, k) in &self.known {
             self.children.entry(k.st.ppid).or_default().push(pid);
@@ -298,6 +336,7 @@ impl ProcTable {
         for kids in self.children.values_mut() {
             kids.sort_unstable();
         }
+        new
     }
 
     /// The children of `root` outside its terminal's foreground process group.
