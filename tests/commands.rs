@@ -239,6 +239,8 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
 
 #[test]
 fn completions_and_the_man_page_are_printed() {
+    // agentwatch prints each shell's completion script itself: no shell is run here, so
+    // none needs to be installed (the snippets run in real shells in shell_tmux.rs).
     for shell in ["bash", "zsh", "fish"] {
         let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
             .args(["completions", shell])

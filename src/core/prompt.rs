@@ -124,17 +124,6 @@ pub fn view(
     let suspended = in_fg.is_none()
         && was_running
         && host.fg_pid.is_some_and(|p| hosting.background.contains(&p));
-    if suspended {
-        pane.dead = false;
-        return HostView {
-            pane,
-            host,
-            kind,
-            idle: false,
-            exited_now: false,
-            running: true,
-        };
-    }
     if in_fg.is_some() {
         if !was_running {
             host.first_seen = Some(now);
@@ -145,6 +134,8 @@ pub fn view(
             host.fg_pid = Some(p.pid);
             host.fg_argv = p.argv.clone();
         }
+    }
+    if in_fg.is_some() || suspended {
         pane.dead = false;
         return HostView {
             pane,
