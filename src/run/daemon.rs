@@ -172,11 +172,13 @@ pub fn detach(socket: &Path, config: Option<&Path>) -> ExitCode {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    if let Some(home) = std::env::var_os("HOME") {
-        // Not the caller's directory: the daemon must not keep a mount or a deleted
-        // directory busy.
-        cmd.current_dir(home);
-    }
+    // Not the caller's directory: the daemon must not keep a mount or a deleted directory
+    // busy. HOME if it exists (it may not, for a service user), else the root.
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_dir())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    cmd.current_dir(home);
     // SAFETY: setsid is async-signal-safe; it only detaches the child from our session and
     // terminal, so the daemon outlives the shell that started it.
     unsafe {
