@@ -156,7 +156,7 @@ async fn run(cli: Cli) -> ExitCode {
         ) => ExitCode::SUCCESS,
         Some(Command::Demo) => ExitCode::SUCCESS,
         Some(Command::Status { json }) => {
-            let prober = Prober::new(tmux);
+            let prober = Prober::new(tmux).with_shells(&config.shells);
             match agentwatch::commands::status::snapshot(&config, &prober).await {
                 Ok(rows) => {
                     if *json {

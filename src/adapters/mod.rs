@@ -3,6 +3,8 @@
 
 /// Read-only lookups of an agent's session id in its own records (claude, codex).
 pub mod discover;
+/// Which processes ended, asked of the kernel once a tick (pidfds in one epoll set).
+pub mod exits;
 /// Announcing deaths: bell, desktop notification, hook.
 pub mod notify;
 /// The poller: list-panes plus /proc.

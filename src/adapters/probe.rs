@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::adapters::exits::ExitWatch;
 use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::core::agent::{is_launcher, program_name};
 use crate::core::msg::{Millis, Observation};
@@ -18,12 +19,18 @@ pub struct Prober {
     procs: Mutex<HashMap<u32, ProcInfo>>,
     /// Each live pane's foreground tree, and when the last full look at `/proc` was.
     trees: Mutex<Trees>,
+    /// Programs that hand the terminal to jobs of their own (the configured shells).
+    shells: Vec<String>,
 }
 
 /// How often every pane's tree is looked at again, changed or not: an agent started later
 /// by a wrapper that keeps its process group (`bash -c 'sleep 5; claude'`) shows no other
 /// sign.
 const SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long after its tree last changed a pane is looked at again when a process starts
+/// below it (a launcher downloading its agent, a wrapper about to start one); after that a
+/// new process shows at the next sweep, or sooner when one of the pane's processes ends.
+const YOUNG: std::time::Duration = std::time::Duration::from_secs(30);
 /// A tree deeper or larger than this is cut: a pane's agent is near its top.
 const TREE_DEPTH: usize = 6;
 const TREE_PROCS: usize = 64;
@@ -35,6 +42,8 @@ struct Trees {
     table: ProcTable,
     /// The newest pid at the last look (`/proc/loadavg`).
     newest: Option<u64>,
+    /// The processes below the panes' own, whose end means a pane's tree changed.
+    exits: ExitWatch,
 }
 
 struct Tree {
@@ -42,6 +51,8 @@ struct Tree {
     current_command: String,
     /// The terminal's foreground process group, as last read.
     fg: Option<u32>,
+    /// When the processes in it last changed.
+    changed_at: std::time::Instant,
     /// A process in it is so young that it may still exec or change its group: look again.
     unsettled: bool,
     procs: Arc<ProcTree>,
@@ -57,7 +68,16 @@ impl Prober {
             ticks_per_sec: u64::try_from(tck).ok().filter(|&t| t > 0).unwrap_or(100),
             procs: Mutex::new(HashMap::new()),
             trees: Mutex::new(Trees::default()),
+            shells: crate::config::Config::default().shells,
         }
+    }
+
+    /// The shells, as configured: only a pane whose process is one (or that runs processes
+    /// of its own) can get a new foreground job without tmux noticing, so only those are
+    /// swept.
+    pub fn with_shells(mut self, shells: &[String]) -> Prober {
+        self.shells = shells.to_vec();
+        self
     }
 
     pub fn tmux(&self) -> &Tmux {
@@ -95,7 +115,7 @@ impl Prober {
         }
         cache.retain(|pid, _| seen.contains(pid));
         drop(cache);
-        obs.tree = self.trees(&listing.panes);
+        obs.tree = self.trees(&listing.panes, &obs.comm);
         obs.listing = listing;
         Ok(obs)
     }
@@ -104,7 +124,11 @@ impl Prober {
     /// current command changed, for panes with processes below their own when a process
     /// started or one of theirs ended, and on a slow sweep; one pass over `/proc` serves
     /// every pane that needs it, and reads only the processes it has not read before.
-    fn trees(&self, panes: &[crate::core::pane::Pane]) -> HashMap<PaneId, Arc<ProcTree>> {
+    fn trees(
+        &self,
+        panes: &[crate::core::pane::Pane],
+        comm: &HashMap<PaneId, String>,
+    ) -> HashMap<PaneId, Arc<ProcTree>> {
         let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
         let now = std::time::Instant::now();
         let sweep = trees.swept.is_none_or(|t| now.duration_since(t) >= SWEEP);
@@ -126,22 +150,34 @@ impl Prober {
         // noticing. Looked at again when one of their processes ended, or when a process
         // started on the machine below them.
         let mut busy: Vec<(PaneId, u32)> = Vec::new();
-        let mut ended = false;
+        let gone = trees.exits.ended();
+        for &pid in &gone {
+            if let Some(k) = trees.table.known.get_mut(&pid) {
+                k.ended = true;
+            }
+        }
         for &(id, pid, cur) in &live {
             let known = trees.by_pane.get(&id);
             let changed = known.is_none_or(|t| t.pane_pid != pid || t.current_command != cur);
-            if changed || sweep || known.is_some_and(|t| t.unsettled) {
+            // Swept: a shell (a script typed at its prompt leaves the current command the
+            // shell's name) or a pane with processes below its own. A pane whose process is
+            // the agent itself, with nothing below, has nothing to find.
+            let swept = sweep
+                && (known.is_some_and(|t| !t.procs.below.is_empty() || !t.procs.background.is_empty())
+                    || comm
+                        .get(&id)
+                        .is_some_and(|c| crate::core::prompt::is_shell(c, &self.shells)));
+            if changed || swept || known.is_some_and(|t| t.unsettled) {
                 stale.push((id, pid, changed));
             } else if let Some(t) = known.filter(|t| !t.procs.below.is_empty()) {
-                if t.procs.below.iter().any(|p| !alive(p.pid)) {
-                    ended = true;
+                if t.procs.below.iter().any(|p| gone.contains(&p.pid)) {
                     stale.push((id, pid, false));
-                } else {
+                } else if now.duration_since(t.changed_at) < YOUNG {
                     busy.push((id, pid));
                 }
             }
         }
-        if !stale.is_empty() || (born && !busy.is_empty()) || ended {
+        if !stale.is_empty() || (born && !busy.is_empty()) {
             let boot = self.boot_ms;
             let tck = self.ticks_per_sec;
             let Trees {
@@ -190,12 +226,21 @@ impl Prober {
                 };
                 let (below, unsettled) = table.foreground_tree(pid, fg);
                 let background = table.background_children(pid, fg);
+                let same = old.is_some_and(|t| {
+                    t.procs.below.len() == below.len()
+                        && t.procs.below.iter().zip(&below).all(|(a, b)| a.pid == b.pid)
+                });
+                let changed_at = match old {
+                    Some(t) if same => t.changed_at,
+                    _ => now,
+                };
                 by_pane.insert(
                     id,
                     Tree {
                         pane_pid: pid,
                         current_command: cur,
                         fg,
+                        changed_at,
                         unsettled,
                         procs: Arc::new(ProcTree {
                             own,
@@ -211,6 +256,12 @@ impl Prober {
         }
         let ids: std::collections::HashSet<PaneId> = live.iter().map(|l| l.0).collect();
         trees.by_pane.retain(|id, _| ids.contains(id));
+        let below: std::collections::HashSet<u32> = trees
+            .by_pane
+            .values()
+            .flat_map(|t| t.procs.below.iter().map(|p| p.pid))
+            .collect();
+        trees.exits.set(&below);
         trees
             .by_pane
             .iter()
@@ -233,16 +284,6 @@ impl Prober {
         cache.insert(pid, info.clone());
         Some(info)
     }
-}
-
-/// Whether a process still exists (a zombie does, until its parent reaps it).
-fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists; no signal is sent.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// The most recently started pid on the machine: the last field of `/proc/loadavg`.
@@ -271,6 +312,9 @@ struct Known {
     st: Stat,
     start_ms: Option<Millis>,
     settled: bool,
+    /// It ended (the exit watch said so) and may linger as a zombie until reaped: no
+    /// longer part of any tree.
+    ended: bool,
     argv: Option<Vec<String>>,
 }
 
@@ -307,14 +351,16 @@ impl ProcTable {
                 }
                 let start_ms = boot_ms.map(|b| b + st.start_ticks * 1000 / tck);
                 // A pid reused since, or read again while young: its argv is read again too.
-                let argv = self
+                let prev = self
                     .known
                     .remove(&pid)
-                    .filter(|k| k.st.start_ticks == st.start_ticks && k.settled)
-                    .and_then(|k| k.argv);
+                    .filter(|k| k.st.start_ticks == st.start_ticks);
+                let ended = prev.as_ref().is_some_and(|k| k.ended);
+                let argv = prev.filter(|k| k.settled).and_then(|k| k.argv);
                 self.known.insert(
                     pid,
                     Known {
+                        ended,
                         settled: start_ms.is_some_and(|s| now_ms.saturating_sub(s) > SETTLE_MS),
                         pass,
                         st,
@@ -367,8 +413,9 @@ impl ProcTable {
                     let Some(k) = self.known.get_mut(&kid) else {
                         continue;
                     };
-                    // Background jobs (and their children) are not the pane's foreground.
-                    if k.st.pgrp != fg {
+                    // Background jobs (and their children) are not the pane's foreground;
+                    // an ended process is not there any more.
+                    if k.st.pgrp != fg || k.ended {
                         continue;
                     }
                     if out.len() >= TREE_PROCS {

@@ -88,7 +88,7 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
     notify.bell = false;
     let io = std::sync::Arc::new(
         super::Io::new(
-            Prober::new(tmux),
+            Prober::new(tmux).with_shells(&config.shells),
             crate::adapters::respawn::default_crash_dir(),
         )
         .with_journal(crate::adapters::store::journal::default_path())

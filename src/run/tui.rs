@@ -98,7 +98,7 @@ pub async fn dashboard(
     );
     let io = Arc::new(
         super::Io::new(
-            Prober::new(tmux),
+            Prober::new(tmux).with_shells(&config.shells),
             crate::adapters::respawn::default_crash_dir(),
         )
         .with_journal(crate::adapters::store::journal::default_path())
