@@ -44,7 +44,12 @@ struct Trees {
     newest: Option<u64>,
     /// The processes below the panes' own, whose end means a pane's tree changed.
     exits: ExitWatch,
+    /// The trees as last handed out.
+    shared: TreeMap,
 }
+
+/// Each live pane's foreground tree, shared with the core without a copy.
+pub type TreeMap = Arc<HashMap<PaneId, Arc<ProcTree>>>;
 
 struct Tree {
     pane_pid: u32,
@@ -123,32 +128,23 @@ impl Prober {
     /// The foreground tree of every live pane: looked at again for panes whose process or
     /// current command changed, for panes with processes below their own when a process
     /// started or one of theirs ended, and on a slow sweep; one pass over `/proc` serves
-    /// every pane that needs it, and reads only the processes it has not read before.
-    fn trees(
-        &self,
-        panes: &[crate::core::pane::Pane],
-        comm: &HashMap<PaneId, String>,
-    ) -> HashMap<PaneId, Arc<ProcTree>> {
+    /// every pane that needs it, and reads only the processes it has not read before. When
+    /// nothing changed, the map of the last look is handed out again, not rebuilt.
+    fn trees(&self, panes: &[crate::core::pane::Pane], comm: &HashMap<PaneId, String>) -> TreeMap {
         let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
         let now = std::time::Instant::now();
         let sweep = trees.swept.is_none_or(|t| now.duration_since(t) >= SWEEP);
-        // The newest pid on the machine: unchanged, no process was started since.
-        let newest = last_pid();
-        let born = newest.is_none() || newest != trees.newest;
-        trees.newest = newest;
-        let live: Vec<(PaneId, u32, &str)> = panes
-            .iter()
-            .filter(|p| !p.dead)
-            .filter_map(|p| Some((p.id, p.pid?, p.current_command.as_str())))
-            .collect();
+        if sweep {
+            trees.swept = Some(now);
+        }
         // (pane, pid, changed): a changed pane's own process is read again; a swept one
         // that did not change keeps its argv and has its foreground group read again; a
         // busy one keeps both.
         let mut stale: Vec<(PaneId, u32, bool)> = Vec::new();
         // Panes with processes below their own (a wrapper's agent, a shell's job, an
         // `npm exec` that will start one): their children come and go without tmux
-        // noticing. Looked at again when one of their processes ended, or when a process
-        // started on the machine below them.
+        // noticing. Looked at again when one of their processes ended, or while their tree
+        // is young when a process started on the machine below them.
         let mut busy: Vec<(PaneId, u32)> = Vec::new();
         let gone = trees.exits.ended();
         for &pid in &gone {
@@ -156,105 +152,50 @@ impl Prober {
                 k.ended = true;
             }
         }
-        for &(id, pid, cur) in &live {
-            let known = trees.by_pane.get(&id);
-            let changed = known.is_none_or(|t| t.pane_pid != pid || t.current_command != cur);
+        let mut live = 0;
+        for p in panes.iter().filter(|p| !p.dead) {
+            let Some(pid) = p.pid else { continue };
+            live += 1;
+            let known = trees.by_pane.get(&p.id);
+            let changed =
+                known.is_none_or(|t| t.pane_pid != pid || t.current_command != p.current_command);
             // Swept: a shell (a script typed at its prompt leaves the current command the
             // shell's name) or a pane with processes below its own. A pane whose process is
             // the agent itself, with nothing below, has nothing to find.
             let swept = sweep
                 && (known.is_some_and(|t| !t.procs.below.is_empty() || !t.procs.background.is_empty())
                     || comm
-                        .get(&id)
+                        .get(&p.id)
                         .is_some_and(|c| crate::core::prompt::is_shell(c, &self.shells)));
             if changed || swept || known.is_some_and(|t| t.unsettled) {
-                stale.push((id, pid, changed));
+                stale.push((p.id, pid, changed));
             } else if let Some(t) = known.filter(|t| !t.procs.below.is_empty()) {
                 if t.procs.below.iter().any(|p| gone.contains(&p.pid)) {
-                    stale.push((id, pid, false));
+                    stale.push((p.id, pid, false));
                 } else if now.duration_since(t.changed_at) < YOUNG {
-                    busy.push((id, pid));
+                    busy.push((p.id, pid));
                 }
             }
         }
-        if !stale.is_empty() || (born && !busy.is_empty()) {
-            let boot = self.boot_ms;
-            let tck = self.ticks_per_sec;
-            let Trees {
-                by_pane,
-                table,
-                swept,
-                ..
-            } = &mut *trees;
-            let new = table.refresh(boot, tck);
-            // Every ancestor of a new process: a busy pane whose process is one of them has
-            // a new process below it.
-            let mut above = std::collections::HashSet::new();
-            for pid in new {
-                let mut p = pid;
-                for _ in 0..TREE_DEPTH + 2 {
-                    match table.known.get(&p).map(|k| k.st.ppid) {
-                        Some(pp) if pp > 1 && above.insert(pp) => p = pp,
-                        _ => break,
-                    }
-                }
-            }
-            stale.extend(
-                busy.iter()
-                    .filter(|(_, pid)| above.contains(pid))
-                    .map(|&(id, pid)| (id, pid, false)),
-            );
-            for &(id, pid, changed) in &stale {
-                let cur = live
-                    .iter()
-                    .find(|l| l.0 == id)
-                    .map(|l| l.2.to_string())
-                    .unwrap_or_default();
-                let old = by_pane.get(&id).filter(|t| t.pane_pid == pid);
-                let (own, fg) = match old {
-                    // Swept: the argv stands, the foreground group is read again (a script
-                    // typed at a prompt leaves the current command `bash`).
-                    Some(t) if !changed && sweep => (
-                        t.procs.own.clone(),
-                        read_stat(pid).and_then(|s| s.tpgid).or(t.fg),
-                    ),
-                    Some(t) if !changed => (t.procs.own.clone(), t.fg),
-                    _ => (
-                        read_cmdline(pid).unwrap_or_default(),
-                        read_stat(pid).and_then(|s| s.tpgid),
-                    ),
-                };
-                let (below, unsettled) = table.foreground_tree(pid, fg);
-                let background = table.background_children(pid, fg);
-                let same = old.is_some_and(|t| {
-                    t.procs.below.len() == below.len()
-                        && t.procs.below.iter().zip(&below).all(|(a, b)| a.pid == b.pid)
-                });
-                let changed_at = match old {
-                    Some(t) if same => t.changed_at,
-                    _ => now,
-                };
-                by_pane.insert(
-                    id,
-                    Tree {
-                        pane_pid: pid,
-                        current_command: cur,
-                        fg,
-                        changed_at,
-                        unsettled,
-                        procs: Arc::new(ProcTree {
-                            own,
-                            below,
-                            background,
-                        }),
-                    },
-                );
-            }
-            if sweep {
-                *swept = Some(now);
-            }
+        // The newest pid on the machine: unchanged, no process was started since.
+        let born = !busy.is_empty() && {
+            let newest = last_pid();
+            let born = newest.is_none() || newest != trees.newest;
+            trees.newest = newest;
+            born
+        };
+        if stale.is_empty() && !born && live == trees.by_pane.len() {
+            // The same panes, none changed: the same trees.
+            return Arc::clone(&trees.shared);
         }
-        let ids: std::collections::HashSet<PaneId> = live.iter().map(|l| l.0).collect();
+        if !stale.is_empty() || born {
+            self.walk(&mut trees, panes, stale, &busy, sweep, now);
+        }
+        let ids: std::collections::HashSet<PaneId> = panes
+            .iter()
+            .filter(|p| !p.dead && p.pid.is_some())
+            .map(|p| p.id)
+            .collect();
         trees.by_pane.retain(|id, _| ids.contains(id));
         let below: std::collections::HashSet<u32> = trees
             .by_pane
@@ -262,11 +203,92 @@ impl Prober {
             .flat_map(|t| t.procs.below.iter().map(|p| p.pid))
             .collect();
         trees.exits.set(&below);
-        trees
-            .by_pane
-            .iter()
-            .map(|(id, t)| (*id, Arc::clone(&t.procs)))
-            .collect()
+        trees.shared = Arc::new(
+            trees
+                .by_pane
+                .iter()
+                .map(|(id, t)| (*id, Arc::clone(&t.procs)))
+                .collect(),
+        );
+        Arc::clone(&trees.shared)
+    }
+
+    /// One pass over `/proc`, then the trees of the `stale` panes, and of the `busy` ones a
+    /// new process started below, walked again.
+    fn walk(
+        &self,
+        trees: &mut Trees,
+        panes: &[crate::core::pane::Pane],
+        mut stale: Vec<(PaneId, u32, bool)>,
+        busy: &[(PaneId, u32)],
+        sweep: bool,
+        now: std::time::Instant,
+    ) {
+        let Trees { by_pane, table, .. } = trees;
+        let new = table.refresh(self.boot_ms, self.ticks_per_sec);
+        // Every ancestor of a new process: a busy pane whose process is one of them has a
+        // new process below it.
+        let mut above = std::collections::HashSet::new();
+        for pid in new {
+            let mut p = pid;
+            for _ in 0..TREE_DEPTH + 2 {
+                match table.known.get(&p).map(|k| k.st.ppid) {
+                    Some(pp) if pp > 1 && above.insert(pp) => p = pp,
+                    _ => break,
+                }
+            }
+        }
+        stale.extend(
+            busy.iter()
+                .filter(|(_, pid)| above.contains(pid))
+                .map(|&(id, pid)| (id, pid, false)),
+        );
+        for &(id, pid, changed) in &stale {
+            let cur = panes
+                .iter()
+                .find(|p| p.id == id)
+                .map(|p| p.current_command.clone())
+                .unwrap_or_default();
+            let old = by_pane.get(&id).filter(|t| t.pane_pid == pid);
+            let (own, fg) = match old {
+                // Swept: the argv stands, the foreground group is read again (a script
+                // typed at a prompt leaves the current command `bash`).
+                Some(t) if !changed && sweep => (
+                    t.procs.own.clone(),
+                    read_stat(pid).and_then(|s| s.tpgid).or(t.fg),
+                ),
+                Some(t) if !changed => (t.procs.own.clone(), t.fg),
+                _ => (
+                    read_cmdline(pid).unwrap_or_default(),
+                    read_stat(pid).and_then(|s| s.tpgid),
+                ),
+            };
+            let (below, unsettled) = table.foreground_tree(pid, fg);
+            let background = table.background_children(pid, fg);
+            let same = old.is_some_and(|t| {
+                t.procs.below.len() == below.len()
+                    && t.procs.below.iter().zip(&below).all(|(a, b)| a.pid == b.pid)
+            });
+            let changed_at = match old {
+                Some(t) if same => t.changed_at,
+                _ => now,
+            };
+            by_pane.insert(
+                id,
+                Tree {
+                    pane_pid: pid,
+                    current_command: cur,
+                    fg,
+                    changed_at,
+                    unsettled,
+                    procs: Arc::new(ProcTree {
+                        own,
+                        below,
+                        background,
+                    }),
+                },
+            );
+        }
     }
 
     /// Start time and name of a process, cached by pid (neither changes for a pid's life).

@@ -98,7 +98,7 @@ pub struct Observation {
     /// Each live pane's own argv and foreground process tree below its own process
     /// (breadth first): the descendants in the terminal's foreground process group. Re-read only when the pane's
     /// process or current command changes, one of them ends, or on a slow sweep.
-    pub tree: HashMap<PaneId, Arc<crate::core::pane::ProcTree>>,
+    pub tree: Arc<HashMap<PaneId, Arc<crate::core::pane::ProcTree>>>,
 }
 
 /// Something that happened.

@@ -476,7 +476,7 @@ fn an_agent_resumed_directly_after_it_ran_under_a_wrapper_dies_as_a_new_death() 
         let id = w.panes[0].id;
         if !w.panes[0].dead {
             o.comm.insert(id, comm.to_string());
-            o.tree.insert(
+            std::sync::Arc::make_mut(&mut o.tree).insert(
                 id,
                 std::sync::Arc::new(ProcTree {
                     own: own.iter().map(|a| a.to_string()).collect(),
@@ -549,7 +549,7 @@ fn a_crash_loop_at_a_shell_prompt_is_a_new_death_each_time_and_journaled_once_ea
             })
             .into_iter()
             .collect();
-        o.tree.insert(
+        std::sync::Arc::make_mut(&mut o.tree).insert(
             id,
             std::sync::Arc::new(ProcTree {
                 own: vec!["-bash".into()],
