@@ -122,7 +122,7 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>, String)> {
         pid: num(f[9]),
         current_command: text(f[11]),
         start_command: text(f[12]),
-        current_path: text(f[13]),
+        current_path: undeleted(text(f[13])),
         start_path: text(f[14]),
         remain_on_exit: matches!(f[15], b"on" | b"failed" | b"key"),
         window_activity: num(f[16]).unwrap_or(0),
@@ -142,6 +142,16 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>, String)> {
         opt_judged: text(f[31]),
     };
     Some((pane, num(f[10]), text(f[32])))
+}
+
+/// The directory a process works in, as it was named: the kernel appends ` (deleted)` to the
+/// path of a directory removed under it, which would otherwise be recorded as the place to
+/// relaunch in (and then reported as missing under a name it never had).
+fn undeleted(path: String) -> String {
+    match path.strip_suffix(" (deleted)") {
+        Some(p) if p.starts_with('/') => p.to_string(),
+        _ => path,
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +181,13 @@ mod tests {
         let l = parse_listing(&out);
         assert!(l.panes.is_empty());
         assert_eq!(l.malformed, 2);
+    }
+
+    #[test]
+    fn a_removed_working_directory_keeps_its_name() {
+        assert_eq!(undeleted("/w/proj (deleted)".into()), "/w/proj");
+        assert_eq!(undeleted("/w/proj".into()), "/w/proj");
+        assert_eq!(undeleted(" (deleted)".into()), " (deleted)");
     }
 
     #[test]
