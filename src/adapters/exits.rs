@@ -98,12 +98,7 @@ impl ExitWatch {
         };
         // SAFETY: both fds are open; ev lives across the call.
         let r = unsafe {
-            libc::epoll_ctl(
-                ep.as_raw_fd(),
-                libc::EPOLL_CTL_ADD,
-                fd.as_raw_fd(),
-                &mut ev,
-            )
+            libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev)
         };
         (r == 0).then_some(fd)
     }
@@ -146,8 +141,14 @@ mod tests {
         assert!(w.ended().is_empty(), "a running process has not ended");
         child.kill().expect("kill our own child");
         // Not reaped yet: a zombie has ended all the same.
-        assert!(wait_for_end(&mut w, pid), "the end of {pid} was never reported");
-        assert!(w.ended().is_empty(), "reported once, then no longer watched");
+        assert!(
+            wait_for_end(&mut w, pid),
+            "the end of {pid} was never reported"
+        );
+        assert!(
+            w.ended().is_empty(),
+            "reported once, then no longer watched"
+        );
         child.wait().expect("reap");
     }
 
@@ -168,7 +169,9 @@ mod tests {
 
     #[test]
     fn a_pid_that_is_gone_already_is_reported_ended() {
-        let mut a = std::process::Command::new("true").spawn().expect("true runs");
+        let mut a = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
         let pid = a.id();
         a.wait().expect("reap");
         let mut w = ExitWatch::new();

@@ -163,7 +163,8 @@ impl Prober {
             // shell's name) or a pane with processes below its own. A pane whose process is
             // the agent itself, with nothing below, has nothing to find.
             let swept = sweep
-                && (known.is_some_and(|t| !t.procs.below.is_empty() || !t.procs.background.is_empty())
+                && (known
+                    .is_some_and(|t| !t.procs.below.is_empty() || !t.procs.background.is_empty())
                     || comm
                         .get(&p.id)
                         .is_some_and(|c| crate::core::prompt::is_shell(c, &self.shells)));
@@ -267,7 +268,11 @@ impl Prober {
             let background = table.background_children(pid, fg);
             let same = old.is_some_and(|t| {
                 t.procs.below.len() == below.len()
-                    && t.procs.below.iter().zip(&below).all(|(a, b)| a.pid == b.pid)
+                    && t.procs
+                        .below
+                        .iter()
+                        .zip(&below)
+                        .all(|(a, b)| a.pid == b.pid)
             });
             let changed_at = match old {
                 Some(t) if same => t.changed_at,
