@@ -1,5 +1,22 @@
 //! Stand-in for AI agent CLIs (claude, codex, gemini, aider) used by the
 //! integration tests. It logs its invocation and then runs a scripted "plan".
+//!
+//! Named `claude`, `gemini` or `opencode` it keeps their session rules as measured on the
+//! real CLIs (claude 2.1.197, gemini 0.61.0, opencode 1.18.33), so that the suite needs no
+//! network:
+//! - claude turns SIGTERM and SIGHUP into exit codes 143 and 129. With its config folder
+//!   present (`$CLAUDE_CONFIG_DIR`, else `~/.claude`), a session is resumable only once it
+//!   got a first message (plan line `message`: the transcript
+//!   `projects/<slug of the cwd>/<id>.jsonl`): `--resume <id>` without one prints
+//!   `No conversation found with session ID: <id>` and exits 1, `--session-id <id>` with
+//!   one prints `Error: Session ID <id> is already in use.` and exits 1.
+//! - gemini, with `${GEMINI_CLI_HOME:-~}/.gemini` present, writes its chat at start and
+//!   takes a message into it; `--resume <id>` of a chat without a message exits 42 (`Error
+//!   resuming session: No previous sessions found for this project.`), `--session-id` of an
+//!   id it has seen exits 42, and `--resume latest` or an index is not an id: it warns and
+//!   starts a fresh session.
+//! - opencode `-s <id>` of a session not in `$FAKE_AGENT_DIR/opencode/sessions/` prints
+//!   `Error: Session not found: <id>` and exits 1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -31,6 +48,7 @@ fn main() {
     if let Some(dir) = &dir {
         run = log_start(dir, &name, &args[1.min(args.len())..], pane.as_deref());
     }
+    let session = Session::start(&name, &args, dir.as_deref());
 
     let plan = dir
         .as_ref()
@@ -86,6 +104,7 @@ fn main() {
                     .append(true)
                     .open(base.join(arg));
             }
+            "message" => session.message(),
             "codex-exit-line" => {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "To continue this session, run codex resume {arg}");
@@ -160,4 +179,225 @@ fn read_plan(dir: &Path, name: &str, pane: Option<&str>) -> Option<String> {
     candidates
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok())
+}
+
+/// What an agent's own session store says, as far as the fake keeps one.
+enum Session {
+    None,
+    /// A claude transcript, and the config folder holds it.
+    Claude(PathBuf),
+    /// A gemini chat file.
+    Gemini(PathBuf),
+}
+
+impl Session {
+    /// Applies the agent's start-up rules: exits as the real CLI would when they fail.
+    fn start(name: &str, args: &[String], agent_dir: Option<&Path>) -> Session {
+        match name {
+            "claude" => claude_start(args),
+            "gemini" => gemini_start(args),
+            "opencode" => {
+                if let Some(id) = flag(args, &["-s", "--session"]) {
+                    let known =
+                        agent_dir.is_some_and(|d| d.join("opencode/sessions").join(&id).exists());
+                    if !known {
+                        fail(1, &format!("Error: Session not found: {id}"));
+                    }
+                }
+                Session::None
+            }
+            _ => Session::None,
+        }
+    }
+
+    /// The user's first message: the session becomes resumable.
+    fn message(&self) {
+        match self {
+            Session::None => {}
+            Session::Claude(path) => {
+                let _ = std::fs::create_dir_all(path.parent().unwrap());
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .unwrap();
+                let _ = writeln!(f, "{{\"type\":\"user\",\"message\":\"hello\"}}");
+            }
+            Session::Gemini(path) => {
+                let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+                let _ = writeln!(
+                    f,
+                    "{{\"type\":\"user\",\"content\":[{{\"text\":\"hello\"}}]}}"
+                );
+            }
+        }
+    }
+}
+
+fn fail(code: i32, words: &str) -> ! {
+    println!("{words}");
+    let _ = std::io::stdout().flush();
+    std::process::exit(code)
+}
+
+/// The value of the first of `names` in `args` (`--x v` or `--x=v`).
+fn flag(args: &[String], names: &[&str]) -> Option<String> {
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        for n in names {
+            if a == n {
+                return it.next().cloned();
+            }
+            if let Some(v) = a.strip_prefix(&format!("{n}=")) {
+                return Some(v.to_string());
+            }
+        }
+    }
+    None
+}
+
+fn is_uuid(s: &str) -> bool {
+    uuid::Uuid::try_parse(s).is_ok() && s.len() == 36
+}
+
+extern "C" fn exit_on_signal(sig: libc::c_int) {
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(128 + sig) }
+}
+
+fn claude_start(args: &[String]) -> Session {
+    // claude handles SIGTERM and SIGHUP and exits with 128+N.
+    // SAFETY: the handler only calls _exit.
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            exit_on_signal as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGHUP,
+            exit_on_signal as *const () as libc::sighandler_t,
+        );
+    }
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
+    let Some(config) = config.filter(|c| c.is_dir()) else {
+        return Session::None;
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let slug: String = cwd
+        .to_string_lossy()
+        .encode_utf16()
+        .map(|u| {
+            char::from_u32(u32::from(u))
+                .filter(char::is_ascii_alphanumeric)
+                .unwrap_or('-')
+        })
+        .collect();
+    let transcript = |id: &str| {
+        config
+            .join("projects")
+            .join(&slug)
+            .join(format!("{id}.jsonl"))
+    };
+    if let Some(id) = flag(args, &["--resume", "-r"]) {
+        let t = transcript(&id);
+        if !std::fs::metadata(&t).is_ok_and(|m| m.len() > 0) {
+            fail(1, &format!("No conversation found with session ID: {id}"));
+        }
+        return Session::Claude(t);
+    }
+    if let Some(id) = flag(args, &["--session-id"]) {
+        if !is_uuid(&id) {
+            fail(1, "Error: Invalid session ID. Must be a valid UUID.");
+        }
+        let t = transcript(&id);
+        if t.exists() {
+            fail(1, &format!("Error: Session ID {id} is already in use."));
+        }
+        return Session::Claude(t);
+    }
+    Session::Claude(transcript(&uuid::Uuid::new_v4().to_string()))
+}
+
+fn gemini_start(args: &[String]) -> Session {
+    let home = std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .or_else(|| std::env::var_os("HOME"))
+        .map(|h| PathBuf::from(h).join(".gemini"));
+    let Some(home) = home.filter(|h| h.is_dir()) else {
+        return Session::None;
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = cwd.to_string_lossy().into_owned();
+    let slug: String = Path::new(&cwd)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let slug = if slug.is_empty() {
+        "project".to_string()
+    } else {
+        slug
+    };
+    let chats = home.join("tmp").join(&slug).join("chats");
+    let _ = std::fs::create_dir_all(&chats);
+    let _ = std::fs::write(
+        home.join("projects.json"),
+        serde_json::json!({ "projects": { cwd.clone(): slug } }).to_string(),
+    );
+    let _ = std::fs::write(home.join("tmp").join(&slug).join(".project_root"), &cwd);
+    let chat_of = |id: &str| -> Option<PathBuf> {
+        let short = id.get(..8)?;
+        std::fs::read_dir(&chats)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(&format!("-{short}.jsonl")))
+                    && std::fs::read_to_string(p).is_ok_and(|t| t.contains(id))
+            })
+    };
+    let mut id = uuid::Uuid::new_v4().to_string();
+    if let Some(want) = flag(args, &["--resume", "-r"]) {
+        if want == "latest" || want.bytes().all(|b| b.is_ascii_digit()) {
+            // Not an id: gemini warns and goes on as a fresh session.
+            println!("No previous sessions found for this project.");
+        } else {
+            let resumable = chat_of(&want)
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .is_some_and(|t| t.contains("\"type\":\"user\""));
+            if !resumable {
+                fail(
+                    42,
+                    "Error resuming session: No previous sessions found for this project.",
+                );
+            }
+            id = want;
+        }
+    } else if let Some(want) = flag(args, &["--session-id"]) {
+        if chat_of(&want).is_some() {
+            fail(
+                42,
+                &format!("Error starting session: Session ID \"{want}\" already exists. Use --resume to resume it, or provide a different ID."),
+            );
+        }
+        id = want;
+    }
+    // Interactive gemini writes its chat at start, before any message.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let path = chats.join(format!("session-{now}-{}.jsonl", &id[..8.min(id.len())]));
+    let _ = std::fs::write(
+        &path,
+        format!("{{\"sessionId\":\"{id}\",\"kind\":\"main\"}}\n"),
+    );
+    Session::Gemini(path)
 }

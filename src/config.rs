@@ -107,6 +107,10 @@ pub struct AgentConfig {
     pub id: Option<IdShape>,
     /// Wrapper programs or scripts that run this agent and pass their arguments through.
     pub wrappers: Option<Vec<String>>,
+    /// Words the agent prints when asked to resume a session it has no record of.
+    pub no_session: Option<Vec<String>>,
+    /// The agent starts a session again under an id it keeps no record of.
+    pub start_again: Option<bool>,
     pub auto_resume: Option<AutoResumeOverride>,
 }
 
@@ -460,6 +464,9 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         resume: Vec::new(),
         id: IdShape::Token,
         wrappers: Vec::new(),
+        no_session: Vec::new(),
+        start_again: false,
+        resume_reconnects: false,
     });
     let resume = a.resume.clone().unwrap_or(base.resume);
     // A new kind whose resume argv names no id is one without ids (like aider).
@@ -476,6 +483,9 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         resume,
         id,
         wrappers: a.wrappers.clone().unwrap_or(base.wrappers),
+        no_session: a.no_session.clone().unwrap_or(base.no_session),
+        start_again: a.start_again.unwrap_or(base.start_again),
+        resume_reconnects: base.resume_reconnects,
     }
 }
 

@@ -7,9 +7,6 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use agentwatch::adapters::probe::Prober;
-use agentwatch::adapters::tmux::client::Tmux;
-use agentwatch::config::Config;
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
@@ -18,14 +15,7 @@ use agentwatch::run::{look_once, Io};
 use common::TmuxServer;
 
 fn watcher(server: &TmuxServer, backoff: &[u64]) -> (State, Io) {
-    let mut config = Config::default();
-    config.auto_resume.backoff_secs = backoff.to_vec();
-    let tmux =
-        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
-    let state = State::new(&config, false, String::new(), (200, 50));
-    let io = Io::new(Prober::new(tmux), Some(server.dir.path().join("crashes")))
-        .with_journal(Some(server.dir.path().join("journal.jsonl")));
-    (state, io)
+    server.supervisor(backoff)
 }
 
 fn card<'a>(state: &'a State, pane: &str) -> &'a Card {

@@ -27,7 +27,10 @@ fn watcher(server: &TmuxServer) -> (State, Io) {
         (200, 50),
     );
     let crashes = server.dir.path().join("crashes");
-    (state, Io::new(Prober::new(tmux), Some(crashes)))
+    (
+        state,
+        Io::new(Prober::new(tmux), Some(crashes)).with_stores(server.stores()),
+    )
 }
 
 fn life(state: &State, pane: &str) -> Option<Life> {
@@ -130,7 +133,7 @@ async fn retain_dead_false_never_sets_remain_on_exit() {
         ..Config::default()
     };
     let mut state = State::new(&config, false, String::new(), (200, 50));
-    let io = Io::new(Prober::new(tmux), None);
+    let io = Io::new(Prober::new(tmux), None).with_stores(server.stores());
     for _ in 0..3 {
         look_once(&mut state, &io).await;
     }
@@ -145,7 +148,7 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
     let sock = server.dir.path().join("later.sock");
     let tmux = Tmux::new(sock.clone(), Duration::from_secs(5));
     let mut state = State::new(&Config::default(), false, String::new(), (80, 24));
-    let io = Io::new(Prober::new(tmux), None);
+    let io = Io::new(Prober::new(tmux), None).with_stores(server.stores());
     look_once(&mut state, &io).await;
     assert!(matches!(
         state.server,

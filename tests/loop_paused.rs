@@ -82,6 +82,7 @@ impl Answer for Fake {
                 pane: r.pane,
                 found: None,
             }),
+            Effect::ReadTail(pane) => Some(Msg::Tail { pane, text: None }),
             Effect::KickServer(_)
             | Effect::Journal(_)
             | Effect::CaptureHistory(_)

@@ -29,7 +29,7 @@ async fn every_quick_death_is_shown_with_its_real_code() {
     let tmux =
         Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
     let mut state = State::new(&config, false, String::new(), (200, 50));
-    let io = Io::new(Prober::new(tmux), None);
+    let io = Io::new(Prober::new(tmux), None).with_stores(server.stores());
     let pane = server.new_window(&["claude"]);
     let id = PaneId::parse(&pane).unwrap();
     let mut lost_seen = 0;

@@ -50,7 +50,10 @@ fn watcher(server: &TmuxServer) -> (State, Io) {
     config.auto_resume.enabled = false;
     let state = State::new(&config, false, String::new(), (200, 50));
     let crashes = server.dir.path().join("crashes");
-    (state, Io::new(Prober::new(tmux), Some(crashes)))
+    (
+        state,
+        Io::new(Prober::new(tmux), Some(crashes)).with_stores(server.stores()),
+    )
 }
 
 fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {

@@ -27,7 +27,8 @@ fn watcher(server: &TmuxServer) -> (State, Io) {
     let state = State::new(&config, false, String::new(), (200, 50));
     (
         state,
-        Io::new(Prober::new(tmux), Some(server.dir.path().join("crashes"))),
+        Io::new(Prober::new(tmux), Some(server.dir.path().join("crashes")))
+            .with_stores(server.stores()),
     )
 }
 
@@ -162,7 +163,7 @@ async fn auto_resume_types_the_resume_command_at_the_prompt_after_the_backoff() 
     let tmux =
         Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
     let mut state = State::new(&config, false, String::new(), (200, 50));
-    let io = Io::new(Prober::new(tmux), None);
+    let io = Io::new(Prober::new(tmux), None).with_stores(server.stores());
     type_line(&server, &pane, &format!("claude --session-id {ID}"));
     until(&mut state, &io, "the agent running", |s| {
         life(s, &pane) == Some(Life::Running)

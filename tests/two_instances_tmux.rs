@@ -36,6 +36,7 @@ fn instance(server: &TmuxServer, name: &str) -> (State, Io) {
     };
     let locks = ServerLocks::new(&server.dir.path().join("run"), &server.socket);
     let io = Io::new(Prober::new(tmux), Some(server.dir.path().join(name)))
+        .with_stores(server.stores())
         .with_journal(Some(server.dir.path().join("journal.jsonl")))
         .with_elector(Elector::new(locks, me));
     (state, io)

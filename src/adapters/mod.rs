@@ -1,7 +1,7 @@
 //! The outside world, deciding nothing: each adapter carries out what the core asked for
 //! and reports what it found.
 
-/// Read-only lookups of an agent's session id in its own records (claude, codex).
+/// Read-only lookups of an agent's session id in its own records (claude, codex, gemini).
 pub mod discover;
 /// Which processes ended, asked of the kernel once a tick (pidfds in one epoll set).
 pub mod exits;

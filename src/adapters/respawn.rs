@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::adapters::discover::Dirs;
 use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::core::agent::SESSION_ID;
 use crate::core::msg::{CrashMeta, DiscoverRequest, Millis};
-use crate::core::resume::Plan;
+use crate::core::resume::{Failure, Plan};
 use crate::core::words;
 
 /// Where crash records go: `$XDG_DATA_HOME/agentwatch/crashes`.
@@ -15,28 +16,72 @@ pub fn default_crash_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "agentwatch").map(|d| d.data_dir().join("crashes"))
 }
 
-/// Relaunches per `plan`; returns the plan as carried out (a fresh start's new id filled in).
+/// Relaunches per `plan`; returns the plan as carried out (a fresh start's new id filled in,
+/// or the session started again under its id when the agent keeps no record of it).
 pub async fn relaunch(
     tmux: &Tmux,
     mut plan: Plan,
     meta: &CrashMeta,
     crash_dir: Option<&Path>,
+    stores: &Dirs,
     now: Millis,
-) -> Result<Plan, String> {
+) -> Result<Plan, Failure> {
     let output = tmux.capture_history(plan.pane).await.map_err(|e| match e {
-        TmuxError::NoSuchPane { .. } => "the pane is gone".to_string(),
-        e => format!("could not read its output first: {e}"),
+        TmuxError::NoSuchPane { .. } => Failure::lasting("the pane is gone"),
+        e => Failure::from(format!("could not read its output first: {e}")),
     })?;
     if let Some(dir) = crash_dir {
         crate::adapters::store::crash_records::save(dir, &plan, meta, &output, now).map_err(|e| {
-            format!(
+            Failure::lasting(format!(
                 "could not save the crash record in {} ({e}): relaunch refused so its output is not lost",
                 dir.display()
-            )
+            ))
         })?;
     }
     if !Path::new(&plan.cwd).is_dir() {
-        return Err(format!("directory {} no longer exists", plan.cwd));
+        return Err(Failure::lasting(format!(
+            "directory {} no longer exists",
+            plan.cwd
+        )));
+    }
+    if let (Some(id), false) = (plan.session_id.clone(), plan.fresh) {
+        let (agent, not) = (
+            plan.agent.clone(),
+            plan.dead_pid.into_iter().collect::<Vec<_>>(),
+        );
+        let (lookup, dirs) = (id.clone(), stores.clone());
+        let holder = tokio::task::spawn_blocking(move || {
+            crate::adapters::discover::live_elsewhere_in(&agent, &lookup, &not, &dirs)
+        })
+        .await
+        .ok()
+        .flatten();
+        match holder {
+            Some(pid) if !plan.reconnects => {
+                return Err(Failure::lasting(format!(
+                    "{} session {} is open in another process (pid {pid}): a relaunch would run it twice; end that one, then r",
+                    plan.agent,
+                    crate::core::text::short_id(&id)
+                )))
+            }
+            held => plan.held_by = held,
+        }
+    }
+    if let (Some(instead), Some(id)) = (&plan.unrecorded, &plan.session_id) {
+        // A session that never got a first message cannot be resumed (`claude --resume`
+        // says "No conversation found"); it can be started again under the same id.
+        let (agent, cwd, id) = (plan.agent.clone(), plan.cwd.clone(), id.clone());
+        let dirs = stores.clone();
+        let recorded = tokio::task::spawn_blocking(move || {
+            crate::adapters::discover::recorded_in(&agent, &cwd, &id, &dirs)
+        })
+        .await
+        .ok()
+        .flatten();
+        if recorded == Some(false) {
+            plan.argv = instead.clone();
+            plan.again = true;
+        }
     }
     if plan.session_id.as_deref() == Some(SESSION_ID) {
         let id = uuid::Uuid::new_v4().to_string();
@@ -56,8 +101,8 @@ pub async fn relaunch(
         Err(TmuxError::Failed { detail }) if detail.contains("still active") => {
             Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
         }
-        Err(TmuxError::NoSuchPane { .. }) => Err("the pane is gone".into()),
-        Err(e) => Err(e.to_string()),
+        Err(TmuxError::NoSuchPane { .. }) => Err(Failure::lasting("the pane is gone")),
+        Err(e) => Err(e.to_string().into()),
     }
 }
 
@@ -185,7 +230,11 @@ fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
 
 /// Looks for a session id in the agent's own records (and, for a dead codex pane, its
 /// exit line in the retained output).
-pub async fn discover(tmux: &Tmux, req: &DiscoverRequest) -> Option<(String, &'static str)> {
+pub async fn discover(
+    tmux: &Tmux,
+    req: &DiscoverRequest,
+    stores: &Dirs,
+) -> Option<(String, &'static str)> {
     let output = if req.dead && req.agent == "codex" {
         tmux.capture_history(req.pane)
             .await
@@ -207,7 +256,9 @@ pub async fn discover(tmux: &Tmux, req: &DiscoverRequest) -> Option<(String, &'s
         },
         died_at: req.died_at,
         output,
-        ..Default::default()
+        claude_dir: stores.claude.clone(),
+        codex_dir: stores.codex.clone(),
+        gemini_dir: stores.gemini.clone(),
     };
     let found = tokio::task::spawn_blocking(move || crate::adapters::discover::discover(&query))
         .await

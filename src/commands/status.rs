@@ -29,6 +29,9 @@ pub struct Row {
     pub attempts: u32,
     /// RFC 3339, UTC.
     pub died_at: Option<String>,
+    /// Why a dead agent is not resumed, in the card's words (`not auto-resumed: exit 143
+    /// (SIGTERM) is a deliberate stop`, `not auto-resumed: directory /x no longer exists`).
+    pub reason: Option<String>,
 }
 
 impl Row {
@@ -121,6 +124,12 @@ fn rows(state: &State) -> Vec<Row> {
                     .died_at
                     .filter(|_| c.life.is_dead())
                     .map(|t| crate::core::timefmt::rfc3339(t, 0)),
+                reason: match &c.auto {
+                    Auto::Held(h) if c.life.is_dead() => {
+                        h.reason(c.agent.as_deref().unwrap_or("the agent"))
+                    }
+                    _ => None,
+                },
             }
         })
         .collect()

@@ -13,7 +13,7 @@ pub const SESSION_ID: &str = "{session_id}";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IdShape {
-    /// `8-4-4-4-12` hex digits (claude, codex).
+    /// `8-4-4-4-12` hex digits (claude, codex, gemini).
     Uuid,
     /// 1–128 characters of `[A-Za-z0-9._-]`, not starting with `-` or `.`.
     Token,
@@ -63,6 +63,16 @@ pub struct AgentDef {
     /// arguments through to it (`cc` running `claude --dangerously-skip-permissions "$@"`):
     /// a pane running one is this agent's pane, and a relaunch runs the wrapper again.
     pub wrappers: Vec<String>,
+    /// What the agent prints when asked to resume a session it has no record of (as
+    /// `claude --resume <id>` of a session that never got a first message does).
+    pub no_session: Vec<String>,
+    /// The agent starts a session again under an id of ours that it keeps no record of
+    /// (`claude --session-id <id>` does; gemini refuses an id it has seen at all).
+    pub start_again: bool,
+    /// Resuming a session that a live process elsewhere still holds reconnects to it (codex
+    /// 0.171's background server keeps a session's work running after its pane died);
+    /// otherwise it would run the session twice, and is refused.
+    pub resume_reconnects: bool,
 }
 
 impl AgentDef {
@@ -74,7 +84,33 @@ impl AgentDef {
             resume: resume.iter().map(|s| s.to_string()).collect(),
             id,
             wrappers: Vec::new(),
+            no_session: Vec::new(),
+            start_again: false,
+            resume_reconnects: false,
         }
+    }
+
+    fn no_session(mut self, words: &[&str]) -> AgentDef {
+        self.no_session = words.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    fn start_again(mut self) -> AgentDef {
+        self.start_again = true;
+        self
+    }
+
+    /// Whether a session this agent has no record of is started again under its id
+    /// rather than resumed.
+    pub fn starts_again(&self) -> bool {
+        self.start_again && self.start_takes_id()
+    }
+
+    /// Whether the agent's output says it has no such session to resume.
+    pub fn says_no_session(&self, output: &str) -> bool {
+        self.no_session
+            .iter()
+            .any(|w| !w.is_empty() && output.contains(w.as_str()))
     }
 
     /// Whether the start argv passes a session id of our choosing.
@@ -97,20 +133,31 @@ pub fn builtin() -> Vec<AgentDef> {
             &["claude", "--session-id", SESSION_ID],
             &["claude", "--resume", SESSION_ID],
             Uuid,
-        ),
-        AgentDef::new("codex", &["codex"], &["codex", "resume", SESSION_ID], Uuid),
+        )
+        .no_session(&["No conversation found with session ID"])
+        .start_again(),
+        AgentDef {
+            resume_reconnects: true,
+            ..AgentDef::new("codex", &["codex"], &["codex", "resume", SESSION_ID], Uuid)
+                .no_session(&["No saved session found with ID"])
+        },
         AgentDef::new(
             "gemini",
             &["gemini", "--session-id", SESSION_ID],
             &["gemini", "--resume", SESSION_ID],
-            Token,
-        ),
+            Uuid,
+        )
+        // gemini 0.61: "Error resuming session: No previous sessions found for this
+        // project." or "Invalid session identifier" (exit 42); a session killed before its
+        // first message cannot be started again either ("already exists").
+        .no_session(&["No previous sessions found", "Invalid session identifier"]),
         AgentDef::new(
             "opencode",
             &["opencode"],
             &["opencode", "--session", SESSION_ID],
             Token,
-        ),
+        )
+        .no_session(&["Session not found"]),
         AgentDef::new(
             "aider",
             &["aider"],
@@ -373,13 +420,17 @@ impl Agents {
         if self.defs.iter().all(|d| d.wrappers.is_empty()) {
             return None;
         }
-        let names: Vec<&str> = std::iter::once(program_name(comm))
-            .chain(argv.and_then(|a| a.first()).map(|w| program_name(w)))
-            .chain(argv.and_then(script_of).map(program_name))
-            .collect();
-        self.defs
-            .iter()
-            .find(|d| d.wrappers.iter().any(|w| names.contains(&w.as_str())))
+        // Asked for every pane on every poll: no allocation.
+        let names = [
+            Some(program_name(comm)),
+            argv.and_then(|a| a.first()).map(|w| program_name(w)),
+            argv.and_then(script_of).map(program_name),
+        ];
+        self.defs.iter().find(|d| {
+            d.wrappers
+                .iter()
+                .any(|w| names.iter().flatten().any(|n| *n == w.as_str()))
+        })
     }
 
     /// Which agent runs in a pane, by the rules in order: the `@agentwatch_agent` option;
@@ -402,24 +453,29 @@ impl Agents {
     }
 }
 
-/// A session id named on an agent's command line: `--session-id X`, `--session-id=X`,
-/// `--resume X`, `--resume=X`, `-r X`, `--session X`, or `resume X` (codex).
-/// The caller still checks it against the agent's [`IdShape`].
-pub fn session_id_from_argv(argv: &[String]) -> Option<String> {
-    let mut it = argv.iter().skip(1).peekable();
-    while let Some(w) = it.next() {
+/// A session id named on a `kind` agent's command line: `--session-id X`, `--session-id=X`,
+/// `--resume X`, `--resume=X`, `-r X`, `--session X`; codex `resume X`; opencode `-s X`;
+/// amp `threads continue X` (`t c X`). The caller still checks it against the agent's
+/// [`IdShape`]: `gemini --resume latest` names no id.
+pub fn session_id_from_argv(kind: &str, argv: &[String]) -> Option<String> {
+    let words: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+    for (i, &w) in words.iter().enumerate() {
         for flag in ["--session-id", "--resume", "--session"] {
             if let Some(v) = w.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
                 return Some(v.to_string());
             }
         }
-        let takes_value =
-            matches!(w.as_str(), "--session-id" | "--resume" | "-r" | "--session") || w == "resume";
+        let before = i.checked_sub(1).map(|j| words[j]);
+        let takes_value = match w {
+            "--session-id" | "--resume" | "-r" | "--session" => true,
+            "resume" => kind == "codex",
+            "-s" => kind == "opencode",
+            "continue" | "c" => kind == "amp" && matches!(before, Some("threads" | "t")),
+            _ => false,
+        };
         if takes_value {
-            if let Some(v) = it.peek() {
-                if !v.starts_with('-') {
-                    return Some(v.to_string());
-                }
+            if let Some(v) = words.get(i + 1).filter(|v| !v.starts_with('-')) {
+                return Some(v.to_string());
             }
         }
     }
@@ -514,19 +570,37 @@ mod tests {
     #[test]
     fn session_ids_are_read_from_argv_forms() {
         let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
-        for argv in [
-            v(&["claude", "--session-id", id]),
-            v(&["claude", &format!("--resume={id}")]),
-            v(&["codex", "resume", id]),
-            v(&["claude", "-r", id]),
+        for (kind, argv) in [
+            ("claude", v(&["claude", "--session-id", id])),
+            ("claude", v(&["claude", &format!("--resume={id}")])),
+            ("codex", v(&["codex", "resume", id])),
+            ("claude", v(&["claude", "-r", id])),
+            ("opencode", v(&["opencode", "-s", id])),
+            ("opencode", v(&["opencode", "--session", id])),
+            ("amp", v(&["amp", "threads", "continue", id])),
+            ("amp", v(&["amp", "t", "c", id])),
+            ("amp", v(&["node", "/x/bin/amp", "threads", "c", id])),
         ] {
-            assert_eq!(session_id_from_argv(&argv).as_deref(), Some(id), "{argv:?}");
+            let got = session_id_from_argv(kind, &argv);
+            assert_eq!(got.as_deref(), Some(id), "{argv:?}");
         }
-        assert_eq!(session_id_from_argv(&v(&["claude", "--resume"])), None);
         assert_eq!(
-            session_id_from_argv(&v(&["claude", "--resume", "--x"])),
+            session_id_from_argv("claude", &v(&["claude", "--resume"])),
             None
         );
+        assert_eq!(
+            session_id_from_argv("claude", &v(&["claude", "--resume", "--x"])),
+            None
+        );
+        // Words that take a value for one agent are plain words for another.
+        for (kind, argv) in [
+            ("codex", v(&["codex", "-s", "read-only"])),
+            ("gemini", v(&["gemini", "-s", "fix it"])),
+            ("claude", v(&["claude", "resume", "the work"])),
+            ("amp", v(&["amp", "continue", id])),
+        ] {
+            assert_eq!(session_id_from_argv(kind, &argv), None, "{argv:?}");
+        }
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub fn text(key: &str, auto: &Auto) -> Option<String> {
         Auto::Held(Hold::NoSessionId) => "no_id".to_string(),
         Auto::Held(Hold::Unwatched) => "unwatched".to_string(),
         Auto::Held(Hold::Deliberate(what)) => format!("deliberate {what}"),
+        Auto::Held(Hold::NoSession(id)) => format!("no_session {}", one_line(id)),
+        Auto::Held(Hold::Refused(why)) => format!("refused {}", one_line(why)),
         Auto::Held(Hold::GaveUp {
             attempts,
             hourly: false,
@@ -80,6 +82,8 @@ pub fn parse(value: &str, budget: &Budget) -> Option<(String, Auto)> {
         "no_id" => Auto::Held(Hold::NoSessionId),
         "unwatched" => Auto::Held(Hold::Unwatched),
         "deliberate" if !rest.is_empty() => Auto::Held(Hold::Deliberate(rest.to_string())),
+        "no_session" if !rest.is_empty() => Auto::Held(Hold::NoSession(rest.to_string())),
+        "refused" if !rest.is_empty() => Auto::Held(Hold::Refused(rest.to_string())),
         "gave_up" => Auto::Held(Hold::GaveUp {
             attempts: count()?,
             hourly: false,
@@ -91,6 +95,11 @@ pub fn parse(value: &str, budget: &Budget) -> Option<(String, Auto)> {
         _ => return None,
     };
     Some((key.to_string(), auto))
+}
+
+/// Words kept in a pane option stay on one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The verdict kept on the card's pane for its current death, if there is one.
@@ -125,6 +134,13 @@ mod tests {
             Auto::Held(Hold::NoSessionId),
             Auto::Held(Hold::Unwatched),
             Auto::Held(Hold::Deliberate("exit 130".into())),
+            Auto::Held(Hold::Deliberate("exit 143 (SIGTERM)".into())),
+            Auto::Held(Hold::NoSession(
+                "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into(),
+            )),
+            Auto::Held(Hold::Refused(
+                "directory /home/u/my proj no longer exists".into(),
+            )),
             Auto::Held(Hold::GaveUp {
                 attempts: 3,
                 hourly: false,

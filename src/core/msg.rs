@@ -11,7 +11,7 @@ use crate::core::roster::Roster;
 use crate::core::errors::TmuxError;
 use crate::core::pane::Listing;
 use crate::core::pane::PaneId;
-use crate::core::resume::Plan;
+use crate::core::resume::{Failure, Plan};
 
 /// Milliseconds since the Unix epoch: the only clock the core knows, handed in by the loop.
 pub type Millis = u64;
@@ -118,7 +118,7 @@ pub enum Msg {
     /// A relaunch finished: the plan as carried out (with its final session id), or why not.
     Relaunched {
         pane: PaneId,
-        result: Result<Plan, String>,
+        result: Result<Plan, Failure>,
     },
     /// A pane's whole retained output, parsed, for the peek view.
     History {
@@ -153,6 +153,11 @@ pub enum Msg {
     Discovered {
         pane: PaneId,
         found: Option<(String, &'static str)>,
+    },
+    /// The last lines a dead pane printed (`None`: they could not be read).
+    Tail {
+        pane: PaneId,
+        text: Option<String>,
     },
 }
 
@@ -224,6 +229,8 @@ pub enum Effect {
     SetServerOption { name: String, value: String },
     /// Capture a pane's whole history with colours; answers [`Msg::History`].
     CaptureHistory(PaneId),
+    /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
+    ReadTail(PaneId),
     /// Read a pane's crash records; answers [`Msg::Records`].
     LoadRecords {
         pane: PaneId,

@@ -22,6 +22,18 @@ pub struct Plan {
     /// without ids.
     pub session_id: Option<String>,
     pub fresh: bool,
+    /// The session is started again under its own id (`claude --session-id <id>`), not
+    /// resumed: the agent keeps no record of it (it never got a first message).
+    pub again: bool,
+    /// What to run instead of resuming when the agent turns out to keep no record of the
+    /// session (the relauncher looks, just before): the same id started again. `None` when
+    /// the agent cannot start with an id of ours.
+    pub unrecorded: Option<Vec<String>>,
+    /// Resuming a session a live process elsewhere holds reconnects to it (codex); when
+    /// false, such a relaunch is refused rather than run the session twice.
+    pub reconnects: bool,
+    /// Filled in by the relauncher: the live process that held the session.
+    pub held_by: Option<u32>,
     /// For an agent typed at a shell prompt: the shell, to type the command at.
     pub shell: Option<String>,
     /// The pid of the dead process: if the pane runs another by the time the relaunch
@@ -33,32 +45,72 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal(pub String);
 
+/// Why a planned relaunch was not carried out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub why: String,
+    /// Waiting will not remove the cause (the directory is gone, the crash record cannot be
+    /// written): trying again on a timer only burns the auto-resume budget.
+    pub lasting: bool,
+}
+
+impl Failure {
+    pub fn lasting(why: impl Into<String>) -> Failure {
+        Failure {
+            why: why.into(),
+            lasting: true,
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(why: String) -> Failure {
+        Failure {
+            why,
+            lasting: false,
+        }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(why: &str) -> Failure {
+        Failure::from(why.to_string())
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
 /// The session id to resume for a card, if one is known and valid: the pane option first,
-/// then the start command's argv. An id of the wrong shape is an error, never used.
+/// then the start command's argv. A recorded id of the wrong shape is an error, never used;
+/// a word on the command line that is not an id (`gemini --resume latest`, `--resume 3`)
+/// names no session.
 pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, Refusal> {
     let p = &card.pane;
-    let id = if p.opt_session_id.is_empty() {
-        named_session_id(card)
-    } else {
-        Some(p.opt_session_id.clone())
-    };
-    match id {
-        Some(id) if def.id.accepts(&id) => Ok(Some(id)),
-        Some(id) => Err(Refusal(format!(
-            "session id {:?} does not look like a {} id: relaunch refused",
-            crate::core::text::fit(&id, 40),
-            def.name
-        ))),
-        None => Ok(None),
+    if p.opt_session_id.is_empty() {
+        return Ok(named_session_id(card).filter(|id| def.id.accepts(id)));
     }
+    let id = &p.opt_session_id;
+    if def.id.accepts(id) {
+        return Ok(Some(id.clone()));
+    }
+    Err(Refusal(format!(
+        "session id {:?} does not look like a {} id: relaunch refused",
+        crate::core::text::fit(id, 40),
+        def.name
+    )))
 }
 
 /// The session id named on the agent's command line: the foreground argv of an agent typed
 /// at a shell prompt, else the pane's start command. Not checked against the id shape.
 pub fn named_session_id(card: &Card) -> Option<String> {
+    let kind = card.agent.as_deref().unwrap_or_default();
     match &card.shell {
-        Some(host) => session_id_from_argv(&host.fg_argv),
-        None => session_id_from_argv(&command_words(&card.pane.start_command))
+        Some(host) => session_id_from_argv(kind, &host.fg_argv),
+        None => session_id_from_argv(kind, &command_words(&card.pane.start_command))
             .or_else(|| card.argv_id.clone()),
     }
 }
@@ -88,6 +140,8 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         )));
     }
     let extra = extra_args(card)?;
+    // Said by the agent itself when this id was last resumed: it has no such session.
+    let unknown_to_agent = |id: &String| card.no_session.as_ref() == Some(id);
     let (template, session_id) = if fresh {
         let id = def.start_takes_id().then(|| new_id.to_string());
         (&def.start, id)
@@ -100,30 +154,43 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         }
         if def.resume_needs_id() {
             match known_session_id(card, def)? {
+                Some(id) if unknown_to_agent(&id) && !def.starts_again() => {
+                    return Err(Refusal(no_session_words(&def.name, &id)))
+                }
                 Some(id) => (&def.resume, Some(id)),
-                None => return Err(Refusal(NO_ID.into())),
+                None => return Err(Refusal(no_id_words(&def.name))),
             }
         } else {
             (&def.resume, None)
         }
     };
-    let mut argv = fill(template, session_id.as_deref());
-    if let Some(prefix) = host
+    let prefix = host
         .filter(|h| !h.prompt)
-        .and_then(|h| run_through(h, def, agents))
-    {
-        // As it ran: through the wrapper that passes its arguments on, or the agent's own
-        // program (a launcher and its script), with the resume arguments after it.
-        argv.splice(..1.min(argv.len()), prefix);
-    }
-    argv.extend(extra);
+        .and_then(|h| run_through(h, def, agents));
+    let build = |template: &[String]| {
+        let mut argv = fill(template, session_id.as_deref());
+        if let Some(prefix) = &prefix {
+            // As it ran: through the wrapper that passes its arguments on, or the agent's
+            // own program (a launcher and its script), with the resume arguments after it.
+            argv.splice(..1.min(argv.len()), prefix.iter().cloned());
+        }
+        argv.extend(extra.iter().cloned());
+        argv
+    };
+    let resumes_id = !fresh && session_id.is_some() && def.starts_again();
+    let again = resumes_id && session_id.as_ref().is_some_and(unknown_to_agent);
+    let argv = build(if again { &def.start } else { template });
     Ok(Plan {
         pane: p.id,
         agent: def.name.clone(),
         argv,
         cwd,
-        session_id,
         fresh,
+        again,
+        unrecorded: (resumes_id && !again).then(|| build(&def.start)),
+        reconnects: def.resume_reconnects,
+        held_by: None,
+        session_id,
         shell: host
             .filter(|h| h.prompt && h.alive)
             .map(|h| h.shell.clone()),
@@ -159,8 +226,37 @@ pub fn run_through(
     (!host.fg_argv.is_empty()).then(|| program_prefix(&host.fg_argv))
 }
 
+/// The words for a resume the agent answered with "no such session".
+pub fn no_session_words(agent: &str, id: &str) -> String {
+    format!(
+        "resume failed: {agent} has no session {}: R starts a fresh session",
+        crate::core::text::fit(id, 40)
+    )
+}
+
+/// The session id the agent said it has no record of, when resuming it is all that can be
+/// done (the agent cannot start again under an id of ours).
+pub fn unresumable(card: &Card, agents: &Agents) -> Option<String> {
+    let def = card.agent.as_deref().and_then(|k| agents.get(k))?;
+    let id = card.no_session.as_ref()?;
+    let known = known_session_id(card, def).ok().flatten();
+    (!def.starts_again() && known.as_ref() == Some(id)).then(|| id.clone())
+}
+
 /// What the card says when no id is known: `r` will not guess, `R` is the deliberate way.
 pub const NO_ID: &str = "no session id: R starts a fresh session";
+
+/// [`NO_ID`], with where the agent keeps its ids when agentwatch cannot read them there.
+pub fn no_id_words(agent: &str) -> String {
+    let hidden = match agent {
+        "opencode" => {
+            "opencode keeps them in its database, not read here (opencode -s <id> shows it)"
+        }
+        "amp" => "amp keeps its threads on its server (amp threads continue <id> shows it)",
+        _ => return NO_ID.to_string(),
+    };
+    format!("no session id: {hidden}: R starts a fresh session")
+}
 
 /// Whether a dead card of this kind lacks the id its resume needs.
 pub fn lacks_id(card: &Card, agents: &Agents) -> bool {
@@ -237,6 +333,83 @@ mod tests {
     }
 
     #[test]
+    fn gemini_resume_latest_or_an_index_names_no_session() {
+        let a = Agents::default();
+        for start in [
+            "gemini --resume latest",
+            "gemini --resume 3",
+            "gemini -r latest",
+        ] {
+            let card = dead_card("gemini", start, "");
+            assert!(named_session_id(&card).is_some(), "{start}");
+            let def = a.get("gemini").unwrap();
+            assert_eq!(known_session_id(&card, def), Ok(None), "{start}");
+            assert_eq!(plan(&card, &a, false, NEW), Err(Refusal(NO_ID.into())));
+        }
+        let card = dead_card("gemini", &format!("gemini --resume {ID}"), "");
+        assert_eq!(
+            plan(&card, &a, false, NEW).unwrap().argv,
+            ["gemini", "--resume", ID]
+        );
+    }
+
+    #[test]
+    fn a_session_the_agent_has_no_record_of_is_started_again_or_refused() {
+        let a = Agents::default();
+        // claude: the resume carries the start-again argv for the relauncher's check.
+        let mut card = dead_card("claude", "claude", ID);
+        let p = plan(&card, &a, false, NEW).unwrap();
+        assert_eq!(p.argv, ["claude", "--resume", ID]);
+        let again = ["claude", "--session-id", ID].map(String::from).to_vec();
+        assert_eq!(p.unrecorded, Some(again.clone()));
+        assert!(!p.again);
+        // claude said it has no such session: started again, not resumed.
+        card.no_session = Some(ID.into());
+        let p = plan(&card, &a, false, NEW).unwrap();
+        assert_eq!((p.argv, p.again, p.unrecorded), (again, true, None));
+        // codex cannot start under an id of ours: `r` refuses, `R` starts fresh.
+        let mut card = dead_card("codex", "codex", ID);
+        assert_eq!(plan(&card, &a, false, NEW).unwrap().unrecorded, None);
+        card.no_session = Some(ID.into());
+        assert_eq!(
+            plan(&card, &a, false, NEW),
+            Err(Refusal(format!(
+                "resume failed: codex has no session {ID}: R starts a fresh session"
+            )))
+        );
+        assert_eq!(unresumable(&card, &a), Some(ID.to_string()));
+        assert_eq!(plan(&card, &a, true, NEW).unwrap().argv, ["codex"]);
+        // Another id than the one it refused is resumed as usual.
+        card.no_session = Some(NEW.into());
+        assert!(plan(&card, &a, false, NEW).is_ok());
+    }
+
+    #[test]
+    fn where_an_id_cannot_be_read_the_card_says_where_it_is() {
+        let a = Agents::default();
+        let card = dead_card("opencode", "opencode", "");
+        let Err(Refusal(why)) = plan(&card, &a, false, NEW) else {
+            panic!("no id, no resume");
+        };
+        assert!(why.contains("opencode keeps them in its database"), "{why}");
+        assert!(why.ends_with("R starts a fresh session"), "{why}");
+        assert!(no_id_words("amp").contains("on its server"));
+        assert_eq!(no_id_words("claude"), NO_ID);
+        // The id on their command lines is used.
+        let card = dead_card("opencode", "opencode -s ses_dcee8e322fferoOTCq05rLS6Ah", "");
+        assert_eq!(
+            plan(&card, &a, false, NEW).unwrap().argv,
+            ["opencode", "--session", "ses_dcee8e322fferoOTCq05rLS6Ah"]
+        );
+        let t = "T-12345678-0000-4000-8000-000000000000";
+        let card = dead_card("amp", &format!("amp t c {t}"), "");
+        assert_eq!(
+            plan(&card, &a, false, NEW).unwrap().argv,
+            ["amp", "threads", "continue", t]
+        );
+    }
+
+    #[test]
     fn a_hostile_id_is_refused_never_passed_on() {
         let a = Agents::default();
         for bad in [
@@ -264,11 +437,11 @@ mod tests {
     #[test]
     fn extra_spawn_args_are_kept_and_a_live_pane_is_refused() {
         let a = Agents::default();
-        let mut card = dead_card("gemini", "gemini", "abc-123");
+        let mut card = dead_card("gemini", "gemini", ID);
         card.pane.opt_args = r#"["--model","pro 2"]"#.into();
         assert_eq!(
             plan(&card, &a, false, NEW).unwrap().argv,
-            ["gemini", "--resume", "abc-123", "--model", "pro 2"]
+            ["gemini", "--resume", ID, "--model", "pro 2"]
         );
         card.pane.dead = false;
         assert!(plan(&card, &a, false, NEW).is_err());

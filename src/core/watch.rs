@@ -85,10 +85,21 @@ pub struct Card {
     pub seen_opts: String,
     /// The budget options as this instance last wrote them.
     pub wrote_opts: String,
+    /// The write before that one: two writes can be in flight (a resume counted, then given
+    /// back when the relaunch was refused), and the pane may show the older for a look.
+    pub wrote_before: String,
     /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
     pub shell: Option<ShellHost>,
     /// A session id named in the pane process's own argv (read once per process).
     pub argv_id: Option<String>,
+    /// A session id this agent said it has no record of, the last time it was asked to
+    /// resume it (`No conversation found with session ID`): not resumed again.
+    pub no_session: Option<String>,
+    /// The last relaunch that resumed a session by id: the id and when; a death soon after
+    /// is looked at for the agent's "no such session" words.
+    pub resumed: Option<(String, Millis)>,
+    /// The dead pane's last lines were asked for (a quick death after a resume).
+    pub tail_asked: bool,
 }
 
 /// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
@@ -233,6 +244,10 @@ pub fn observe(
             // A pane respawned after it died runs what tmux started, not its old host.
             shell: c.shell.filter(|h| h.alive),
             argv_id: None,
+            // Relaunches land before the poll that sees them: what they said carries over.
+            no_session: c.no_session,
+            resumed: c.resumed,
+            tail_asked: false,
             discovered_at: None,
             discovered_dead: false,
             budget: c.budget,
@@ -244,10 +259,12 @@ pub fn observe(
             rejudge: false,
             seen_opts: c.seen_opts,
             wrote_opts: c.wrote_opts,
+            wrote_before: c.wrote_before,
         },
         None => Card {
             seen_opts: pane.budget_opts(),
             wrote_opts: String::new(),
+            wrote_before: String::new(),
             budget: Budget::from_options(
                 &pane.opt_attempts,
                 &pane.opt_resumes,
@@ -271,6 +288,9 @@ pub fn observe(
             auto_in_flight: None,
             shell: None,
             argv_id: None,
+            no_session: None,
+            resumed: None,
+            tail_asked: false,
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,

@@ -10,6 +10,9 @@ use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::core::msg::{Effect, Millis, Msg};
 use crate::core::peek_model::PeekText;
 
+/// Lines of a dead pane read to tell a failed resume ("no such session") from a crash.
+const TAIL_LINES: u32 = 40;
+
 /// What effects need: the poller (and its tmux handle) and where crash records go.
 pub struct Io {
     pub prober: Prober,
@@ -24,6 +27,8 @@ pub struct Io {
     pub clock: Clock,
     /// Who supervises the server; `None`: this instance does, alone.
     pub elector: Option<super::elector::Elector>,
+    /// Where the agents keep their sessions (claude's, codex's, gemini's folders).
+    pub stores: crate::adapters::discover::Dirs,
 }
 
 impl Io {
@@ -37,7 +42,14 @@ impl Io {
             notify: None,
             clock: Clock::start(),
             elector: None,
+            stores: Default::default(),
         }
+    }
+
+    /// The agents' session folders, when not where their environment says (tests).
+    pub fn with_stores(mut self, stores: crate::adapters::discover::Dirs) -> Io {
+        self.stores = stores;
+        self
     }
 
     pub fn with_crash_cap(mut self, records: &crate::config::CrashRecords) -> Io {
@@ -141,6 +153,7 @@ impl Io {
                     plan,
                     &meta,
                     self.crash_dir.as_deref(),
+                    &self.stores,
                     self.clock.now(),
                 )
                 .await;
@@ -255,6 +268,15 @@ impl Io {
                 };
                 Msg::History { pane, result }
             }
+            Effect::ReadTail(pane) => Msg::Tail {
+                pane,
+                text: self
+                    .tmux()
+                    .capture_tail(pane, TAIL_LINES)
+                    .await
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            },
             Effect::LoadRecords { pane, session_id } => {
                 let dir = self.crash_dir.clone();
                 let records = tokio::task::spawn_blocking(move || {
@@ -287,7 +309,7 @@ impl Io {
             },
             Effect::Discover(req) => {
                 let pane = req.pane;
-                let found = respawn::discover(self.tmux(), &req).await;
+                let found = respawn::discover(self.tmux(), &req, &self.stores).await;
                 Msg::Discovered { pane, found }
             }
         })

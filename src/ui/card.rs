@@ -227,22 +227,20 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
         });
     }
     if card.life.is_dead() {
+        let agent = card.agent.as_deref().unwrap_or("the agent");
         match &card.auto {
             Auto::Cancelled => {
                 return Some(("auto-resume cancelled: press r to relaunch".into(), false))
             }
-            Auto::Held(Hold::Unwatched) if !ctx.lacks_id => {
-                return Some((
-                    "not auto-resumed: it died while no agentwatch was watching (r resumes it)"
-                        .into(),
-                    false,
-                ))
+            Auto::Held(h @ Hold::Unwatched) if !ctx.lacks_id => {
+                return h.reason(agent).map(|r| (r, false))
             }
-            Auto::Held(Hold::Deliberate(what)) if card.life.is_alarm() => {
-                return Some((
-                    format!("not auto-resumed: {what} is a deliberate stop"),
-                    false,
-                ))
+            Auto::Held(h @ Hold::Deliberate(_)) if card.life.is_alarm() => {
+                return h.reason(agent).map(|r| (r, false))
+            }
+            // Not a cause that goes away by waiting: said in alarm, until the next death.
+            Auto::Held(h @ (Hold::NoSession(_) | Hold::Refused(_))) => {
+                return h.reason(agent).map(|r| (r, true))
             }
             Auto::Held(Hold::Off) if card.budget.paused => {
                 return Some((
@@ -254,7 +252,8 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
         }
     }
     if card.life.is_dead() && ctx.lacks_id {
-        return Some((crate::core::resume::NO_ID.to_string(), false));
+        let agent = card.agent.as_deref().unwrap_or_default();
+        return Some((crate::core::resume::no_id_words(agent), false));
     }
     if let (true, Some(r)) = (card.life.is_dead(), &ctx.relaunch) {
         return Some((r.clone(), false));

@@ -74,7 +74,9 @@ pub fn wait_until<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
 /// Test environment shared by every tmux invocation and child process:
 /// no inherited `TMUX`, `bin/` first on `PATH`, `FAKE_AGENT_DIR`, UTF-8 locale,
 /// and `TMUX_TMPDIR` inside the temp dir so a stray socket-less `tmux` call can
-/// never reach the user's real server.
+/// never reach the user's real server. The agents' own stores (claude's, codex's,
+/// gemini's) are in the temp dir too: agentwatch reads them, and never the user's; they do
+/// not exist until a test makes them (`TmuxServer::agent_store`).
 fn apply_env(cmd: &mut Command, dir: &Path, bin_dir: &Path, agent_dir: &Path) {
     let mut paths = vec![bin_dir.to_path_buf()];
     if let Some(old) = std::env::var_os("PATH") {
@@ -86,7 +88,10 @@ fn apply_env(cmd: &mut Command, dir: &Path, bin_dir: &Path, agent_dir: &Path) {
         .env("PATH", path)
         .env("FAKE_AGENT_DIR", agent_dir)
         .env("LANG", "C.UTF-8")
-        .env("TMUX_TMPDIR", dir);
+        .env("TMUX_TMPDIR", dir)
+        .env("CLAUDE_CONFIG_DIR", dir.join("claude"))
+        .env("CODEX_HOME", dir.join("codex"))
+        .env("GEMINI_CLI_HOME", dir.join("gemini-home"));
 }
 
 fn tmux_command(socket: &Path, dir: &Path, bin_dir: &Path, agent_dir: &Path) -> Command {
@@ -418,6 +423,53 @@ impl TmuxServer {
             ("XDG_DATA_HOME".into(), data),
             ("XDG_STATE_HOME".into(), state),
         ]
+    }
+
+    /// The agents' stores of this test (as the environment of its processes names them),
+    /// for an agentwatch run inside the test process.
+    pub fn stores(&self) -> agentwatch::adapters::discover::Dirs {
+        let d = self.dir.path();
+        agentwatch::adapters::discover::Dirs {
+            claude: Some(d.join("claude")),
+            codex: Some(d.join("codex")),
+            gemini: Some(d.join("gemini-home/.gemini")),
+        }
+    }
+
+    /// An agentwatch inside the test process that supervises this server (auto-resume with
+    /// `backoff`), its crash records and journal in the temp dir.
+    pub fn supervisor(
+        &self,
+        backoff: &[u64],
+    ) -> (agentwatch::core::state::State, agentwatch::run::Io) {
+        let mut config = agentwatch::config::Config::default();
+        config.auto_resume.backoff_secs = backoff.to_vec();
+        let tmux = agentwatch::adapters::tmux::client::Tmux::new(
+            self.socket.clone(),
+            Duration::from_secs(5),
+        )
+        .with_env(self.env_pairs());
+        let state = agentwatch::core::state::State::new(&config, false, String::new(), (200, 50));
+        let io = agentwatch::run::Io::new(
+            agentwatch::adapters::probe::Prober::new(tmux),
+            Some(self.dir.path().join("crashes")),
+        )
+        .with_stores(self.stores())
+        .with_journal(Some(self.dir.path().join("journal.jsonl")));
+        (state, io)
+    }
+
+    /// Creates an agent's own store in the temp dir and returns it: from then on the fake
+    /// agent keeps that agent's session rules (see `examples/fake_agent.rs`). `claude`:
+    /// `$CLAUDE_CONFIG_DIR`; `gemini`: `$GEMINI_CLI_HOME/.gemini`.
+    pub fn agent_store(&self, agent: &str) -> PathBuf {
+        let dir = match agent {
+            "claude" => self.dir.path().join("claude"),
+            "gemini" => self.dir.path().join("gemini-home/.gemini"),
+            other => panic!("no store for {other}"),
+        };
+        std::fs::create_dir_all(&dir).expect("create the agent's store");
+        dir
     }
 
     /// The journal the agentwatch under test writes.

@@ -19,6 +19,49 @@ pub(super) fn find(q: &Query, dir: &Path, budget: &mut Budget) -> Option<(String
     transcript(q, dir, budget).map(|id| (id, Source::ClaudeTranscript))
 }
 
+/// Whether claude keeps a transcript of session `id` where `claude --resume` run in `cwd`
+/// looks (claude 2.1: `projects/<slug of the real cwd>/<id>.jsonl`, not empty), which is
+/// also where `claude --session-id` finds an id "already in use". `None` when claude's
+/// folder does not exist or cannot be read: it cannot be told.
+pub(super) fn recorded(dir: &Path, cwd: &str, id: &str) -> Option<bool> {
+    let real = std::fs::canonicalize(cwd)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned))
+        .unwrap_or_else(|| cwd.to_owned());
+    let folder = dir.join("projects").join(slug(&real));
+    match std::fs::metadata(folder.join(format!("{id}.jsonl"))) {
+        // An empty one is neither resumable nor free to start again: nothing works.
+        Ok(m) => (m.len() > 0).then_some(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => dir.is_dir().then_some(false),
+        Err(_) => None,
+    }
+}
+
+/// A running claude, not one of `not`, whose registry file names session `id`.
+pub(super) fn live(dir: &Path, id: &str, not: &[u32], budget: &mut Budget) -> Option<u32> {
+    for path in budget.list(&dir.join("sessions"))? {
+        let pid = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|n| n.parse::<u32>().ok());
+        let Some(pid) = pid.filter(|p| !not.contains(p)) else {
+            continue;
+        };
+        let Some(v) = read_head(&path).and_then(|h| serde_json::from_slice::<Value>(&h.bytes).ok())
+        else {
+            continue;
+        };
+        // A file left by a claude that was killed names a pid that is gone, or reused by
+        // another process (its start time differs).
+        let named = v.get("sessionId").and_then(Value::as_str) == Some(id);
+        if named && proc_start(pid).is_some() && same_process(pid, v.get("procStart")) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
 /// Ids named by the registry files of `q.pids` that agree with the query.
 fn registry(q: &Query, dir: &Path) -> Vec<String> {
     let mut ids = Vec::new();
@@ -159,6 +202,48 @@ mod tests {
     }
 
     #[test]
+    fn a_session_is_recorded_when_its_transcript_exists_in_any_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(".claude");
+        let ask = |id: &str| {
+            super::super::recorded_in(
+                "claude",
+                CWD,
+                id,
+                &super::super::Dirs {
+                    claude: Some(dir.clone()),
+                    ..Default::default()
+                },
+            )
+        };
+        // No claude folder: claude never ran here as far as can be told.
+        assert_eq!(ask(SID), None);
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(ask(SID), Some(false), "a folder without projects");
+        transcript(&dir, SID, T0);
+        assert_eq!(ask(SID), Some(true));
+        assert_eq!(
+            ask(OTHER),
+            Some(false),
+            "a session that never got a message"
+        );
+        // Under another project's folder: `claude --resume` in this one does not find it.
+        put(
+            &dir.join("projects")
+                .join("-elsewhere")
+                .join(format!("{OTHER}.jsonl")),
+            b"{}\n",
+            T0,
+        );
+        assert_eq!(ask(OTHER), Some(false));
+        // Empty: claude resumes only a transcript with something in it, and will not
+        // start the id again either: it cannot be told what would work.
+        write(&dir, OTHER, b"", T0);
+        assert_eq!(ask(OTHER), None);
+        assert_eq!(ask("latest"), None, "not an id");
+    }
+
+    #[test]
     fn slug_matches_claude() {
         assert_eq!(slug(CWD), "-home-u-my-proj");
         assert_eq!(slug("/a/é😀.x_y"), "-a-----x-y");
@@ -194,6 +279,38 @@ mod tests {
         assert_eq!(discover(&q), None, "another process under the same pid");
         put(&file, br#"{"sessionId":"not-a-uuid"}"#, T0);
         assert_eq!(discover(&q), None);
+    }
+
+    #[test]
+    fn a_session_open_in_a_running_claude_is_live_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = super::super::Dirs {
+            claude: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        };
+        let live = |not: &[u32]| super::super::live_elsewhere_in("claude", SID, not, &dirs);
+        assert_eq!(live(&[]), None, "no registry at all");
+        // This test process plays the running claude.
+        let pid = std::process::id();
+        let start = format!(r#""procStart":"{}""#, proc_start(pid).unwrap());
+        let record = REGISTRY
+            .replace(r#""procStart":"1234567""#, &start)
+            .replace(r#""pid":48213"#, &format!(r#""pid":{pid}"#));
+        let file = dir.path().join(format!("sessions/{pid}.json"));
+        put(&file, record.as_bytes(), T0);
+        assert_eq!(live(&[]), Some(pid));
+        assert_eq!(live(&[pid]), None, "the pane's own process does not count");
+        assert_eq!(
+            super::super::live_elsewhere_in("claude", OTHER, &[], &dirs),
+            None
+        );
+        // Left by a claude that was killed: its pid now runs something else.
+        put(
+            &file,
+            record.replace(&start, r#""procStart":"1""#).as_bytes(),
+            T0,
+        );
+        assert_eq!(live(&[]), None);
     }
 
     #[test]

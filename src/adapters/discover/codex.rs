@@ -17,6 +17,30 @@ pub(super) fn find(q: &Query, dir: Option<&Path>, budget: &mut Budget) -> Option
     rollout(q, dir?, budget).map(|id| (id, Source::CodexRollout))
 }
 
+/// The process holding codex's writer lock on session `id` (its background server keeps a
+/// session loaded, and its work running, after the pane that started it died): the
+/// `flock` on `thread-writer-locks/<id>.lock`, as `/proc/locks` (`locks`) lists it.
+pub(super) fn holder(dir: &Path, id: &str, locks: &str) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let meta =
+        std::fs::metadata(dir.join("thread-writer-locks").join(format!("{id}.lock"))).ok()?;
+    let (ino, dev) = (meta.ino(), meta.dev());
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    locks.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 31597 fe:00:10051939 0 EOF`
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        let mut at = f.get(5)?.split(':');
+        let maj = u32::from_str_radix(at.next()?, 16).ok()?;
+        let min = u32::from_str_radix(at.next()?, 16).ok()?;
+        let inode: u64 = at.next()?.parse().ok()?;
+        let pid: u32 = f.get(4)?.parse().ok()?;
+        (inode == ino && maj == major && min == minor).then_some(pid)
+    })
+}
+
 /// The id of the last `codex resume <uuid>` in the output (codex prints `To continue this
 /// session, run codex resume <id>` on exit). Anything but a UUID after it is ignored.
 fn exit_line(output: &str) -> Option<String> {
@@ -203,6 +227,49 @@ mod tests {
         assert_eq!(exit_line(&wrapped).as_deref(), Some(CID));
         let two = format!("codex resume {OTHER}\n...\ncodex resume {CID}\ncodex resume --last\n");
         assert_eq!(exit_line(&two).as_deref(), Some(CID), "the last id wins");
+    }
+
+    #[test]
+    fn codex_0_171_exit_words_name_the_session() {
+        let text = format!(
+            "Disconnected from this task. Any running work continues.\nTo reconnect, run:\n  codex resume {CID}\nStop the current turn: run codex agents, select this task, and press x.\n"
+        );
+        assert_eq!(exit_line(&text).as_deref(), Some(CID));
+    }
+
+    #[test]
+    fn the_process_holding_the_writer_lock_holds_the_session() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = super::super::Dirs {
+            codex: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        };
+        let live = || super::super::live_elsewhere_in("codex", CID, &[], &dirs);
+        assert_eq!(live(), None, "no lock file");
+        let path = dir.path().join(format!("thread-writer-locks/{CID}.lock"));
+        put(&path, b"", T0);
+        assert_eq!(live(), None, "nobody holds it");
+        // This test process plays codex's background server.
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: flock on an open fd.
+        assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+        assert_eq!(live(), Some(std::process::id()));
+        assert_eq!(
+            super::super::live_elsewhere_in("codex", CID, &[std::process::id()], &dirs),
+            None
+        );
+        drop(file);
+        assert_eq!(live(), None, "released");
+        // A lock line of another file (another inode) is not this session's.
+        assert_eq!(
+            holder(
+                dir.path(),
+                CID,
+                "1: FLOCK  ADVISORY  WRITE 77 fe:00:1 0 EOF\n"
+            ),
+            None
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod claude;
 mod codex;
+mod gemini;
 
 use std::fs::File;
 use std::io::Read;
@@ -33,6 +34,7 @@ pub enum Source {
     ClaudeTranscript,
     CodexRollout,
     CodexExitLine,
+    GeminiChat,
 }
 
 impl Source {
@@ -43,6 +45,7 @@ impl Source {
             Source::ClaudeTranscript => "the only claude transcript written in this pane's run",
             Source::CodexRollout => "the only codex rollout file written in this pane's run",
             Source::CodexExitLine => "codex's exit line",
+            Source::GeminiChat => "the only gemini chat written in this pane's run",
         }
     }
 }
@@ -50,7 +53,7 @@ impl Source {
 /// What is known about the pane whose agent's session id is wanted.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
-    /// Agent kind name: "claude" or "codex"; any other finds nothing.
+    /// Agent kind name: "claude", "codex" or "gemini"; any other finds nothing.
     pub agent: String,
     /// The pane's working directory (where the agent ran).
     pub cwd: String,
@@ -66,6 +69,8 @@ pub struct Query {
     pub claude_dir: Option<PathBuf>,
     /// Default: `$CODEX_HOME`, else `~/.codex`.
     pub codex_dir: Option<PathBuf>,
+    /// Default: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+    pub gemini_dir: Option<PathBuf>,
 }
 
 /// The agent's session id and where it was found, or `None` when not exactly one fits.
@@ -83,9 +88,64 @@ pub fn discover(q: &Query) -> Option<(String, Source)> {
             let dir = dir_or(&q.codex_dir, "CODEX_HOME", ".codex");
             codex::find(q, dir.as_deref(), &mut budget)
         }
+        "gemini" => {
+            let home = std::env::var_os("GEMINI_CLI_HOME").filter(|v| !v.is_empty());
+            let dir = q
+                .gemini_dir
+                .clone()
+                .or_else(|| home.map(|h| PathBuf::from(h).join(".gemini")))
+                .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().join(".gemini")))?;
+            gemini::find(q, &dir, &mut budget)
+        }
         _ => None,
     };
     found.filter(|(id, _)| is_uuid(id))
+}
+
+/// Where the agents keep their sessions; `None`: where their environment says
+/// (`$CLAUDE_CONFIG_DIR`, `$CODEX_HOME`, `$GEMINI_CLI_HOME/.gemini`), else in the home folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dirs {
+    pub claude: Option<PathBuf>,
+    pub codex: Option<PathBuf>,
+    pub gemini: Option<PathBuf>,
+}
+
+/// Whether the agent keeps a record of session `id` where resuming it in `cwd` looks (one
+/// it can resume): `None` when it cannot be told (an agent whose records are not known
+/// here, a store that does not exist or cannot be read).
+pub fn recorded_in(agent: &str, cwd: &str, id: &str, dirs: &Dirs) -> Option<bool> {
+    if !is_uuid(id) {
+        return None;
+    }
+    match agent {
+        "claude" => {
+            let dir = dir_or(&dirs.claude, "CLAUDE_CONFIG_DIR", ".claude")?;
+            claude::recorded(&dir, cwd, id)
+        }
+        _ => None,
+    }
+}
+
+/// A live process, other than those in `not`, that holds session `id` open: claude's
+/// registry (`sessions/<pid>.json` of a running claude naming the id), codex's background
+/// server (the `flock` on `thread-writer-locks/<id>.lock`, seen in `/proc/locks`).
+pub fn live_elsewhere_in(agent: &str, id: &str, not: &[u32], dirs: &Dirs) -> Option<u32> {
+    if !is_uuid(id) {
+        return None;
+    }
+    match agent {
+        "claude" => {
+            let dir = dir_or(&dirs.claude, "CLAUDE_CONFIG_DIR", ".claude")?;
+            claude::live(&dir, id, not, &mut Budget(MAX_ENTRIES))
+        }
+        "codex" => {
+            let dir = dir_or(&dirs.codex, "CODEX_HOME", ".codex")?;
+            let locks = std::fs::read_to_string("/proc/locks").ok()?;
+            codex::holder(&dir, id, &locks).filter(|pid| !not.contains(pid))
+        }
+        _ => None,
+    }
 }
 
 /// `given`, else `$var`, else `~/<fallback>`.

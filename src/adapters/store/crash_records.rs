@@ -140,6 +140,10 @@ mod tests {
             cwd: "/w".into(),
             session_id: Some("abc".into()),
             fresh: false,
+            again: false,
+            unrecorded: None,
+            reconnects: false,
+            held_by: None,
             shell: None,
             dead_pid: None,
         }

@@ -319,6 +319,17 @@ impl Tmux {
     }
 
     /// Whole retained history of one pane, with colour escapes.
+    /// The last `lines` lines of a pane (history and screen), plain text.
+    pub async fn capture_tail(&self, pane: PaneId, lines: u32) -> Result<Vec<u8>, TmuxError> {
+        let target = pane.to_string();
+        let start = format!("-{lines}");
+        let args = ["capture-pane", "-p", "-J", "-S", &start, "-t", &target];
+        if let Some(r) = self.via_control(&args).await {
+            return r;
+        }
+        self.run(args).await
+    }
+
     pub async fn capture_history(&self, pane: PaneId) -> Result<Vec<u8>, TmuxError> {
         let target = pane.to_string();
         let args = [

@@ -43,11 +43,12 @@ impl State {
         let c = &mut self.cards[i];
         let opts = c.budget.to_options();
         // What the pane will say once this lands: our own edit, not another instance's.
-        c.wrote_opts = opts
+        let wrote = opts
             .iter()
             .map(|(_, v)| v.as_str())
             .collect::<Vec<_>>()
             .join("|");
+        c.wrote_before = std::mem::replace(&mut c.wrote_opts, wrote);
         let sets = opts.into_iter().map(|(k, v)| (c.pane.id, k, v)).collect();
         fx.push(Effect::SetOptions(sets));
     }
@@ -96,7 +97,7 @@ impl State {
             return;
         }
         c.seen_opts = on_pane;
-        if c.seen_opts == c.wrote_opts {
+        if c.seen_opts == c.wrote_opts || c.seen_opts == c.wrote_before {
             return;
         }
         let p = &c.pane;
@@ -156,6 +157,9 @@ impl State {
     }
 
     fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
+        if self.read_tail_first(i, fx) {
+            return;
+        }
         self.cards[i].judged = true;
         let rejudge = std::mem::take(&mut self.cards[i].rejudge);
         if let (false, Some(auto)) = (rejudge, judged::on_pane(&self.cards[i])) {
@@ -165,6 +169,7 @@ impl State {
             return;
         }
         let policy = self.policy(self.cards[i].agent.as_deref()).clone();
+        let unresumable = resume::unresumable(&self.cards[i], &self.agents);
         let can_resume = resume::plan(&self.cards[i], &self.agents, false, SESSION_ID).is_ok();
         let card = &self.cards[i];
         if !card.seen_alive {
@@ -211,15 +216,20 @@ impl State {
         };
         let auto_on = self.auto_on;
         let card = &mut self.cards[i];
-        let verdict = supervisor::on_death(
+        let mut verdict = supervisor::on_death(
             &policy,
             auto_on,
             &mut card.budget,
             exit,
             run_ms,
-            can_resume,
+            can_resume || unresumable.is_some(),
             now,
         );
+        if let (Some(id), Verdict::Resume { .. }) = (unresumable, &verdict) {
+            // It said it has no such session: the same argv would fail the same way.
+            card.budget.next_due = None;
+            verdict = Verdict::Hold(Hold::NoSession(id));
+        }
         let (kind, attempt, detail) = match &verdict {
             Verdict::Resume { attempt, due } => {
                 card.auto = Auto::Scheduled {
@@ -244,6 +254,9 @@ impl State {
                             "attempts spent".into()
                         }),
                     ),
+                    Hold::NoSession(id) => {
+                        ("resume_failed", None, Some(format!("no session {id}")))
+                    }
                     _ => ("", None, None),
                 }
             }
@@ -259,6 +272,35 @@ impl State {
         }
         self.save_budget(i, fx);
         self.save_judged(i, fx);
+    }
+
+    /// A death soon after a resume by id: the agent's last words are read before judging
+    /// it, since "no such session" is not a crash to repeat. True while they are awaited.
+    fn read_tail_first(&mut self, i: usize, fx: &mut Vec<Effect>) -> bool {
+        let agents = &self.agents;
+        let card = &mut self.cards[i];
+        let Some((_, at)) = &card.resumed else {
+            return false;
+        };
+        if card.tail_asked {
+            // Asked already: awaited (the answer clears `resumed`).
+            return true;
+        }
+        let soon = card
+            .died_at
+            .is_some_and(|d| d.saturating_sub(*at) <= RESUME_GRACE_MS);
+        let listens = card
+            .agent
+            .as_deref()
+            .and_then(|k| agents.get(k))
+            .is_some_and(|d| !d.no_session.is_empty());
+        if !soon || !listens {
+            card.resumed = None;
+            return false;
+        }
+        card.tail_asked = true;
+        fx.push(Effect::ReadTail(card.pane.id));
+        true
     }
 
     /// On every tick: carry out the resumes that are due. One failure never stops the rest.
@@ -290,9 +332,8 @@ impl State {
                     self.save_budget(i, fx);
                 }
                 Err(Refusal(why)) => {
-                    let card = &mut self.cards[i];
-                    card.auto = Auto::Held(Hold::Off);
-                    card.notice = Some(Notice::alarm(format!("auto-resume refused: {why}"), None));
+                    // Kept on the card (and the pane) until the next death, not flashed.
+                    self.cards[i].auto = Auto::Held(Hold::Refused(why.clone()));
                     let mut ev = self.event(&self.cards[i], "resume_failed", now);
                     ev.detail = Some(why);
                     fx.push(Effect::Journal(ev));
@@ -307,7 +348,7 @@ impl State {
         &mut self,
         i: usize,
         attempt: u32,
-        result: &Result<resume::Plan, String>,
+        result: &Result<resume::Plan, resume::Failure>,
         now: Millis,
         fx: &mut Vec<Effect>,
     ) {
@@ -317,19 +358,34 @@ impl State {
             card.auto = Auto::Idle;
         }
         let (kind, detail) = match result {
-            Ok(_) => {
-                card.notice = Some(Notice::info(
-                    format!("resumed (attempt {attempt}/{max})"),
-                    Some(now + NOTICE_MS),
-                ));
-                ("resumed", None)
+            Ok(plan) => {
+                let text = match &plan.session_id {
+                    Some(id) if plan.again => format!(
+                        "{} (attempt {attempt}/{max})",
+                        super::relaunch::again_words(&plan.agent, id)
+                    ),
+                    _ => format!("resumed (attempt {attempt}/{max})"),
+                };
+                card.notice = Some(Notice::info(text, Some(now + NOTICE_MS)));
+                (
+                    "resumed",
+                    plan.again.then(|| super::relaunch::relaunch_detail(plan)),
+                )
             }
-            Err(e) if e.contains("alive again") => {
+            Err(e) if e.why.contains("alive again") => {
                 card.notice = Some(Notice::info(
                     "resumed by another agentwatch",
                     Some(now + NOTICE_MS),
                 ));
                 ("", None)
+            }
+            Err(e) if e.lasting => {
+                // Nothing ran, and waiting will not help: the attempt is given back, the
+                // reason stays on the card until the next death (or `r` after a fix).
+                card.budget.attempts = card.budget.attempts.saturating_sub(1);
+                card.budget.recent.pop();
+                card.auto = Auto::Held(Hold::Refused(e.why.clone()));
+                ("resume_failed", Some(e.why.clone()))
             }
             Err(e) => {
                 card.notice = Some(Notice::alarm(
@@ -339,7 +395,7 @@ impl State {
                 // Still dead: judge again, so the next attempt (or giving up) follows.
                 card.judged = false;
                 card.rejudge = true;
-                ("resume_failed", Some(e.clone()))
+                ("resume_failed", Some(e.why.clone()))
             }
         };
         if !kind.is_empty() {
@@ -347,6 +403,10 @@ impl State {
             ev.attempt = Some(attempt);
             ev.detail = detail;
             fx.push(Effect::Journal(ev));
+        }
+        if result.as_ref().is_err_and(|e| e.lasting) {
+            self.save_budget(i, fx);
+            self.save_judged(i, fx);
         }
     }
 

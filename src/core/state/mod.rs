@@ -24,6 +24,8 @@ pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
 pub const PREVIEW_LINES: usize = 8;
 /// How long a relaunch result or refusal stays on the card.
 pub const NOTICE_MS: Millis = 30_000;
+/// A death this soon after a resume by id may be the agent saying it has no such session.
+pub const RESUME_GRACE_MS: Millis = 15_000;
 /// How often a live agent without a session id is looked up in its own records.
 pub const DISCOVER_LIVE_MS: Millis = 15_000;
 /// How far back the journal is read at start, to tell what happened meanwhile.
@@ -298,6 +300,7 @@ impl State {
             }
             Msg::OptionsSet(_) => self.options_in_flight = false,
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
+            Msg::Tail { pane, text } => self.tail_read(pane, text),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
             Msg::Elected(e) => self.elected(e),
             Msg::JournalRead(events) => {
@@ -393,7 +396,9 @@ impl State {
                 }
             }
             if let Some(argv) = obs.foreground.get(&card.pane.id) {
-                card.argv_id = crate::core::agent::session_id_from_argv(argv).or(card.argv_id);
+                let kind = card.agent.as_deref().unwrap_or_default();
+                card.argv_id =
+                    crate::core::agent::session_id_from_argv(kind, argv).or(card.argv_id);
             }
             cards.push(card);
         }

@@ -46,7 +46,7 @@ impl State {
     pub(super) fn relaunched(
         &mut self,
         pane: PaneId,
-        result: Result<resume::Plan, String>,
+        result: Result<resume::Plan, resume::Failure>,
         now: Millis,
         fx: &mut Vec<Effect>,
     ) {
@@ -55,8 +55,17 @@ impl State {
         };
         self.cards[i].relaunching = false;
         if let Ok(plan) = &result {
+            let card = &mut self.cards[i];
             if let Some(id) = &plan.session_id {
-                self.cards[i].pane.opt_session_id = id.clone();
+                card.pane.opt_session_id = id.clone();
+            }
+            // A resume by id that dies soon after is read for the agent's "no such session".
+            card.resumed = match (&plan.session_id, plan.fresh || plan.again) {
+                (Some(id), false) => Some((id.clone(), now)),
+                _ => None,
+            };
+            if plan.again {
+                card.no_session = None;
             }
         }
         if let Some(attempt) = self.cards[i].auto_in_flight.take() {
@@ -66,15 +75,15 @@ impl State {
         let mut ev = self.event(&self.cards[i], "relaunched", now);
         if let Err(e) = &result {
             ev.event = "relaunch_failed".into();
-            ev.detail = Some(e.clone());
+            ev.detail = Some(e.why.clone());
         } else if let Ok(plan) = &result {
-            ev.detail = Some(if plan.fresh {
-                "fresh".into()
-            } else {
-                "resume".into()
-            });
+            ev.detail = Some(relaunch_detail(plan));
         }
         fx.push(Effect::Journal(ev));
+        let lasting = match &result {
+            Err(e) if e.lasting && self.cards[i].pane.dead => Some(e.why.clone()),
+            _ => None,
+        };
         let card = &mut self.cards[i];
         card.notice = Some(match result {
             Ok(plan) => {
@@ -84,6 +93,8 @@ impl State {
                 let text = match (&plan.session_id, plan.fresh) {
                     (Some(id), true) => format!("started fresh: new session {}", short_id(id)),
                     (None, true) => "started fresh".to_string(),
+                    (Some(id), false) if plan.again => again_words(&plan.agent, id),
+                    (Some(id), false) if plan.held_by.is_some() => reconnect_words(&plan, id),
                     (Some(id), false) => format!("resumed {}", short_id(id)),
                     (None, false) => format!("relaunched: {}", plan.argv.join(" ")),
                 };
@@ -91,6 +102,28 @@ impl State {
             }
             Err(e) => Notice::alarm(format!("relaunch failed: {e}"), Some(now + NOTICE_MS)),
         });
+        if let Some(why) = lasting {
+            // Not a flash: the reason stays until the cause is fixed (then `r`) or the
+            // pane dies again.
+            self.cards[i].auto = Auto::Held(crate::core::supervisor::Hold::Refused(why));
+            self.save_judged(i, fx);
+        }
+    }
+
+    /// The last lines of a pane that died soon after a resume: the agent may have said it
+    /// has no such session. Judged once they are in.
+    pub(super) fn tail_read(&mut self, pane: PaneId, text: Option<String>) {
+        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+            return;
+        };
+        let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
+        if let (Some(def), Some(text), Some((id, _))) = (def, text, &card.resumed) {
+            if def.says_no_session(&text) {
+                tracing::info!("{pane}: {} has no session {id}", def.name);
+                card.no_session = Some(id.clone());
+            }
+        }
+        card.resumed = None;
     }
 
     pub(super) fn discovered(
@@ -161,4 +194,33 @@ impl State {
                 .any(|w| w == "resume" || w.starts_with("--resume")),
         }));
     }
+}
+
+/// The journal's word for a relaunch carried out.
+pub(super) fn relaunch_detail(plan: &resume::Plan) -> String {
+    if plan.fresh {
+        "fresh".into()
+    } else if plan.again {
+        "started again under the same id (the agent kept no record of it)".into()
+    } else {
+        "resume".into()
+    }
+}
+
+/// What the card says when a resume reconnected to a session a live process still held.
+pub(super) fn reconnect_words(plan: &resume::Plan, id: &str) -> String {
+    format!(
+        "reconnected to {} session {}: its background process (pid {}) still held it",
+        plan.agent,
+        short_id(id),
+        plan.held_by.unwrap_or_default()
+    )
+}
+
+/// What the card says when a session was started again under its own id.
+pub(super) fn again_words(agent: &str, id: &str) -> String {
+    format!(
+        "{agent} had no record of session {} (it never got a message): started it again under the same id",
+        short_id(id)
+    )
 }

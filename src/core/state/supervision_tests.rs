@@ -21,6 +21,10 @@ struct World {
     next_pid: u32,
     relaunches: usize,
     journal: Vec<Event>,
+    /// What each relaunch ran.
+    argvs: Vec<Vec<String>>,
+    /// What a dead pane shows at its end.
+    tail: String,
 }
 
 impl World {
@@ -33,6 +37,8 @@ impl World {
             next_pid: 2000,
             relaunches: 0,
             journal: Vec::new(),
+            argvs: Vec::new(),
+            tail: String::new(),
         }
     }
 
@@ -70,8 +76,13 @@ impl World {
                     self.journal.push(ev);
                     None
                 }
+                Effect::ReadTail(pane) => Some(Msg::Tail {
+                    pane,
+                    text: Some(self.tail.clone()),
+                }),
                 Effect::Relaunch { plan, .. } => {
                     self.relaunches += 1;
+                    self.argvs.push(plan.argv.clone());
                     let p = &mut self.panes[0];
                     p.dead = false;
                     p.dead_status = None;
@@ -574,15 +585,14 @@ fn a_crash_loop_at_a_shell_prompt_is_a_new_death_each_time_and_journaled_once_ea
     assert_eq!(w.count("scheduled"), 3);
 }
 
-#[test]
-fn a_failed_resume_is_not_a_second_death_in_the_journal() {
+/// A crash whose first resume, due at T0 + 3 s, fails with `failure` (answered at 3.1 s).
+fn first_resume_fails(failure: crate::core::resume::Failure) -> (World, State) {
     let (mut w, mut s) = (World::new(), instance(true));
     w.look(&mut s, T0);
     w.kill(1);
     for t in [T0 + 500, T0 + 1_000, T0 + 1_500, T0 + 2_000] {
         w.look(&mut s, t);
     }
-    // The resume is due; it fails (its directory is gone).
     let fx: Vec<Effect> = s
         .update(Msg::Tick, T0 + 3_000)
         .into_iter()
@@ -592,11 +602,18 @@ fn a_failed_resume_is_not_a_second_death_in_the_journal() {
     let fx = s.update(
         Msg::Relaunched {
             pane: PaneId(1),
-            result: Err("directory /x no longer exists".into()),
+            result: Err(failure),
         },
         T0 + 3_100,
     );
     w.apply(&mut s, fx, T0 + 3_100);
+    (w, s)
+}
+
+#[test]
+fn a_failed_resume_is_not_a_second_death_in_the_journal() {
+    // tmux went away for a moment: worth another attempt.
+    let (mut w, mut s) = first_resume_fails("tmux: server exited unexpectedly".into());
     w.look(&mut s, T0 + 3_500);
     assert_eq!(w.count("died"), 1, "{:#?}", w.journal);
     assert_eq!(w.count("resume_failed"), 1);
@@ -604,4 +621,136 @@ fn a_failed_resume_is_not_a_second_death_in_the_journal() {
         s.cards[0].auto,
         Auto::Scheduled { attempt: 2, .. }
     ));
+}
+
+/// Ticks one instance every 500 ms over `[from, to]`, killing the agent as soon as it runs.
+fn crash_loop(w: &mut World, s: &mut State, from: Millis, to: Millis) {
+    let mut t = from;
+    while t <= to {
+        w.look(s, t);
+        if !w.panes[0].dead {
+            w.kill(1);
+        }
+        t += 500;
+    }
+}
+
+#[test]
+fn a_resume_claude_answers_with_no_such_session_starts_the_same_id_again() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.tail = format!("No conversation found with session ID: {ID}\n");
+    w.look(&mut s, T0);
+    crash_loop(&mut w, &mut s, T0 + 500, T0 + 60_000);
+    let resume: Vec<String> = ["claude", "--resume", ID].map(String::from).to_vec();
+    let again: Vec<String> = ["claude", "--session-id", ID].map(String::from).to_vec();
+    // The first relaunch resumes; claude says it has no such session; from then on the
+    // same id is started again, never resumed (a start that dies is resumed as a crash).
+    assert_eq!(w.argvs.first(), Some(&resume), "{:?}", w.argvs);
+    assert_eq!(w.argvs.get(1), Some(&again), "{:?}", w.argvs);
+    assert_eq!(w.relaunches, 3, "the budget still bounds it");
+    let detail = |e: &Event| e.detail.clone().unwrap_or_default();
+    assert!(
+        w.journal
+            .iter()
+            .any(|e| e.event == "resumed" && detail(e).contains("started again")),
+        "{:#?}",
+        w.journal
+    );
+}
+
+#[test]
+fn a_resume_the_agent_has_no_session_for_is_not_repeated_and_the_card_says_why() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.panes[0] = pane(1, 1, "opencode");
+    w.panes[0].opt_session_id = "ses_dcee8e322fferoOTCq05rLS6Ah".into();
+    w.tail = "Error: Session not found: ses_dcee8e322fferoOTCq05rLS6Ah\n".into();
+    w.look(&mut s, T0);
+    crash_loop(&mut w, &mut s, T0 + 500, T0 + 60_000);
+    assert_eq!(w.relaunches, 1, "{:?}", w.argvs);
+    let want = Hold::NoSession("ses_dcee8e322fferoOTCq05rLS6Ah".into());
+    assert_eq!(s.cards[0].auto, Auto::Held(want.clone()));
+    assert_eq!(
+        want.reason("opencode").as_deref(),
+        Some(
+            "resume failed: opencode has no session ses_dcee8e322fferoOTCq05rLS6Ah: \
+             R starts a fresh session"
+        )
+    );
+    assert!(w.journal.iter().any(|e| e.event == "resume_failed"
+        && e.detail
+            .as_deref()
+            .is_some_and(|d| d.contains("no session"))));
+    // Kept on the pane: a dashboard beside the supervisor shows the same.
+    let mut d = instance(false);
+    w.look(&mut d, T0 + 60_500);
+    assert_eq!(d.cards[0].auto, Auto::Held(want));
+    // `r` does not run what is known to fail either; `R` starts fresh.
+    let card = &s.cards[0];
+    assert!(resume::plan(card, &s.agents, false, SESSION_ID).is_err());
+    assert!(resume::plan(card, &s.agents, true, SESSION_ID).is_ok());
+}
+
+#[test]
+fn a_quick_death_after_a_resume_without_those_words_is_a_crash_like_any_other() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.tail = "Error: rate limited\n".into();
+    w.look(&mut s, T0);
+    crash_loop(&mut w, &mut s, T0 + 500, T0 + 60_000);
+    let resume: Vec<String> = ["claude", "--resume", ID].map(String::from).to_vec();
+    assert_eq!(w.argvs, vec![resume; 3]);
+    assert!(matches!(
+        s.cards[0].auto,
+        Auto::Held(Hold::GaveUp { attempts: 3, .. })
+    ));
+}
+
+#[test]
+fn a_lasting_cause_keeps_its_reason_and_does_not_burn_the_budget() {
+    let why = "directory /home/u/gone no longer exists";
+    let (mut w, mut s) = first_resume_fails(crate::core::resume::Failure::lasting(why));
+    // Minutes later: still the reason, no further attempt, the attempt given back.
+    for k in 0..240 {
+        w.look(&mut s, T0 + 3_500 + k * 500);
+    }
+    let want = Auto::Held(Hold::Refused(why.into()));
+    assert_eq!(s.cards[0].auto, want);
+    assert_eq!(s.cards[0].budget.attempts, 0);
+    assert_eq!(w.relaunches, 0);
+    assert_eq!(w.count("resume_failed"), 1);
+    assert_eq!(w.count("gave_up"), 0);
+    let reason = Hold::Refused(why.into()).reason("claude");
+    assert_eq!(
+        reason.as_deref(),
+        Some("not auto-resumed: directory /home/u/gone no longer exists")
+    );
+    // A dashboard started now reads it from the pane.
+    let mut d = instance(false);
+    w.look(&mut d, T0 + 200_000);
+    assert_eq!(d.cards[0].auto, want);
+}
+
+#[test]
+fn a_manual_relaunch_refused_for_a_lasting_cause_keeps_its_reason_on_the_card() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    s.auto_on = false;
+    w.look(&mut s, T0);
+    w.kill(1);
+    w.look(&mut s, T0 + 500);
+    let fx = s.update(Msg::Action(Action::Relaunch), T0 + 600);
+    assert!(fx.iter().any(|e| matches!(e, Effect::Relaunch { .. })));
+    let why = "could not save the crash record in /x (No space left on device (os error 28)): relaunch refused so its output is not lost";
+    let fx = s.update(
+        Msg::Relaunched {
+            pane: PaneId(1),
+            result: Err(crate::core::resume::Failure::lasting(why)),
+        },
+        T0 + 700,
+    );
+    w.apply(&mut s, fx, T0 + 700);
+    // Long after the notice would have faded: still said, and kept on the pane.
+    w.look(&mut s, T0 + 120_000);
+    assert_eq!(s.cards[0].auto, Auto::Held(Hold::Refused(why.into())));
+    let mut d = instance(false);
+    w.look(&mut d, T0 + 120_500);
+    assert_eq!(d.cards[0].auto, Auto::Held(Hold::Refused(why.into())));
 }

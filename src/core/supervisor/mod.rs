@@ -3,7 +3,7 @@
 
 use crate::config::{AutoResume, AutoResumeOverride};
 use crate::core::msg::Millis;
-use crate::core::pane::{signal_number, Exit};
+use crate::core::pane::{signal_name, signal_number, Exit};
 
 const HOUR_MS: Millis = 3_600_000;
 
@@ -137,6 +137,30 @@ pub enum Hold {
     GaveUp { attempts: u32, hourly: bool },
     /// It died while no agentwatch watched: an old death is the user's to relaunch.
     Unwatched,
+    /// The relaunch resumed a session the agent has no record of (it said so), and the
+    /// agent cannot be started again under that id: running the same argv again would fail
+    /// the same way.
+    NoSession(String),
+    /// The relaunch was refused for a cause that waiting will not remove (the directory is
+    /// gone, the crash record cannot be written): the reason, kept until the next death.
+    Refused(String),
+}
+
+impl Hold {
+    /// Why the death is not (or no longer) resumed, in the words of the card, `status` and
+    /// the journal; `None` for the holds the card words on its own (`Off`, `GaveUp`).
+    pub fn reason(&self, agent: &str) -> Option<String> {
+        Some(match self {
+            Hold::Deliberate(what) => format!("not auto-resumed: {what} is a deliberate stop"),
+            Hold::NoSessionId => crate::core::resume::no_id_words(agent),
+            Hold::Unwatched => {
+                "not auto-resumed: it died while no agentwatch was watching (r resumes it)".into()
+            }
+            Hold::NoSession(id) => crate::core::resume::no_session_words(agent, id),
+            Hold::Refused(why) => format!("not auto-resumed: {why}"),
+            Hold::Off | Hold::GaveUp { .. } => return None,
+        })
+    }
 }
 
 /// The verdict on a death.
@@ -173,6 +197,12 @@ pub fn on_death(
         }
         Exit::Signal(s) if policy.never_signals.contains(&s) => {
             return Verdict::Hold(Hold::Deliberate(Exit::Signal(s).short()))
+        }
+        // A program that handles SIGTERM or SIGHUP and exits with 128+N (claude does) was
+        // stopped as deliberately as one the signal killed.
+        Exit::Code(c) if c > 128 && policy.never_signals.contains(&(c - 128)) => {
+            let name = signal_name(c - 128).unwrap_or("a signal");
+            return Verdict::Hold(Hold::Deliberate(format!("exit {c} ({name})")));
         }
         _ => {}
     }

@@ -135,6 +135,47 @@ fn deliberate_and_clean_exits_are_never_resumed() {
 }
 
 #[test]
+fn an_exit_of_128_plus_a_deliberate_signal_is_deliberate_and_says_which() {
+    // claude handles SIGTERM and SIGHUP and exits 143 / 129 itself.
+    for (code, words) in [(143, "exit 143 (SIGTERM)"), (129, "exit 129 (SIGHUP)")] {
+        let mut b = Budget::default();
+        assert_eq!(
+            die(&mut b, Exit::Code(code), 1_000, T),
+            Verdict::Hold(Hold::Deliberate(words.into()))
+        );
+    }
+    // SIGKILL is not deliberate by default: 137 is resumed, and so is a code past 128+31.
+    for code in [137, 139, 200, 255] {
+        let mut b = Budget::default();
+        assert!(
+            matches!(
+                die(&mut b, Exit::Code(code), 1_000, T),
+                Verdict::Resume { .. }
+            ),
+            "{code}"
+        );
+    }
+    // With SIGKILL configured as deliberate, 137 is too.
+    let global = AutoResume {
+        never_signals: vec!["KILL".into()],
+        ..AutoResume::default()
+    };
+    let pol = Policy::resolve(&global, None);
+    assert_eq!(
+        on_death(
+            &pol,
+            true,
+            &mut Budget::default(),
+            Exit::Code(137),
+            None,
+            true,
+            T
+        ),
+        Verdict::Hold(Hold::Deliberate("exit 137 (SIGKILL)".into()))
+    );
+}
+
+#[test]
 fn configured_exclusions_and_switches_hold() {
     let global = AutoResume {
         never_exit_codes: vec![0, 2],
