@@ -187,7 +187,7 @@ async fn a_resume_the_agent_has_no_session_for_is_said_and_not_repeated() {
         .unwrap();
     assert_eq!(
         row["reason"],
-        format!("resume failed: opencode has no session {id}: R starts a fresh session")
+        "resume failed: opencode has no session ses_dcee: R starts a fresh session"
     );
     assert!(journal(&server)
         .iter()

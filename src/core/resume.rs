@@ -226,11 +226,12 @@ pub fn run_through(
     (!host.fg_argv.is_empty()).then(|| program_prefix(&host.fg_argv))
 }
 
-/// The words for a resume the agent answered with "no such session".
+/// The words for a resume the agent answered with "no such session" (the id as the card
+/// shows it, short enough for an 80-column card; `status` and the journal carry it whole).
 pub fn no_session_words(agent: &str, id: &str) -> String {
     format!(
         "resume failed: {agent} has no session {}: R starts a fresh session",
-        crate::core::text::fit(id, 40)
+        crate::core::text::short_id(id)
     )
 }
 
@@ -373,9 +374,9 @@ mod tests {
         card.no_session = Some(ID.into());
         assert_eq!(
             plan(&card, &a, false, NEW),
-            Err(Refusal(format!(
-                "resume failed: codex has no session {ID}: R starts a fresh session"
-            )))
+            Err(Refusal(
+                "resume failed: codex has no session 0e6a1c1e: R starts a fresh session".into()
+            ))
         );
         assert_eq!(unresumable(&card, &a), Some(ID.to_string()));
         assert_eq!(plan(&card, &a, true, NEW).unwrap().argv, ["codex"]);

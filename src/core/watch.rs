@@ -85,8 +85,10 @@ pub struct Card {
     pub seen_opts: String,
     /// The budget options as this instance last wrote them.
     pub wrote_opts: String,
-    /// The write before that one: two writes can be in flight (a resume counted, then given
-    /// back when the relaunch was refused), and the pane may show the older for a look.
+    /// The write before that one, until the latest is seen on the pane: two writes can be
+    /// in flight (a resume counted, then given back when the relaunch was refused), and the
+    /// pane may show the older for a look. Once the latest landed, a value equal to the
+    /// older one is another instance's edit (`c` beside the supervisor).
     pub wrote_before: String,
     /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
     pub shell: Option<ShellHost>,
@@ -217,7 +219,8 @@ pub fn observe(
         c.pane.dead && (!pane.dead || (pane.pid.is_some() && pane.pid != c.pane.pid))
     });
     // A new run or a new death: what happened before it is no longer the story to tell.
-    let news = respawned || prev.as_ref().is_some_and(|c| !c.pane.dead && pane.dead);
+    let died = prev.as_ref().is_some_and(|c| !c.pane.dead && pane.dead) || (respawned && pane.dead);
+    let news = respawned || died;
     // The previous card is moved, not copied: this runs for every pane on every poll.
     let mut card = match prev {
         Some(c) if !respawned => Card {
@@ -298,7 +301,12 @@ pub fn observe(
             rejudge: false,
         },
     };
-    if news && card.notice.as_ref().is_some_and(|n| n.story) {
+    // A death also ends the good news of the run before it ("resumed 03ff8cff").
+    if card
+        .notice
+        .as_ref()
+        .is_some_and(|n| (news && n.story) || (died && !n.alarm))
+    {
         card.notice = None;
     }
     if !card.pane.dead {

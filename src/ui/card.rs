@@ -207,6 +207,12 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
                     true,
                 ))
             }
+            // Not a cause that goes away by waiting: said in alarm until the next death,
+            // over what an earlier attempt said ("resumed (attempt 1/3)").
+            Auto::Held(h @ (Hold::NoSession(_) | Hold::Refused(_))) => {
+                let agent = card.agent.as_deref().unwrap_or("the agent");
+                return h.reason(agent).map(|r| (r, true));
+            }
             Auto::Held(Hold::GaveUp { hourly: true, .. }) => {
                 return Some((
                     format!(
@@ -237,10 +243,6 @@ fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
             }
             Auto::Held(h @ Hold::Deliberate(_)) if card.life.is_alarm() => {
                 return h.reason(agent).map(|r| (r, false))
-            }
-            // Not a cause that goes away by waiting: said in alarm, until the next death.
-            Auto::Held(h @ (Hold::NoSession(_) | Hold::Refused(_))) => {
-                return h.reason(agent).map(|r| (r, true))
             }
             Auto::Held(Hold::Off) if card.budget.paused => {
                 return Some((

@@ -350,3 +350,30 @@ fn beside_a_daemon_the_header_names_it_and_a_gave_up_card_tells_what_happened_me
     );
     insta::assert_snapshot!(t.backend());
 }
+
+#[test]
+fn a_held_resume_says_why_over_an_earlier_attempts_notice() {
+    use crate::core::supervisor::Hold;
+    use crate::core::watch::{Auto, Notice};
+    let mut s = fleet((80, 24));
+    let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
+    let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+    let now = s.now;
+    s.cards[i].notice = Some(Notice::info("resumed (attempt 1/3)", Some(now + 30_000)));
+    for (hold, words) in [
+        (
+            Hold::NoSession(id.into()),
+            "resume failed: claude has no session 0e6a1c1e: R starts a fresh session".to_string(),
+        ),
+        (
+            Hold::Refused("directory /w/gone no longer exists".into()),
+            "not auto-resumed: directory /w/gone no longer exists".to_string(),
+        ),
+    ] {
+        s.cards[i].agent = Some("claude".into());
+        s.cards[i].auto = Auto::Held(hold);
+        let t = render(&s, 120, 40, &Look::plain());
+        assert!(find(&t, &words).is_some(), "{words}\n{:?}", t.backend());
+        assert!(find(&t, "resumed (attempt 1/3)").is_none());
+    }
+}

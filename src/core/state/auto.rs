@@ -92,12 +92,24 @@ impl State {
     /// the pane, paused it (`a`) or cancelled its resume (`c`). The pane is the truth.
     fn take_up_edits(&mut self, i: usize) {
         let c = &mut self.cards[i];
+        // `c` beside us says so in the verdict too: unmistakable even when the budget it
+        // wrote equals one the pane showed before our own last write.
+        if matches!(c.auto, Auto::Scheduled { .. }) && judged::on_pane(c) == Some(Auto::Cancelled) {
+            c.auto = Auto::Cancelled;
+            c.budget.next_due = None;
+        }
         let on_pane = c.pane.budget_opts();
+        if on_pane == c.wrote_opts {
+            // Our latest write landed: nothing older of ours can still be in flight.
+            c.wrote_before.clear();
+            c.seen_opts = on_pane;
+            return;
+        }
         if on_pane == c.seen_opts {
             return;
         }
         c.seen_opts = on_pane;
-        if c.seen_opts == c.wrote_opts || c.seen_opts == c.wrote_before {
+        if !c.wrote_before.is_empty() && c.seen_opts == c.wrote_before {
             return;
         }
         let p = &c.pane;
@@ -257,6 +269,12 @@ impl State {
                     Hold::NoSession(id) => {
                         ("resume_failed", None, Some(format!("no session {id}")))
                     }
+                    // Why a crash was left alone, in the card's words.
+                    Hold::Deliberate(_) | Hold::NoSessionId if !exit.is_clean() => (
+                        "not_resumed",
+                        None,
+                        h.reason(card.agent.as_deref().unwrap_or("the agent")),
+                    ),
                     _ => ("", None, None),
                 }
             }

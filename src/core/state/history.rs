@@ -122,6 +122,7 @@ pub fn story(events: &[&Event], max_attempts: u32, utc_offset: i64) -> Option<St
         parts.push(match e.event.as_str() {
             "resumed" => format!("resumed {} (attempt {n}/{max_attempts})", at(e)),
             "resume_failed" => format!("auto-resume failed {}", at(e)),
+            "not_resumed" => format!("not auto-resumed {}", at(e)),
             "gave_up" => format!("auto-resume gave up {}", at(e)),
             "cancelled" => format!("auto-resume cancelled {}", at(e)),
             "relaunched" => format!("relaunched {}", at(e)),

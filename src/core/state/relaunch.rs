@@ -220,7 +220,7 @@ pub(super) fn reconnect_words(plan: &resume::Plan, id: &str) -> String {
 /// What the card says when a session was started again under its own id.
 pub(super) fn again_words(agent: &str, id: &str) -> String {
     format!(
-        "{agent} had no record of session {} (it never got a message): started it again under the same id",
+        "{agent} kept no record of {} (no message yet): started it again",
         short_id(id)
     )
 }

@@ -671,10 +671,7 @@ fn a_resume_the_agent_has_no_session_for_is_not_repeated_and_the_card_says_why()
     assert_eq!(s.cards[0].auto, Auto::Held(want.clone()));
     assert_eq!(
         want.reason("opencode").as_deref(),
-        Some(
-            "resume failed: opencode has no session ses_dcee8e322fferoOTCq05rLS6Ah: \
-             R starts a fresh session"
-        )
+        Some("resume failed: opencode has no session ses_dcee: R starts a fresh session")
     );
     assert!(w.journal.iter().any(|e| e.event == "resume_failed"
         && e.detail
@@ -753,4 +750,39 @@ fn a_manual_relaunch_refused_for_a_lasting_cause_keeps_its_reason_on_the_card() 
     let mut d = instance(false);
     w.look(&mut d, T0 + 120_500);
     assert_eq!(d.cards[0].auto, Auto::Held(Hold::Refused(why.into())));
+}
+
+#[test]
+fn c_beside_the_supervisor_is_taken_up_when_it_writes_what_the_supervisor_wrote_before() {
+    // The supervisor's last two budget writes: the manual relaunch (`0|||`), then the
+    // schedule of the next death (`0||<due>|`). Cancelling writes `0|||` again: that is
+    // the dashboard's edit, not the supervisor's older write still in flight.
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    sup.auto_on = false;
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    w.kill(1);
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    let fx = sup.update(Msg::Action(Action::Relaunch), T0 + 1_100);
+    w.apply(&mut sup, fx, T0 + 1_100);
+    assert_eq!(w.relaunches, 1);
+    sup.auto_on = true;
+    both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 2_000);
+    w.kill(1);
+    // A death this soon after a resume is judged once its last lines are read.
+    both(&mut w, &mut sup, &mut dash, T0 + 2_500, T0 + 3_000);
+    assert!(
+        matches!(sup.cards[0].auto, Auto::Scheduled { .. }),
+        "{:?}",
+        sup.cards[0].auto
+    );
+    assert!(
+        matches!(dash.cards[0].auto, Auto::Scheduled { .. }),
+        "{:?}",
+        dash.cards[0].auto
+    );
+    let fx = dash.update(Msg::Action(Action::CancelAuto), T0 + 3_200);
+    w.apply(&mut dash, fx, T0 + 3_200);
+    both(&mut w, &mut sup, &mut dash, T0 + 3_500, T0 + 40_000);
+    assert_eq!(w.relaunches, 1, "the cancelled resume ran: {:?}", w.argvs);
+    assert_eq!(sup.cards[0].auto, Auto::Cancelled);
 }
