@@ -302,3 +302,92 @@ async fn a_relaunch_refused_for_a_lasting_cause_keeps_its_reason_and_its_budget(
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0].detail.as_deref(), Some(why.as_str()));
 }
+
+/// Field 22 of `/proc/<pid>/stat`, as claude records it (`procStart`).
+fn proc_start(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    after.split_whitespace().nth(19).unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_claude_session_open_in_another_claude_is_not_relaunched_twice() {
+    let server = TmuxServer::start();
+    let store = server.agent_store("claude");
+    let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+    // It got its first message, then crashes.
+    server.write_plan("claude", "message\nsleep 500\nexit 1\n");
+    let pane = server.new_window(&["claude", "--session-id", id]);
+    // Meanwhile the same session is open in another claude: this test process plays it,
+    // with the registry file a running claude keeps.
+    let me = std::process::id();
+    let record = serde_json::json!({
+        "pid": me, "sessionId": id, "cwd": "/elsewhere", "procStart": proc_start(me),
+    });
+    std::fs::create_dir_all(store.join("sessions")).unwrap();
+    std::fs::write(
+        store.join(format!("sessions/{me}.json")),
+        record.to_string(),
+    )
+    .unwrap();
+    let (mut state, io) = watcher(&server);
+    let refused = |s: &State| matches!(held(s, &pane), Some(Hold::Refused(_)));
+    assert!(
+        watch_until(&mut state, &io, 15, refused).await,
+        "{:?}",
+        card(&state, &pane).map(|c| &c.auto)
+    );
+    let Some(Hold::Refused(why)) = held(&state, &pane) else {
+        unreachable!()
+    };
+    assert_eq!(
+        why,
+        format!("session 0e6a1c1e is also open in pid {me}: end that one, then r")
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1, "not relaunched");
+    // That one ended: `r` resumes it.
+    std::fs::remove_file(store.join(format!("sessions/{me}.json"))).unwrap();
+    agentwatch::run::send(
+        &mut state,
+        &io,
+        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::Relaunch),
+    )
+    .await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(argv(&runs[1]), ["--resume", id]);
+}
+
+#[tokio::test]
+async fn a_codex_session_its_background_server_holds_is_reconnected_and_the_card_says_so() {
+    use std::os::fd::AsRawFd;
+    let server = TmuxServer::start();
+    let id = "01a2311a-7ff0-7d21-aea0-d283e785f990";
+    server.write_plan("codex", "sleep 500\nexit 1\n---\nhang\n");
+    let pane = server.new_window(&["codex", "resume", id]);
+    // codex 0.171's background server keeps the session loaded: its writer lock is held
+    // (by this test process, playing that server).
+    let locks = server.dir.path().join("codex/thread-writer-locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = std::fs::File::create(locks.join(format!("{id}.lock"))).unwrap();
+    // SAFETY: flock on an open fd.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let (mut state, io) = watcher(&server);
+    let reconnected = |s: &State| {
+        card(s, &pane)
+            .and_then(|c| c.notice.as_ref())
+            .is_some_and(|n| n.text.starts_with("reconnected to codex 01a2311a"))
+    };
+    assert!(
+        watch_until(&mut state, &io, 15, reconnected).await,
+        "{:?}",
+        card(&state, &pane).map(|c| (&c.auto, &c.notice))
+    );
+    let me = std::process::id();
+    let text = &card(&state, &pane).unwrap().notice.as_ref().unwrap().text;
+    assert_eq!(
+        text,
+        &format!("reconnected to codex 01a2311a: its background process (pid {me}) held it")
+    );
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(argv(&runs[1]), ["resume", id]);
+}

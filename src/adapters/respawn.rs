@@ -58,11 +58,11 @@ pub async fn relaunch(
         .flatten();
         match holder {
             Some(pid) if !plan.reconnects => {
+                // Relaunching would run the session twice. Short enough for a card.
                 return Err(Failure::lasting(format!(
-                    "{} session {} is open in another process (pid {pid}): a relaunch would run it twice; end that one, then r",
-                    plan.agent,
+                    "session {} is also open in pid {pid}: end that one, then r",
                     crate::core::text::short_id(&id)
-                )))
+                )));
             }
             held => plan.held_by = held,
         }

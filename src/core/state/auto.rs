@@ -382,6 +382,9 @@ impl State {
                         "{} (attempt {attempt}/{max})",
                         super::relaunch::again_words(&plan.agent, id)
                     ),
+                    Some(id) if plan.held_by.is_some() => {
+                        super::relaunch::reconnect_words(plan, id)
+                    }
                     _ => format!("resumed (attempt {attempt}/{max})"),
                 };
                 card.notice = Some(Notice::info(text, Some(now + NOTICE_MS)));

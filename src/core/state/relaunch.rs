@@ -210,7 +210,7 @@ pub(super) fn relaunch_detail(plan: &resume::Plan) -> String {
 /// What the card says when a resume reconnected to a session a live process still held.
 pub(super) fn reconnect_words(plan: &resume::Plan, id: &str) -> String {
     format!(
-        "reconnected to {} session {}: its background process (pid {}) still held it",
+        "reconnected to {} {}: its background process (pid {}) held it",
         plan.agent,
         short_id(id),
         plan.held_by.unwrap_or_default()
