@@ -72,6 +72,14 @@ fn argv(run: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// `agentwatch status --json`'s row of `pane`.
+fn status_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
+    status(server)
+        .into_iter()
+        .find(|r| r["pane_id"] == pane)
+        .unwrap_or_else(|| panic!("{pane} is not in status --json"))
+}
+
 /// `agentwatch status --json` rows.
 fn status(server: &TmuxServer) -> Vec<serde_json::Value> {
     let out = server
@@ -141,10 +149,7 @@ async fn claude_stopped_with_sigterm_exits_143_and_is_not_resumed() {
     // Stays so: nothing is started.
     watch_until(&mut state, &io, 3, |_| false).await;
     assert_eq!(server.log_entries_for(&pane).len(), 1);
-    let row = status(&server)
-        .into_iter()
-        .find(|r| r["pane_id"] == pane.as_str())
-        .unwrap();
+    let row = status_row(&server, &pane);
     assert_eq!(row["exit_code"], 143);
     assert_eq!(
         row["reason"],
@@ -181,10 +186,7 @@ async fn a_resume_the_agent_has_no_session_for_is_said_and_not_repeated() {
     let runs = server.log_entries_for(&pane);
     assert_eq!(runs.len(), 2, "one resume, not repeated: {runs:#?}");
     assert_eq!(argv(&runs[1]), ["--session", id]);
-    let row = status(&server)
-        .into_iter()
-        .find(|r| r["pane_id"] == pane.as_str())
-        .unwrap();
+    let row = status_row(&server, &pane);
     assert_eq!(
         row["reason"],
         "resume failed: opencode has no session ses_dcee: R starts a fresh session"
@@ -211,10 +213,7 @@ async fn gemini_resume_latest_records_no_session_id() {
     );
     watch_until(&mut state, &io, 3, |_| false).await;
     assert_eq!(server.log_entries_for(&pane).len(), 1, "never resumed");
-    let row = status(&server)
-        .into_iter()
-        .find(|r| r["pane_id"] == pane.as_str())
-        .unwrap();
+    let row = status_row(&server, &pane);
     assert_eq!(row["session_id"], serde_json::Value::Null);
     assert_eq!(server.pane_field(&pane, "#{@agentwatch_session_id}"), "");
 }
@@ -289,10 +288,7 @@ async fn a_relaunch_refused_for_a_lasting_cause_keeps_its_reason_and_its_budget(
         journal(&server)
     );
     assert_eq!(server.log_entries_for(&pane).len(), 1);
-    let row = status(&server)
-        .into_iter()
-        .find(|r| r["pane_id"] == pane.as_str())
-        .unwrap();
+    let row = status_row(&server, &pane);
     assert_eq!(row["reason"], format!("not auto-resumed: {why}"));
     assert_eq!(row["attempts"], 0);
     let failed: Vec<_> = journal(&server)

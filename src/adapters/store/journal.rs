@@ -15,12 +15,26 @@ pub fn append(path: &Path, event: &Event) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut line = serde_json::to_vec(event)?;
-    line.push(b'\n');
     let mut f = std::fs::OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .open(path)?;
+    // A line cut short (a crash mid-write, a full disk) must not swallow this event: it
+    // starts on a line of its own.
+    let len = f.metadata()?.len();
+    let mut last = [b'\n'];
+    if len > 0 {
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(&mut last, len - 1)?;
+    }
+    let mut line = Vec::with_capacity(256);
+    if last[0] != b'\n' {
+        line.push(b'\n');
+    }
+    serde_json::to_writer(&mut line, event)?;
+    line.push(b'\n');
+    // One write: appends from two processes never interleave inside a line.
     f.write_all(&line)
 }
 
@@ -71,5 +85,24 @@ mod tests {
             text.starts_with(r#"{"ts":1,"event":"died","pane":"%1","exit_code":1}"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_event_after_a_line_cut_short_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let died = Event {
+            ts: 7,
+            event: "died".into(),
+            pane: "%3".into(),
+            exit_code: Some(1),
+            ..Event::default()
+        };
+        // The last write was cut mid-line (a crash, a full disk): no newline at the end.
+        std::fs::write(&path, b"{\"ts\":5,\"event\":\"resumed\",\"pa").unwrap();
+        append(&path, &died).unwrap();
+        assert_eq!(read(&path), vec![died.clone()]);
+        append(&path, &died).unwrap();
+        assert_eq!(read(&path), vec![died.clone(), died]);
     }
 }
