@@ -416,6 +416,10 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The longest delay or duration the config takes, in seconds (a week): far beyond any
+/// sensible backoff, and far from overflowing when turned into milliseconds.
+const MAX_DELAY_SECS: u64 = 7 * 24 * 3600;
+
 fn validate_policy_parts(
     _table: &str,
     max_attempts: Option<u32>,
@@ -439,9 +443,21 @@ fn validate_policy_parts(
         if b.contains(&0) {
             return Some(("backoff_secs", "delays must be at least 1 second".into()));
         }
+        if let Some(big) = b.iter().find(|&&d| d > MAX_DELAY_SECS) {
+            return Some((
+                "backoff_secs",
+                format!("{big} s is too long: at most {MAX_DELAY_SECS} (a week) per delay"),
+            ));
+        }
     }
     if healthy == Some(0) {
         return Some(("healthy_after_secs", "must be at least 1 second".into()));
+    }
+    if let Some(h) = healthy.filter(|&h| h > MAX_DELAY_SECS) {
+        return Some((
+            "healthy_after_secs",
+            format!("{h} s is too long: at most {MAX_DELAY_SECS} (a week)"),
+        ));
     }
     if let Some(s) = signals {
         if let Some(bad) = s.iter().find(|s| signal_number(s).is_none()) {

@@ -43,11 +43,11 @@ impl Policy {
     /// Delay before attempt `n` (1-based); the last value repeats.
     pub fn backoff_ms(&self, attempt: u32) -> Millis {
         let i = (attempt.saturating_sub(1) as usize).min(self.backoff_secs.len().saturating_sub(1));
-        self.backoff_secs.get(i).copied().unwrap_or(2) * 1000
+        self.backoff_secs.get(i).copied().unwrap_or(2).saturating_mul(1000)
     }
 
     pub fn healthy_ms(&self) -> Millis {
-        self.healthy_after_secs * 1000
+        self.healthy_after_secs.saturating_mul(1000)
     }
 }
 
@@ -225,7 +225,7 @@ pub fn on_death(
         });
     }
     let attempt = budget.attempts + 1;
-    let due = now + policy.backoff_ms(attempt);
+    let due = now.saturating_add(policy.backoff_ms(attempt));
     budget.next_due = Some(due);
     Verdict::Resume { attempt, due }
 }
