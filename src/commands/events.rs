@@ -38,7 +38,8 @@ pub fn human(e: &Event, utc_offset: i64) -> String {
             parts.push(d.clone());
         }
     }
-    parts.join("  ")
+    // What a pane says goes to a terminal: no raw escapes, no line split in an event.
+    crate::core::text::printable(&parts.join("  "))
 }
 
 fn print(out: &mut impl Write, e: &Event, json: bool, utc_offset: i64) -> std::io::Result<()> {
@@ -91,5 +92,26 @@ pub fn run(
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_for_people_prints_no_raw_control_bytes() {
+        let e = Event {
+            ts: 1,
+            event: "died".into(),
+            pane: "%1".into(),
+            target: Some("s\u{1b}]0;x\u{7}:0.0".into()),
+            session_id: Some("\u{1b}[2Jabcdef".into()),
+            detail: Some("line\nbreak \u{1b}[31mred".into()),
+            ..Event::default()
+        };
+        let line = human(&e, 0);
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(line.contains("line?break ?[31mred"), "{line:?}");
     }
 }

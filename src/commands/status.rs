@@ -150,7 +150,7 @@ pub fn table(rows: &[Row]) -> String {
             _ if r.is_dead() => "?".into(),
             _ => "-".into(),
         };
-        lines.push(vec![
+        let row = [
             r.pane_id.clone(),
             r.target.clone(),
             r.agent.clone(),
@@ -161,7 +161,9 @@ pub fn table(rows: &[Row]) -> String {
                 .map_or("-".into(), |s| s.chars().take(8).collect()),
             r.attempts.to_string(),
             r.cwd.clone(),
-        ]);
+        ];
+        // What a pane says goes to a terminal: no raw escapes, no line split in a row.
+        lines.push(row.iter().map(|c| crate::core::text::printable(c)).collect());
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
@@ -189,4 +191,36 @@ pub fn table(rows: &[Row]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_prints_no_raw_control_bytes_and_one_line_per_agent() {
+        let hostile = "/w/\u{1b}]0;pwned\u{7}x\ny\u{1b}[2J\u{9b}z";
+        let row = Row {
+            pane_id: "%1".into(),
+            target: "s\u{1b}[31m:0.0".into(),
+            window_name: "w".into(),
+            agent: "claude".into(),
+            state: "exited",
+            exit_code: Some(1),
+            signal: None,
+            session_id: Some("\u{7}\u{1b}abcdefgh".into()),
+            cwd: hostile.into(),
+            attempts: 0,
+            died_at: None,
+            reason: None,
+        };
+        let out = table(&[row.clone()]);
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert_eq!(out.lines().count(), 2, "{out:?}");
+        assert!(out.contains("/w/?]0;pwned?x?y?[2J?z"), "{out:?}");
+        // JSON stays exact.
+        let json = serde_json::to_string(&row).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["cwd"], hostile);
+    }
 }

@@ -25,13 +25,19 @@ pub fn tilde(path: &str, home: Option<&str>) -> String {
     }
 }
 
+/// `s` for a terminal: control characters (C0, DEL, C1: ESC, BEL, newline...) shown as `?`,
+/// as the dashboard shows them, so that nothing from a pane (a directory, a window name, a
+/// session id) can move the cursor, ring, or split a line of `status` or `events`.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// Cuts `s` to at most `width` columns, marking the cut with `…`. Control characters are
 /// shown as `?` so that nothing from a pane can move the cursor.
 pub fn fit(s: &str, width: usize) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
+    let clean = printable(s);
     if clean.chars().count() <= width {
         return clean;
     }
