@@ -163,7 +163,11 @@ pub fn table(rows: &[Row]) -> String {
             r.cwd.clone(),
         ];
         // What a pane says goes to a terminal: no raw escapes, no line split in a row.
-        lines.push(row.iter().map(|c| crate::core::text::printable(c)).collect());
+        lines.push(
+            row.iter()
+                .map(|c| crate::core::text::printable(c))
+                .collect(),
+        );
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {

@@ -281,6 +281,16 @@ mod tests;
 /// For a dead agent its pane's process ran (a wrapper, a launcher, a `bash -c`): what `r`
 /// will run, or why not. Said only for those: elsewhere it is the agent's usual resume.
 fn relaunch_words(card: &crate::core::watch::Card, state: &State) -> Option<String> {
+    // A recorded id that is not this agent's: said before `r` is pressed, whoever
+    // supervises and whether auto-resume is on or not.
+    let def = card.agent.as_deref().and_then(|k| state.agents.get(k));
+    if let (true, Some(def)) = (card.life.is_dead(), def) {
+        if let Err(crate::core::resume::Refusal(why)) =
+            crate::core::resume::known_session_id(card, def)
+        {
+            return Some(why);
+        }
+    }
     let host = card.shell.as_ref().filter(|h| !h.prompt)?;
     if !card.life.is_dead() {
         return None;

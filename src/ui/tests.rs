@@ -377,3 +377,17 @@ fn a_held_resume_says_why_over_an_earlier_attempts_notice() {
         assert!(find(&t, "resumed (attempt 1/3)").is_none());
     }
 }
+
+#[test]
+fn a_malformed_recorded_id_is_said_on_the_card_before_r_is_pressed() {
+    use crate::core::watch::Auto;
+    let mut s = fleet((80, 24));
+    let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
+    s.cards[i].agent = Some("claude".into());
+    s.cards[i].pane.opt_session_id = "`id`".into();
+    s.cards[i].auto = Auto::Idle;
+    s.cards[i].notice = None;
+    let t = render(&s, 200, 50, &Look::plain());
+    let words = "session id \"`id`\" does not look like a claude id";
+    assert!(find(&t, words).is_some(), "{:?}", t.backend());
+}

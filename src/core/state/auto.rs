@@ -183,6 +183,13 @@ impl State {
         let policy = self.policy(self.cards[i].agent.as_deref()).clone();
         let unresumable = resume::unresumable(&self.cards[i], &self.agents);
         let can_resume = resume::plan(&self.cards[i], &self.agents, false, SESSION_ID).is_ok();
+        // A recorded id that is not an id of this agent: said at once, not when `r` is
+        // pressed.
+        let bad_id = self.cards[i]
+            .agent
+            .as_deref()
+            .and_then(|k| self.agents.get(k))
+            .and_then(|def| resume::known_session_id(&self.cards[i], def).err());
         let card = &self.cards[i];
         if !card.seen_alive {
             // Dead before any supervisor looked. A resume an older agentwatch scheduled in
@@ -241,6 +248,9 @@ impl State {
             // It said it has no such session: the same argv would fail the same way.
             card.budget.next_due = None;
             verdict = Verdict::Hold(Hold::NoSession(id));
+        }
+        if let (Some(Refusal(why)), Verdict::Hold(Hold::NoSessionId)) = (bad_id, &verdict) {
+            verdict = Verdict::Hold(Hold::Refused(why));
         }
         let (kind, attempt, detail) = match &verdict {
             Verdict::Resume { attempt, due } => {

@@ -786,3 +786,21 @@ fn c_beside_the_supervisor_is_taken_up_when_it_writes_what_the_supervisor_wrote_
     assert_eq!(w.relaunches, 1, "the cancelled resume ran: {:?}", w.argvs);
     assert_eq!(sup.cards[0].auto, Auto::Cancelled);
 }
+
+#[test]
+fn a_malformed_recorded_id_is_said_at_the_death_not_when_r_is_pressed() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.panes[0].opt_session_id = "$(touch /tmp/pwned)".into();
+    w.look(&mut s, T0);
+    w.kill(1);
+    for k in 1..20 {
+        w.look(&mut s, T0 + k * 500);
+    }
+    let why = "session id \"$(touch /tmp/pwned)\" does not look like a claude id: relaunch refused";
+    assert_eq!(s.cards[0].auto, Auto::Held(Hold::Refused(why.into())));
+    assert_eq!(w.relaunches, 0);
+    assert_eq!(
+        Hold::Refused(why.into()).reason("claude").as_deref(),
+        Some(format!("not auto-resumed: {why}").as_str())
+    );
+}

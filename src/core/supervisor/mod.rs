@@ -43,7 +43,11 @@ impl Policy {
     /// Delay before attempt `n` (1-based); the last value repeats.
     pub fn backoff_ms(&self, attempt: u32) -> Millis {
         let i = (attempt.saturating_sub(1) as usize).min(self.backoff_secs.len().saturating_sub(1));
-        self.backoff_secs.get(i).copied().unwrap_or(2).saturating_mul(1000)
+        self.backoff_secs
+            .get(i)
+            .copied()
+            .unwrap_or(2)
+            .saturating_mul(1000)
     }
 
     pub fn healthy_ms(&self) -> Millis {
