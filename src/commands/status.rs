@@ -218,7 +218,7 @@ mod tests {
             died_at: None,
             reason: None,
         };
-        let out = table(&[row.clone()]);
+        let out = table(std::slice::from_ref(&row));
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
         assert_eq!(out.lines().count(), 2, "{out:?}");
         assert!(out.contains("/w/?]0;pwned?x?y?[2J?z"), "{out:?}");
