@@ -264,3 +264,17 @@ fn completions_and_the_man_page_are_printed() {
         "{text}"
     );
 }
+
+#[test]
+fn spawn_refuses_a_target_tmux_cannot_address_before_starting_anything() {
+    let server = TmuxServer::start();
+    let before = server.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    let out = aw(&server, &["spawn", "claude", "--target", "a:b.c"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--target \"a:b.c\""), "{err}");
+    assert!(out.stdout.is_empty());
+    let after = server.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert_eq!(before, after, "nothing was started");
+    assert!(server.log_entries().is_empty());
+}

@@ -26,6 +26,12 @@ pub type Prepared = (AgentDef, PathBuf, Vec<String>, Vec<(String, String)>);
 /// Checks the request and builds the argv and pane options. Every error is one line that
 /// names the thing and the fix.
 pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared, String> {
+    // Checked before anything starts: tmux would start the agent and then fail to address
+    // the window, leaving a pane with nothing recorded on it.
+    check_name("--target", &req.session, true)?;
+    if let Some(name) = &req.name {
+        check_name("--name", name, false)?;
+    }
     let def = agents.get(&req.agent).cloned().ok_or_else(|| {
         let known: Vec<&str> = agents.all().iter().map(|d| d.name.as_str()).collect();
         format!(
@@ -70,6 +76,26 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
         options.push((ARGS_OPTION.to_string(), json));
     }
     Ok((def, cwd, argv, options))
+}
+
+/// A session (`target`) or window name tmux can be addressed by and that shows as typed: not
+/// empty, no control characters, and for a session none of the target separators `:` `.`.
+fn check_name(flag: &str, name: &str, session: bool) -> Result<(), String> {
+    let shown = crate::core::text::printable(name);
+    if name.trim().is_empty() {
+        return Err(format!("{flag} {name:?}: a name cannot be empty"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!(
+            "{flag} {shown:?}: a name cannot hold control characters (shown as ?)"
+        ));
+    }
+    if session && name.contains([':', '.']) {
+        return Err(format!(
+            "{flag} {shown:?}: tmux reads ':' and '.' in a session name as window and pane; use a name without them"
+        ));
+    }
+    Ok(())
 }
 
 /// Starts the window; returns the new pane id (`%N`).
@@ -131,5 +157,40 @@ mod tests {
         assert!(opts.contains(&("@agentwatch_session_id".into(), "ID-1".into())));
         assert!(opts.contains(&(ARGS_OPTION.into(), r#"["--model","x y"]"#.into())));
         assert_eq!(opts[0], ("remain-on-exit".into(), "on".into()));
+    }
+
+    #[test]
+    fn names_tmux_cannot_address_are_refused_before_anything_starts() {
+        let mut defs = crate::core::agent::builtin();
+        defs[0].start = vec!["sh".into()];
+        let agents = Agents::new(defs);
+        for (session, name, want) in [
+            ("a:b.c", None, "--target \"a:b.c\": tmux reads ':' and '.'"),
+            ("w.1", None, "--target \"w.1\": tmux reads"),
+            ("", None, "--target \"\": a name cannot be empty"),
+            (
+                "ok",
+                Some("x\u{1b}[2Jy"),
+                "--name \"x?[2Jy\": a name cannot hold control",
+            ),
+            (
+                "ok",
+                Some("a\nb"),
+                "--name \"a?b\": a name cannot hold control",
+            ),
+        ] {
+            let mut r = req("claude");
+            r.session = session.into();
+            r.name = name.map(str::to_string);
+            let e = prepare(&r, &agents, "x").unwrap_err();
+            assert!(e.starts_with(want), "{e}");
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+        }
+        let mut r = req("claude");
+        r.name = Some("api: v2.1".into());
+        assert!(
+            prepare(&r, &agents, "x").is_ok(),
+            "a window name may hold ':' and '.'"
+        );
     }
 }
