@@ -304,22 +304,46 @@ fn tiny_terminals_and_resizes_never_break_it() {
 }
 
 #[test]
-fn sigterm_quits_and_restores_the_terminal() {
-    let server = TmuxServer::start();
-    server.write_plan("claude", "hang\n");
-    server.new_window(&["claude"]);
-    let ui = server.start_agentwatch(100, 30, &[], &[]);
-    ui.wait_for_text("● running", WAIT);
-    let pid = ui.tmux_ok(&["display-message", "-p", "-t", &ui.pane, "#{pane_pid}"]);
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", pid.trim()])
-        .status()
-        .unwrap()
-        .success());
-    assert_eq!(ui.wait_exit(WAIT), "status 0");
-    assert_eq!(
-        ui.tmux_ok(&["display-message", "-p", "-t", &ui.pane, "#{alternate_on}"])
-            .trim(),
-        "0"
-    );
+fn sigterm_and_sigquit_quit_and_restore_the_terminal() {
+    for sig in ["-TERM", "-QUIT"] {
+        let server = TmuxServer::start();
+        server.write_plan("claude", "hang\n");
+        server.new_window(&["claude"]);
+        // Under a shell that lives on, so that the terminal state after agentwatch is
+        // what the user would get back (tmux hides the cursor of a dead pane itself).
+        let own = server.agentwatch_env();
+        let env: Vec<(&str, &str)> = own.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let script = format!(
+            "'{}' -S '{}'; echo EXITED=$?; sleep 600",
+            env!("CARGO_BIN_EXE_agentwatch"),
+            server.socket.display()
+        );
+        let ui = server.start_ui_named("ui", 100, 30, &env, &["sh", "-c", &script]);
+        ui.wait_for_text("● running", WAIT);
+        let shell = ui.program_pid().to_string();
+        let out = std::process::Command::new("pgrep")
+            .args(["-P", &shell])
+            .output()
+            .unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(!pid.is_empty(), "agentwatch runs under the shell");
+        assert!(std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+        ui.wait_for_text("EXITED=0", WAIT);
+        let screen = ui.tmux_ok(&[
+            "display-message",
+            "-p",
+            "-t",
+            &ui.pane,
+            "#{alternate_on} #{cursor_flag}",
+        ]);
+        assert_eq!(
+            screen.trim(),
+            "0 1",
+            "{sig}: alternate screen off, cursor shown"
+        );
+    }
 }

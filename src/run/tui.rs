@@ -76,13 +76,15 @@ pub async fn dashboard(
             _ => None,
         }
     });
-    // SIGTERM, SIGHUP (the terminal went away) and SIGINT quit like q: the terminal is
-    // restored on the way out.
+    // SIGTERM, SIGHUP (the terminal went away), SIGINT and SIGQUIT quit like q: the terminal
+    // is restored on the way out (SIGQUIT's default would leave it in the alternate screen
+    // with the cursor hidden, and dump core).
     let mut stops = Vec::new();
     for kind in [
         tokio::signal::unix::SignalKind::terminate(),
         tokio::signal::unix::SignalKind::hangup(),
         tokio::signal::unix::SignalKind::interrupt(),
+        tokio::signal::unix::SignalKind::quit(),
     ] {
         if let Ok(s) = tokio::signal::unix::signal(kind) {
             stops.push(futures_util::stream::unfold(s, |mut s| async move {
