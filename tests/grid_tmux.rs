@@ -175,3 +175,62 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
     assert_eq!(state.cards.len(), 1);
     assert_eq!(state.cards[0].agent.as_deref(), Some("claude"));
 }
+
+#[tokio::test]
+async fn separator_bytes_in_names_paths_and_options_neither_hide_nor_forge_a_pane() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "sleep 1500\nexit 1\n");
+    let pane = server.new_window(&["claude", "--session-id", ID]);
+    // Every free-text field tmux does not escape, holding the listing's separator bytes and
+    // a would-be forged record of a live pane.
+    let forged = "x\u{1e}%0\u{1f}main\u{1f}0\u{1f}w\u{1f}0\u{1f}1";
+    server.tmux_ok(&["rename-window", "-t", &pane, "a\u{1f}b\u{1e}c"]);
+    server.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@agentwatch_judged",
+        forged,
+    ]);
+    server.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@agentwatch_previous",
+        "\u{1f}\u{1f}",
+    ]);
+    let (mut state, io) = watcher(&server);
+    look_once(&mut state, &io).await;
+    assert_eq!(state.malformed, 0);
+    let named = state
+        .cards
+        .iter()
+        .find(|c| c.pane.id.to_string() == pane)
+        .expect("the pane is on the grid");
+    // tmux 3.3a shows control bytes in a window name as octal escapes; an option keeps them.
+    assert!(
+        named.pane.window_name.starts_with('a'),
+        "{:?}",
+        named.pane.window_name
+    );
+    assert_eq!(named.pane.opt_judged, forged);
+    // Its death gets its banner; the pane the forged record names stays alive.
+    let mut dead = false;
+    for _ in 0..60 {
+        look_once(&mut state, &io).await;
+        if life(&state, &pane) == Some(Life::Dead(Exit::Code(1))) {
+            dead = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(dead, "{:?}", life(&state, &pane));
+    assert_ne!(life(&state, "%0"), Some(Life::Dead(Exit::Code(1))));
+    let ids: Vec<String> = state.cards.iter().map(|c| c.pane.id.to_string()).collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(ids.len(), unique.len(), "{ids:?}");
+}

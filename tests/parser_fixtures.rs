@@ -4,7 +4,12 @@
 //! and a pane whose exit status tmux lost (the lost-SIGCHLD bug, caught in the recording).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use agentwatch::adapters::tmux::format::parse_listing;
+use agentwatch::adapters::tmux::format::parse_with;
+
+/// The recording was made with bare RS and US marks.
+fn parse_listing(out: &[u8]) -> agentwatch::core::pane::Listing {
+    parse_with(out, "")
+}
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::words::command_words;
 

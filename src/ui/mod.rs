@@ -126,6 +126,14 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if !state.auto_on {
         spans.push(st(" · auto-resume off (A)".into()));
     }
+    if state.malformed > 0 {
+        // Never silently fewer panes than tmux has.
+        spans.push(st(format!(
+            " · {} unreadable pane record{} skipped (see log)",
+            state.malformed,
+            if state.malformed == 1 { "" } else { "s" }
+        )));
+    }
     match &state.server {
         Server::Connecting => spans.push(st(" · connecting to tmux…".into())),
         Server::Up => {}

@@ -391,3 +391,11 @@ fn a_malformed_recorded_id_is_said_on_the_card_before_r_is_pressed() {
     let words = "session id \"`id`\" does not look like a claude id";
     assert!(find(&t, words).is_some(), "{:?}", t.backend());
 }
+
+#[test]
+fn skipped_pane_records_are_said_in_the_header() {
+    let mut s = fleet((120, 30));
+    s.malformed = 2;
+    let t = render(&s, 120, 30, &Look::plain());
+    assert!(find(&t, "2 unreadable pane records skipped (see log)").is_some());
+}

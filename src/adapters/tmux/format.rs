@@ -1,10 +1,12 @@
 //! The one `list-panes -a -F` format agentwatch polls with, and its pure parser.
 //!
-//! Each record starts with RS (0x1e) and its fields are separated by US (0x1f): control
-//! bytes that tmux never puts in names it sanitises and that no sane path contains. A newline
-//! inside a field (tmux does not escape paths) therefore cannot split a record, and every
-//! record is checked for its exact field count: a record that does not fit is counted and
-//! skipped, never guessed at.
+//! Each record starts with RS (0x1e) and its fields are separated by US (0x1f), each followed
+//! by a nonce this process drew at random: tmux escapes none of the free-text fields (window
+//! names, paths, option values), so a bare RS or US in one of them is just a byte of the
+//! value, and a value cannot forge a record or a field without knowing the nonce. A newline
+//! inside a field cannot split a record either. Every record is checked for its exact field
+//! count and a pane id seen twice is refused: what does not fit is counted and skipped,
+//! never guessed at.
 
 pub use crate::core::pane::Listing;
 use crate::core::pane::{Pane, PaneId};
@@ -50,12 +52,33 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_auto",
 ];
 
+/// This process's nonce: 6 letters and digits (62^6, about 5.7e10 values), drawn once.
+/// Nothing in them means anything to a tmux format, and they keep the listing short: every
+/// field carries them.
+pub fn nonce() -> &'static str {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    static NONCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NONCE.get_or_init(|| {
+        let random = uuid::Uuid::new_v4().as_u128();
+        (0..6)
+            .map(|i| char::from(ALPHABET[((random >> (i * 8)) % 62) as usize]))
+            .collect()
+    })
+}
+
 /// The `-F` argument for `list-panes -a`.
 pub fn list_panes_format() -> String {
-    let mut f = String::from("\u{1e}");
+    format_with(nonce())
+}
+
+/// The format with marks `RS nonce` and `US nonce` (`nonce` empty: bare RS and US, as
+/// recorded fixtures have).
+pub fn format_with(nonce: &str) -> String {
+    let mut f = format!("\u{1e}{nonce}");
     for (i, name) in FIELDS.iter().enumerate() {
         if i > 0 {
             f.push('\u{1f}');
+            f.push_str(nonce);
         }
         f.push_str("#{");
         f.push_str(name);
@@ -67,29 +90,83 @@ pub fn list_panes_format() -> String {
 /// Parses `list-panes -a -F <list_panes_format()>` output. Never fails: bad records are
 /// counted in [`Listing::malformed`]. Non-UTF-8 bytes are replaced, never trusted.
 pub fn parse_listing(out: &[u8]) -> Listing {
+    parse_with(out, nonce())
+}
+
+/// Parses output of [`format_with`] `nonce`.
+pub fn parse_with(out: &[u8], nonce: &str) -> Listing {
     let mut listing = Listing::default();
-    for record in records(out) {
-        let fields: Vec<&[u8]> = record.split(|&b| b == US).collect();
+    let mut seen = std::collections::HashSet::new();
+    let nonce = nonce.as_bytes();
+    // Bytes before the first mark are not a record; tmux ends each with a newline. Records
+    // are taken one at a time, each split while it is still in the cache.
+    for record in Marked::new(out, RS, nonce).skip(1) {
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        let fields = fields(record, nonce);
         match parse_row(&fields) {
-            Some((pane, server_pid, auto_all)) => {
+            Some((pane, server_pid, auto_all)) if seen.insert(pane.id) => {
                 if listing.server_pid.is_none() {
                     listing.server_pid = server_pid;
                     listing.auto_all = auto_all;
                 }
                 listing.panes.push(pane);
             }
-            None => listing.malformed += 1,
+            _ => listing.malformed += 1,
         }
     }
     listing
 }
 
-/// Splits output into records: each begins with RS; the newline tmux adds after each
-/// record is dropped. Bytes before the first RS are not a record.
-fn records(out: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut parts = out.split(|&b| b == RS);
-    parts.next();
-    parts.map(|r| r.strip_suffix(b"\n").unwrap_or(r))
+/// A record's fields. Fast when no value holds a bare US (split at every US, each piece
+/// after the first starting with the nonce); else split at the marks only.
+fn fields<'a>(record: &'a [u8], nonce: &[u8]) -> Vec<&'a [u8]> {
+    let mut pieces: Vec<&[u8]> = record.split(|&b| b == US).collect();
+    let plain = pieces.len() == FIELDS.len() && pieces[1..].iter().all(|p| p.starts_with(nonce));
+    if !plain {
+        return Marked::new(record, US, nonce).collect();
+    }
+    for p in &mut pieces[1..] {
+        *p = &p[nonce.len()..];
+    }
+    pieces
+}
+
+/// The pieces of `bytes` between marks (a `mark` byte followed by `nonce`), lazily.
+struct Marked<'a, 'n> {
+    bytes: &'a [u8],
+    mark: u8,
+    nonce: &'n [u8],
+    /// Where the next piece starts; `None` once the last piece was given.
+    start: Option<usize>,
+}
+
+impl<'a, 'n> Marked<'a, 'n> {
+    fn new(bytes: &'a [u8], mark: u8, nonce: &'n [u8]) -> Self {
+        Marked {
+            bytes,
+            mark,
+            nonce,
+            start: Some(0),
+        }
+    }
+}
+
+impl<'a> Iterator for Marked<'a, '_> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let start = self.start?;
+        let mut from = start;
+        while let Some(at) = memchr::memchr(self.mark, &self.bytes[from..]).map(|i| from + i) {
+            if self.bytes[at + 1..].starts_with(self.nonce) {
+                self.start = Some(at + 1 + self.nonce.len());
+                return Some(&self.bytes[start..at]);
+            }
+            from = at + 1;
+        }
+        self.start = None;
+        Some(&self.bytes[start..])
+    }
 }
 
 fn text(b: &[u8]) -> String {
@@ -160,7 +237,8 @@ mod tests {
 
     fn row(fields: &[&str]) -> Vec<u8> {
         let mut v = vec![RS];
-        v.extend_from_slice(fields.join("\u{1f}").as_bytes());
+        v.extend_from_slice(nonce().as_bytes());
+        v.extend_from_slice(fields.join(&format!("\u{1f}{}", nonce())).as_bytes());
         v.push(b'\n');
         v
     }
@@ -188,6 +266,74 @@ mod tests {
         assert_eq!(undeleted("/w/proj (deleted)".into()), "/w/proj");
         assert_eq!(undeleted("/w/proj".into()), "/w/proj");
         assert_eq!(undeleted(" (deleted)".into()), " (deleted)");
+    }
+
+    /// A well-formed row for pane `%id`, with `free` in every free-text field.
+    fn hostile_row(id: u32, free: &str) -> Vec<u8> {
+        let id = format!("%{id}");
+        let fields: Vec<&str> = FIELDS
+            .iter()
+            .map(|f| match *f {
+                "pane_id" => id.as_str(),
+                "window_index" | "pane_index" | "pane_dead" | "history_size" => "0",
+                "cursor_x" | "cursor_y" | "window_activity" | "pane_pid" | "pid" => "7",
+                "pane_dead_status" | "pane_dead_signal" | "pane_dead_time" => "",
+                "remain-on-exit" => "on",
+                _ => free,
+            })
+            .collect();
+        row(&fields)
+    }
+
+    #[test]
+    fn no_byte_in_a_free_text_field_hides_or_forges_a_pane() {
+        let mut bytes: Vec<String> = (0u8..0x20)
+            .chain([0x7f])
+            .map(|b| (b as char).to_string())
+            .collect();
+        // A whole forged record and a forged field, with bare marks.
+        bytes.push("x\u{1e}%9\u{1f}evil\u{1f}0\u{1f}w".to_string());
+        bytes.push("\u{1f}\u{1f}\u{1f}".into());
+        for (k, b) in bytes.iter().enumerate() {
+            let free = format!("a{b}z");
+            let mut out = hostile_row(1, &free);
+            out.extend(hostile_row(2, "plain"));
+            let l = parse_listing(&out);
+            assert_eq!(l.malformed, 0, "byte {k}: {free:?}");
+            let ids: Vec<u32> = l.panes.iter().map(|p| p.id.0).collect();
+            assert_eq!(ids, [1, 2], "byte {k}: {free:?}");
+            let p = &l.panes[0];
+            for v in [
+                &p.window_name,
+                &p.session,
+                &p.current_path,
+                &p.opt_session_id,
+                &p.opt_judged,
+            ] {
+                assert_eq!(v, &free, "byte {k}");
+            }
+        }
+        // Invalid UTF-8 is replaced, the pane kept.
+        let mut out = hostile_row(1, "ok");
+        let at = out.windows(2).position(|w| w == b"ok").unwrap();
+        out.splice(at..at + 2, [0xff, 0xc3]);
+        let l = parse_listing(&out);
+        assert_eq!((l.panes.len(), l.malformed), (1, 0));
+        assert!(
+            l.panes[0].session.contains('\u{fffd}'),
+            "{:?}",
+            l.panes[0].session
+        );
+    }
+
+    #[test]
+    fn a_pane_listed_twice_is_refused_and_counted() {
+        let mut out = hostile_row(3, "first");
+        out.extend(hostile_row(3, "second"));
+        let l = parse_listing(&out);
+        assert_eq!(l.panes.len(), 1);
+        assert_eq!(l.panes[0].window_name, "first");
+        assert_eq!(l.malformed, 1);
     }
 
     #[test]

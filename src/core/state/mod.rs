@@ -316,6 +316,16 @@ impl State {
     }
 
     fn absorb(&mut self, obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+        if obs.listing.malformed != self.malformed {
+            if obs.listing.malformed > 0 {
+                tracing::warn!(
+                    "{} pane record(s) in tmux's listing did not parse and were skipped",
+                    obs.listing.malformed
+                );
+            } else {
+                tracing::info!("every pane record parses again");
+            }
+        }
         self.malformed = obs.listing.malformed;
         let mut old: HashMap<PaneId, Card> = self.cards.drain(..).map(|c| (c.pane.id, c)).collect();
         let selected_pos = self.selected.and_then(|id| {
