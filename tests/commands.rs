@@ -278,3 +278,73 @@ fn spawn_refuses_a_target_tmux_cannot_address_before_starting_anything() {
     assert_eq!(before, after, "nothing was started");
     assert!(server.log_entries().is_empty());
 }
+
+/// A 64 KiB tmpfs at `dir`, full; `None` (with a printed notice) where mounting is not
+/// allowed.
+fn full_disk(dir: &std::path::Path) -> Option<()> {
+    std::fs::create_dir_all(dir).unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(dir)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("notice: skipped: cannot mount a small tmpfs here (needs root)");
+        return None;
+    }
+    std::fs::create_dir_all(dir.join("state/agentwatch")).unwrap();
+    // Fill it: the write fails once no block is left.
+    let _ = std::fs::write(dir.join("fill"), vec![0u8; 128 * 1024]);
+    Some(())
+}
+
+#[test]
+fn on_a_full_disk_doctor_fails_the_journal_and_a_cut_append_does_not_lose_the_next() {
+    let server = TmuxServer::start();
+    let disk = server.dir.path().join("full");
+    if full_disk(&disk).is_none() {
+        return;
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    let out = cmd
+        .env("XDG_STATE_HOME", disk.join("state"))
+        .arg("-S")
+        .arg(&server.socket)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let journal_line = text
+        .lines()
+        .find(|l| l.contains(" journal: "))
+        .unwrap_or_default();
+    // Checked before unmounting, so that a failure still cleans up.
+    let journal = disk.join("state/agentwatch/journal.jsonl");
+    let e = agentwatch::core::msg::Event {
+        ts: 1,
+        event: "died".into(),
+        pane: "%1".into(),
+        ..Default::default()
+    };
+    let failed = agentwatch::adapters::store::journal::append(&journal, &e).is_err();
+    let _ = std::fs::remove_file(disk.join("fill"));
+    let after = agentwatch::adapters::store::journal::append(&journal, &e);
+    let read = agentwatch::adapters::store::journal::read(&journal);
+    let probes: Vec<_> = std::fs::read_dir(disk.join("state/agentwatch"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".doctor"))
+        .collect();
+    let _ = Command::new("umount").arg(&disk).status();
+    assert!(journal_line.starts_with("✖ journal"), "{text}");
+    assert!(
+        journal_line.contains("No space left on device"),
+        "{journal_line}"
+    );
+    assert!(probes.is_empty(), "doctor cleans up its probe: {probes:?}");
+    assert!(failed, "an append to a full disk fails (and is said)");
+    after.unwrap();
+    assert_eq!(read, vec![e], "the event after the failed one is kept");
+}

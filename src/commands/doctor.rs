@@ -403,11 +403,18 @@ fn shell_check(ctx: &Context<'_>, hooked_pane: bool) -> Check {
     }
 }
 
+/// A real write (4 KiB, synced): an empty file is created even on a full disk.
 fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write;
     std::fs::create_dir_all(dir)?;
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    std::fs::write(&probe, b"")?;
-    std::fs::remove_file(probe)
+    let written = (|| {
+        let mut f = std::fs::File::create(&probe)?;
+        f.write_all(&[b'x'; 4096])?;
+        f.sync_all()
+    })();
+    let _ = std::fs::remove_file(&probe);
+    written
 }
 
 /// `<program> --version`, first line, within 3 s; never hangs doctor.

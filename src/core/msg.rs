@@ -154,6 +154,8 @@ pub enum Msg {
         pane: PaneId,
         found: Option<(String, &'static str)>,
     },
+    /// An event was appended to the journal, or could not be (a full disk).
+    Journaled(Result<(), String>),
     /// The last lines a dead pane printed (`None`: they could not be read).
     Tail {
         pane: PaneId,

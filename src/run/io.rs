@@ -171,13 +171,13 @@ impl Io {
                 Msg::Relaunched { pane, result }
             }
             Effect::Journal(event) => {
-                if let Some(path) = &self.journal {
-                    if let Err(e) = crate::adapters::store::journal::append(path, &event) {
-                        tracing::warn!("journal {}: {e}", path.display());
-                    }
-                }
                 tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
-                return None;
+                let path = self.journal.as_ref()?;
+                let result = crate::adapters::store::journal::append(path, &event).map_err(|e| {
+                    tracing::warn!("journal {}: {e}", path.display());
+                    format!("journal {} not written: {e}", path.display())
+                });
+                Msg::Journaled(result)
             }
             Effect::Notify { events, bell_only } => {
                 if let Some(cfg) = &self.notify {

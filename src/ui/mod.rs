@@ -126,6 +126,9 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if !state.auto_on {
         spans.push(st(" · auto-resume off (A)".into()));
     }
+    if let Some(e) = &state.journal_error {
+        spans.push(st(format!(" · {}", text::printable(e))));
+    }
     if state.malformed > 0 {
         // Never silently fewer panes than tmux has.
         spans.push(st(format!(

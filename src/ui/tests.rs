@@ -399,3 +399,19 @@ fn skipped_pane_records_are_said_in_the_header() {
     let t = render(&s, 120, 30, &Look::plain());
     assert!(find(&t, "2 unreadable pane records skipped (see log)").is_some());
 }
+
+#[test]
+fn a_journal_that_cannot_be_written_is_said_in_the_header_until_a_write_succeeds() {
+    let mut s = fleet((160, 30));
+    let e = "journal /s/journal.jsonl not written: No space left on device (os error 28)";
+    s.update(Msg::Journaled(Err(e.into())), s.now);
+    let t = render(&s, 160, 30, &Look::plain());
+    assert!(
+        find(&t, "No space left on device").is_some(),
+        "{:?}",
+        t.backend()
+    );
+    s.update(Msg::Journaled(Ok(())), s.now);
+    let t = render(&s, 160, 30, &Look::plain());
+    assert!(find(&t, "not written").is_none());
+}

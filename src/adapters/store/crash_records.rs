@@ -40,11 +40,18 @@ pub fn save(
     let name = format!("{now}-{}-{}.json", plan.pane.0, plan.agent);
     let path = dir.join(&name);
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp)?;
-    serde_json::to_writer(&mut f, &record)?;
-    f.write_all(b"\n")?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer(&mut f, &record)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if written.is_err() {
+        // A full disk leaves no half-written temp file behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written?;
     Ok(path)
 }
 
@@ -186,5 +193,21 @@ mod tests {
         assert_eq!(for_pane(dir.path(), PaneId(3), Some("abc")).len(), 1);
         assert_eq!(for_pane(dir.path(), PaneId(3), Some("other")).len(), 0);
         assert_eq!(for_pane(dir.path(), PaneId(4), None).len(), 0);
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_written_leaves_no_temp_file_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        // Its final name is taken by a directory: the last step fails, as a full disk
+        // would fail an earlier one.
+        std::fs::create_dir(dir.path().join("5-3-claude.json")).unwrap();
+        let e = save(dir.path(), &plan(), &CrashMeta::default(), b"last words", 5);
+        assert!(e.is_err());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["5-3-claude.json"], "no .tmp left");
     }
 }

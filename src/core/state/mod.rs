@@ -62,6 +62,8 @@ pub struct State {
     pub now: Millis,
     /// Records of the last poll that did not parse.
     pub malformed: usize,
+    /// Why the last journal write failed, until one succeeds: said in the header.
+    pub journal_error: Option<String>,
     poll_in_flight: bool,
     capture_pending: Vec<PaneId>,
     options_in_flight: bool,
@@ -144,6 +146,7 @@ impl State {
             quit: false,
             now: 0,
             malformed: 0,
+            journal_error: None,
             poll_in_flight: false,
             capture_pending: Vec::new(),
             options_in_flight: false,
@@ -301,6 +304,7 @@ impl State {
             Msg::OptionsSet(_) => self.options_in_flight = false,
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
             Msg::Tail { pane, text } => self.tail_read(pane, text),
+            Msg::Journaled(result) => self.journal_error = result.err(),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
             Msg::Elected(e) => self.elected(e),
             Msg::JournalRead(events) => {
