@@ -255,19 +255,69 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 3);
 }
 
-#[test]
-fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
-    if std::process::Command::new("zsh")
+/// Whether `shell` is installed: CI installs zsh and fish (.ci/run), so there a missing
+/// one is a failure; elsewhere the test is skipped with a notice.
+fn have(shell: &str) -> bool {
+    let found = std::process::Command::new(shell)
         .arg("-c")
         .arg("true")
         .output()
-        .is_err()
-    {
-        // CI installs zsh (.ci/run), so there a missing zsh is a failure; elsewhere a skip.
+        .is_ok();
+    if !found {
         if std::env::var_os("CI").is_some() {
-            panic!("zsh is not installed: .ci/run installs it (apt-get install zsh)");
+            panic!("{shell} is not installed: .ci/run installs it (apt-get install {shell})");
         }
-        eprintln!("skipped: zsh is not installed (apt-get install zsh to run this test)");
+        eprintln!("skipped: {shell} is not installed (apt-get install {shell} to run this test)");
+    }
+    found
+}
+
+#[test]
+fn the_fish_snippet_publishes_the_status_once_however_often_it_is_sourced() {
+    if !have("fish") {
+        return;
+    }
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["fish", "--no-config"]);
+    let file = snippet(&server, "fish");
+    let log = server.dir.path().join("hook.log");
+    // Another postexec handler is kept; sourcing twice hooks once.
+    type_line(
+        &server,
+        &pane,
+        &format!(
+            "function other --on-event fish_postexec; echo kept >> {}; end; source {file}; source {file}",
+            log.display()
+        ),
+    );
+    type_line(&server, &pane, "false");
+    common::wait_until("fish status 1 published", Duration::from_secs(20), || {
+        server
+            .pane_field(&pane, "#{@agentwatch_last_status}")
+            .starts_with("1 ")
+    });
+    type_line(&server, &pane, "sh -c 'exit 7'");
+    common::wait_until("fish status 7 published", Duration::from_secs(20), || {
+        server
+            .pane_field(&pane, "#{@agentwatch_last_status}")
+            .starts_with("7 ")
+    });
+    type_line(
+        &server,
+        &pane,
+        "echo handlers=(functions --handlers | string match -r __agentwatch_status | count)",
+    );
+    common::wait_until("handlers printed", Duration::from_secs(20), || {
+        server.capture(&pane).contains("handlers=")
+    });
+    let screen = server.capture(&pane);
+    assert!(screen.contains("handlers=1"), "hooked once: {screen}");
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
+}
+
+#[test]
+fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
+    if !have("zsh") {
         return;
     }
     let server = TmuxServer::start();
