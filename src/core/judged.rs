@@ -42,7 +42,10 @@ pub fn same_death(a: &str, b: &str) -> bool {
 pub fn text(key: &str, auto: &Auto) -> Option<String> {
     let verdict = match auto {
         Auto::Idle => return None,
-        Auto::Scheduled { .. } | Auto::Resuming { .. } => "scheduled".to_string(),
+        Auto::Scheduled { .. } => "scheduled".to_string(),
+        // Being carried out: if the supervisor dies before the pane runs again, whoever
+        // supervises next carries it out (the attempt is counted once).
+        Auto::Resuming { attempt } => format!("resuming {attempt}"),
         Auto::Cancelled => "cancelled".to_string(),
         Auto::Held(Hold::Off) => "off".to_string(),
         Auto::Held(Hold::NoSessionId) => "no_id".to_string(),
@@ -77,6 +80,7 @@ pub fn parse(value: &str, budget: &Budget) -> Option<(String, Auto)> {
             },
             None => Auto::Idle,
         },
+        "resuming" => Auto::Resuming { attempt: count()? },
         "cancelled" => Auto::Cancelled,
         "off" => Auto::Held(Hold::Off),
         "no_id" => Auto::Held(Hold::NoSessionId),
@@ -129,6 +133,7 @@ mod tests {
                 attempt: 3,
                 due: 9_000,
             },
+            Auto::Resuming { attempt: 2 },
             Auto::Cancelled,
             Auto::Held(Hold::Off),
             Auto::Held(Hold::NoSessionId),

@@ -177,7 +177,20 @@ impl State {
         if let (false, Some(auto)) = (rejudge, judged::on_pane(&self.cards[i])) {
             // Judged and journaled before: by the supervisor before us, or by us before a
             // restart. Pick up where it stopped (a pending resume counts down under us).
-            self.cards[i].auto = auto;
+            let card = &mut self.cards[i];
+            card.auto = auto;
+            if let Auto::Resuming { attempt } = card.auto {
+                // The supervisor stopped while carrying this resume out, and the pane never
+                // ran again: carry it out now, as the same attempt (its count is undone,
+                // to be counted again when it runs).
+                if card.budget.attempts >= attempt {
+                    card.budget.attempts = attempt - 1;
+                    card.budget.recent.pop();
+                }
+                card.auto = Auto::Scheduled { attempt, due: now };
+                card.budget.next_due = Some(now);
+                self.save_budget(i, fx);
+            }
             return;
         }
         let policy = self.policy(self.cards[i].agent.as_deref()).clone();
@@ -356,8 +369,11 @@ impl State {
                     card.auto = Auto::Resuming { attempt };
                     card.relaunching = true;
                     card.auto_in_flight = Some(attempt);
-                    fx.push(Effect::Relaunch { plan, meta });
+                    // Said on the pane before the relaunch starts: a supervisor killed in
+                    // the middle of it leaves the resume to the next one, not lost.
                     self.save_budget(i, fx);
+                    self.save_judged(i, fx);
+                    fx.push(Effect::Relaunch { plan, meta });
                 }
                 Err(Refusal(why)) => {
                     // Kept on the card (and the pane) until the next death, not flashed.

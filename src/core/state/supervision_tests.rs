@@ -804,3 +804,32 @@ fn a_malformed_recorded_id_is_said_at_the_death_not_when_r_is_pressed() {
         Some(format!("not auto-resumed: {why}").as_str())
     );
 }
+
+#[test]
+fn a_supervisor_killed_while_it_resumes_leaves_the_resume_to_the_next_one() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.look(&mut s, T0);
+    w.kill(1);
+    for t in [T0 + 500, T0 + 1_000, T0 + 1_500, T0 + 2_000] {
+        w.look(&mut s, t);
+    }
+    // The resume is due: its options are written, then the supervisor is killed before
+    // the relaunch happens.
+    let fx: Vec<Effect> = s
+        .update(Msg::Tick, T0 + 3_000)
+        .into_iter()
+        .filter(|e| !matches!(e, Effect::Relaunch { .. } | Effect::Poll))
+        .collect();
+    w.apply(&mut s, fx, T0 + 3_000);
+    assert_eq!(w.relaunches, 0);
+    drop(s);
+    // The next supervisor (a restarted dashboard, the daemon) carries it out, once, as
+    // attempt 1.
+    let mut next = instance(true);
+    for k in 0..20 {
+        w.look(&mut next, T0 + 4_000 + k * 500);
+    }
+    assert_eq!(w.relaunches, 1, "{:?}", w.argvs);
+    assert_eq!(w.panes[0].opt_attempts, "1");
+    assert_eq!(w.count("died"), 1, "judged once: {:#?}", w.journal);
+}
