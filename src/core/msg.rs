@@ -40,6 +40,8 @@ pub enum Action {
     ToggleAutoAll,
     /// `R` on the lost-server screen: recreate every lost agent (asks first).
     RecreateAll,
+    /// `d` on the lost-server screen: forget the lost agents for good (asks first).
+    Forget,
     /// `y` / `n`: answer a question.
     Yes,
     No,

@@ -19,10 +19,16 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
     let w = usize::from(area.width);
     let n = lost.agents.len();
+    let can = lost.recreatable(&state.agents);
     let mut banner = fit(
         &format!(
-            " ✖ tmux server gone: {n} agent{} lost · {} at {}",
+            " ✖ tmux server gone: {n} agent{} lost, {} · {} at {}",
             if n == 1 { "" } else { "s" },
+            match can {
+                _ if can == n => "each can be recreated".to_string(),
+                0 => "none can be recreated".to_string(),
+                _ => format!("{can} can be recreated"),
+            },
             state.socket,
             clock(lost.lost_at, look.utc_offset)
         ),
@@ -66,12 +72,20 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         }
     }
     lines.push(Line::raw(""));
-    if state.lost_confirm {
+    if state.lost_forget {
+        lines.push(Line::from(Span::styled(
+            fit(
+                " Forget this list for good (it will not be shown again)? y/n",
+                w,
+            ),
+            t.alarm(),
+        )));
+    } else if state.lost_confirm {
         lines.push(Line::from(Span::styled(
             fit(
                 &format!(
-                    " Recreate {n} agent{} on {} with their resume commands? y/n",
-                    if n == 1 { "" } else { "s" },
+                    " Recreate {can} agent{} on {} with their resume commands? y/n",
+                    if can == 1 { "" } else { "s" },
                     state.socket
                 ),
                 w,
@@ -81,6 +95,10 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     } else {
         lines.push(Line::raw(fit(
             " R recreates every agent that has a session id, each resuming its own session in its own directory.",
+            w,
+        )));
+        lines.push(Line::raw(fit(
+            " d forgets this list once you have dealt with it; Esc goes to the grid for now.",
             w,
         )));
     }

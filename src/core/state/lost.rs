@@ -98,7 +98,21 @@ impl State {
 
     pub(super) fn lost_act(&mut self, a: Action, fx: &mut Vec<Effect>) {
         match a {
-            Action::RecreateAll | Action::RelaunchFresh => self.lost_confirm = true,
+            Action::RecreateAll | Action::RelaunchFresh => {
+                self.lost_confirm = true;
+                self.lost_forget = false;
+            }
+            Action::Forget => {
+                self.lost_forget = true;
+                self.lost_confirm = false;
+            }
+            Action::Yes if self.lost_forget => {
+                // Dealt with: not shown again, here or at the next start.
+                self.lost_forget = false;
+                self.lost = None;
+                self.lost_results.clear();
+                fx.push(Effect::SaveRoster(None));
+            }
             Action::Yes if self.lost_confirm => {
                 self.lost_confirm = false;
                 let plans = self.recreate_plans();
@@ -106,8 +120,14 @@ impl State {
                     fx.push(Effect::Recreate(plans));
                 }
             }
-            Action::No => self.lost_confirm = false,
-            Action::Back if self.lost_confirm => self.lost_confirm = false,
+            Action::No => {
+                self.lost_confirm = false;
+                self.lost_forget = false;
+            }
+            Action::Back if self.lost_confirm || self.lost_forget => {
+                self.lost_confirm = false;
+                self.lost_forget = false;
+            }
             Action::Back => self.lost_hidden = true,
             Action::Quit => self.quit = true,
             Action::Help => self.show_help = true,
@@ -200,6 +220,23 @@ impl State {
         } else {
             fx.push(Effect::SaveRoster(Some(lost.clone())));
         }
+    }
+}
+
+impl Roster {
+    /// How many of the lost agents can be recreated: a resume command, and an id when the
+    /// resume needs one.
+    pub fn recreatable(&self, agents: &Agents) -> usize {
+        self.agents
+            .iter()
+            .filter(|a| {
+                agents.get(&a.agent).is_some_and(|def| {
+                    !def.resume.is_empty()
+                        && (!def.resume_needs_id()
+                            || a.session_id.as_deref().is_some_and(|id| def.id.accepts(id)))
+                })
+            })
+            .count()
     }
 }
 

@@ -110,6 +110,8 @@ pub struct State {
     pub lost_confirm: bool,
     /// The lost-server screen was put aside with Esc.
     pub lost_hidden: bool,
+    /// `d` on the lost-server screen asked to forget the list: awaiting y/n.
+    pub lost_forget: bool,
     /// What recreating did, per target.
     pub lost_results: Vec<(String, Result<String, String>)>,
     /// The roster on disk has been asked for.
@@ -172,6 +174,7 @@ impl State {
             lost: None,
             lost_confirm: false,
             lost_hidden: false,
+            lost_forget: false,
             lost_results: Vec::new(),
             roster_asked: false,
             policies: config
@@ -595,6 +598,7 @@ impl State {
                 | Action::Newer
                 | Action::Refresh
                 | Action::RecreateAll
+                | Action::Forget
                 | Action::Yes
                 | Action::No,
                 _,
@@ -670,7 +674,13 @@ impl State {
             self.auto_on,
         )
             .hash(&mut h);
-        (self.lost_confirm, self.lost_hidden, self.lost_results.len()).hash(&mut h);
+        (
+            self.lost_confirm,
+            self.lost_hidden,
+            self.lost_forget,
+            self.lost_results.len(),
+        )
+            .hash(&mut h);
         (self.supervising, self.supervisor).hash(&mut h);
         self.lost.as_ref().map(|l| l.agents.len()).hash(&mut h);
         match &self.server {
