@@ -160,9 +160,7 @@ fn a_killed_server_is_one_banner_that_survives_a_restart_and_r_brings_the_agents
     ui.send_keys(&["d"]);
     ui.wait_for_text("Forget this list for good", WAIT);
     ui.send_keys(&["y"]);
-    ui.wait_for(&"the grid".to_string(), WAIT, |s| {
-        !s.contains("tmux server gone")
-    });
+    ui.wait_for("the grid", WAIT, |s| !s.contains("tmux server gone"));
     ui.send_keys(&["q"]);
     ui.wait_exit(WAIT);
     drop(ui);
