@@ -51,10 +51,14 @@ fn listing(n: usize) -> Vec<u8> {
                 _ => String::new(),
             })
             .collect();
-        let nonce = agentwatch::adapters::tmux::format::nonce();
-        out.push(0x1e);
-        out.extend_from_slice(nonce.as_bytes());
-        out.extend_from_slice(fields.join(&format!("\u{1f}{nonce}")).as_bytes());
+        let m = agentwatch::adapters::tmux::format::Marks::ours();
+        out.push(m.record);
+        out.extend_from_slice(m.nonce.as_bytes());
+        out.extend_from_slice(
+            fields
+                .join(&format!("{}{}", char::from(m.field), m.nonce))
+                .as_bytes(),
+        );
         out.push(b'\n');
     }
     out

@@ -37,7 +37,7 @@ fn the_demo_shows_a_banner_within_30s_and_leaves_nothing_behind() {
     let exit = ui.wait_exit(Duration::from_secs(15));
     assert_eq!(exit, "status 0");
     assert!(!demo_dir.exists(), "temp dir removed");
-    let alive = std::process::Command::new("tmux")
+    let alive = std::process::Command::new(common::tmux_program())
         .arg("-S")
         .arg(&sock)
         .arg("list-sessions")

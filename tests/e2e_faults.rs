@@ -35,7 +35,7 @@ fn no_server_is_said_with_the_socket_and_a_new_server_is_picked_up() {
     ui.wait_for_text(&format!("no tmux server running on {later_s}"), WAIT);
     ui.wait_for_text("agentwatch keeps polling", WAIT);
     server.write_plan("claude", "hang\n");
-    let mut cmd = std::process::Command::new("tmux");
+    let mut cmd = std::process::Command::new(common::tmux_program());
     server.env_for_child(&mut cmd);
     let ok = cmd
         .args([
@@ -55,7 +55,7 @@ fn no_server_is_said_with_the_socket_and_a_new_server_is_picked_up() {
     assert!(ok.success());
     let screen = ui.wait_for_text("● running", WAIT);
     assert!(screen.contains("claude · late:0.0"), "{screen}");
-    let mut kill = std::process::Command::new("tmux");
+    let mut kill = std::process::Command::new(common::tmux_program());
     server.env_for_child(&mut kill);
     kill.args(["-S", &later_s, "kill-server"]).status().unwrap();
 }

@@ -4,11 +4,18 @@
 //! and a pane whose exit status tmux lost (the lost-SIGCHLD bug, caught in the recording).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use agentwatch::adapters::tmux::format::parse_with;
+use agentwatch::adapters::tmux::format::{parse_with, Marks};
 
-/// The recording was made with bare RS and US marks.
+/// The recording was made with bare RS (0x1e) and US (0x1f) marks, no nonce.
 fn parse_listing(out: &[u8]) -> agentwatch::core::pane::Listing {
-    parse_with(out, "")
+    parse_with(
+        out,
+        Marks {
+            record: 0x1e,
+            field: 0x1f,
+            nonce: "",
+        },
+    )
 }
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::words::command_words;

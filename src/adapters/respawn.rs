@@ -129,16 +129,20 @@ async fn still_the_same_death(tmux: &Tmux, plan: &Plan) -> Result<(), String> {
 /// pane, so the pane id is asked for too and checked): `Err` when the pane is gone.
 async fn pane_fields(tmux: &Tmux, plan: &Plan, names: &[&str]) -> Result<Vec<String>, String> {
     let pane = plan.pane.to_string();
+    // A printable mark with this process's nonce: a path may hold anything, and tmux 3.5a
+    // escapes control bytes in the format itself.
+    let marks = crate::adapters::tmux::format::Marks::ours();
+    let sep = format!("{}{}", char::from(marks.field), marks.nonce);
     let mut format = String::from("#{pane_id}");
     for n in names {
-        format.push_str(&format!("\u{1f}#{{{n}}}"));
+        format.push_str(&format!("{sep}#{{{n}}}"));
     }
     let out = tmux
         .run(["display-message", "-p", "-t", &pane, &format])
         .await
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&out);
-    let mut f = text.trim_end_matches('\n').split('\u{1f}');
+    let mut f = text.trim_end_matches('\n').split(sep.as_str());
     if f.next() != Some(pane.as_str()) {
         return Err("the pane is gone".into());
     }

@@ -11,11 +11,14 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         let p = Path::new(program);
         return is_executable(p).then(|| p.to_path_buf());
     }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(program))
-            .find(|p| is_executable(p))
-    })
+    std::env::var_os("PATH").and_then(|paths| find_in(program, &paths))
+}
+
+/// The program's path in the directories of `paths` (a PATH value).
+pub fn find_in(program: &str, paths: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(paths)
+        .map(|d| d.join(program))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {

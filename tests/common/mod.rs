@@ -94,8 +94,17 @@ fn apply_env(cmd: &mut Command, dir: &Path, bin_dir: &Path, agent_dir: &Path) {
         .env("GEMINI_CLI_HOME", dir.join("gemini-home"));
 }
 
+/// The tmux under test: `$AGENTWATCH_TEST_TMUX` (a path, e.g. tmux 3.5a unpacked beside the
+/// system's 3.3a, as `.ci/run` does), else `tmux` from PATH. Every test server, client and
+/// agentwatch under test runs it (it is linked into each test's `bin/`, first on PATH).
+pub fn tmux_program() -> OsString {
+    std::env::var_os("AGENTWATCH_TEST_TMUX")
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "tmux".into())
+}
+
 fn tmux_command(socket: &Path, dir: &Path, bin_dir: &Path, agent_dir: &Path) -> Command {
-    let mut cmd = Command::new("tmux");
+    let mut cmd = Command::new(tmux_program());
     apply_env(&mut cmd, dir, bin_dir, agent_dir);
     cmd.arg("-S").arg(socket);
     cmd
@@ -207,6 +216,9 @@ impl TmuxServer {
         std::fs::create_dir_all(&agent_dir).expect("create agents dir");
         for name in AGENT_NAMES {
             std::os::unix::fs::symlink(&agent, bin_dir.join(name)).expect("symlink agent");
+        }
+        if let Some(tmux) = std::env::var_os("AGENTWATCH_TEST_TMUX").filter(|p| !p.is_empty()) {
+            std::os::unix::fs::symlink(&tmux, bin_dir.join("tmux")).expect("symlink tmux");
         }
         let conf = dir.path().join("tmux.conf");
         std::fs::write(&conf, "").expect("write tmux.conf");

@@ -189,6 +189,13 @@ impl Tmux {
     /// Environment for every tmux client started. A respawn or a new window gets the
     /// client's PATH (tmux copies it), so this also sets what relaunched agents find.
     pub fn with_env(mut self, envs: Vec<(OsString, OsString)>) -> Tmux {
+        // The tmux found on that PATH, as a shell with it would run (a spawned process
+        // looks its program up on the parent's PATH, not the one given to it).
+        if let Some((_, path)) = envs.iter().find(|(k, _)| k == "PATH") {
+            if let Some(tmux) = crate::adapters::which::find_in("tmux", path) {
+                self.program = tmux.into_os_string();
+            }
+        }
         self.envs = envs;
         self
     }
@@ -302,7 +309,7 @@ impl Tmux {
             args.extend([
                 "display-message".into(),
                 "-p".into(),
-                format!("\u{1e}{id}"),
+                format!("{}{id}", block_mark()),
                 ";".into(),
                 "capture-pane".into(),
                 "-p".into(),
@@ -441,10 +448,21 @@ fn classify(socket: &Path, stderr: &[u8]) -> TmuxError {
     }
 }
 
-/// Splits output made of `RS<pane id>\n<lines...>` blocks.
+/// What starts each pane's block in a batch of captures: `^` and this process's nonce (a
+/// control byte would be escaped by tmux 3.5a; a screen cannot know the nonce).
+fn block_mark() -> String {
+    let m = super::format::Marks::ours();
+    format!("{}{}", char::from(m.record), m.nonce)
+}
+
+/// Splits output made of `<block mark><pane id>\n<lines...>` blocks.
 fn split_marked(out: &[u8]) -> HashMap<PaneId, String> {
+    let mark = block_mark();
     let mut map = HashMap::new();
-    for block in out.split(|&b| b == 0x1e).skip(1) {
+    let starts: Vec<usize> = memchr::memmem::find_iter(out, mark.as_bytes()).collect();
+    for (i, &at) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(out.len());
+        let block = &out[at + mark.len()..end];
         let text = String::from_utf8_lossy(block);
         let (head, body) = text.split_once('\n').unwrap_or((&text, ""));
         if let Some(id) = PaneId::parse(head.trim()) {
@@ -506,7 +524,9 @@ mod tests {
 
     #[test]
     fn marked_blocks_split_per_pane() {
-        let out = b"\x1e%1\nhello\nworld\n\x1e%22\n\n";
+        let m = block_mark();
+        let out = format!("{m}%1\nhello\nworld\n{m}%22\n\n");
+        let out = out.as_bytes();
         let m = split_marked(out);
         assert_eq!(m[&PaneId(1)], "hello\nworld\n");
         assert_eq!(m[&PaneId(22)], "\n");

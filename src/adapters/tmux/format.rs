@@ -1,18 +1,35 @@
 //! The one `list-panes -a -F` format agentwatch polls with, and its pure parser.
 //!
-//! Each record starts with RS (0x1e) and its fields are separated by US (0x1f), each followed
-//! by a nonce this process drew at random: tmux escapes none of the free-text fields (window
-//! names, paths, option values), so a bare RS or US in one of them is just a byte of the
-//! value, and a value cannot forge a record or a field without knowing the nonce. A newline
-//! inside a field cannot split a record either. Every record is checked for its exact field
-//! count and a pane id seen twice is refused: what does not fit is counted and skipped,
-//! never guessed at.
+//! Each record starts with `^` and its fields are separated by `~`, each followed by a nonce
+//! this process drew at random. tmux 3.3a escapes none of the free-text fields (paths,
+//! option values; window names it escapes), and 3.5a escapes their control bytes but not a
+//! newline, nor `^` or `~`: so a mark byte in a value is just a byte of the value, and a value
+//! cannot forge a record or a field without knowing the nonce. (Control bytes as marks,
+//! as before, are escaped by 3.5a in the format itself.) A newline inside a field cannot
+//! split a record either. Every record is checked for its exact field count and a pane id
+//! seen twice is refused: what does not fit is counted and skipped, never guessed at.
 
 pub use crate::core::pane::Listing;
 use crate::core::pane::{Pane, PaneId};
 
-const RS: u8 = 0x1e;
-const US: u8 = 0x1f;
+/// What separates records and fields: a byte each, followed by the nonce.
+#[derive(Debug, Clone, Copy)]
+pub struct Marks<'a> {
+    pub record: u8,
+    pub field: u8,
+    pub nonce: &'a str,
+}
+
+impl Marks<'static> {
+    /// The marks this process polls with.
+    pub fn ours() -> Marks<'static> {
+        Marks {
+            record: b'^',
+            field: b'~',
+            nonce: nonce(),
+        }
+    }
+}
 
 /// The fields, in order. Keep in step with [`parse_row`].
 pub const FIELDS: &[&str] = &[
@@ -68,17 +85,16 @@ pub fn nonce() -> &'static str {
 
 /// The `-F` argument for `list-panes -a`.
 pub fn list_panes_format() -> String {
-    format_with(nonce())
+    format_with(Marks::ours())
 }
 
-/// The format with marks `RS nonce` and `US nonce` (`nonce` empty: bare RS and US, as
-/// recorded fixtures have).
-pub fn format_with(nonce: &str) -> String {
-    let mut f = format!("\u{1e}{nonce}");
+/// The format with `marks` (printable ones: tmux 3.5a escapes control bytes).
+pub fn format_with(marks: Marks) -> String {
+    let mut f = format!("{}{}", char::from(marks.record), marks.nonce);
     for (i, name) in FIELDS.iter().enumerate() {
         if i > 0 {
-            f.push('\u{1f}');
-            f.push_str(nonce);
+            f.push(char::from(marks.field));
+            f.push_str(marks.nonce);
         }
         f.push_str("#{");
         f.push_str(name);
@@ -90,19 +106,19 @@ pub fn format_with(nonce: &str) -> String {
 /// Parses `list-panes -a -F <list_panes_format()>` output. Never fails: bad records are
 /// counted in [`Listing::malformed`]. Non-UTF-8 bytes are replaced, never trusted.
 pub fn parse_listing(out: &[u8]) -> Listing {
-    parse_with(out, nonce())
+    parse_with(out, Marks::ours())
 }
 
-/// Parses output of [`format_with`] `nonce`.
-pub fn parse_with(out: &[u8], nonce: &str) -> Listing {
+/// Parses output of [`format_with`] `marks`.
+pub fn parse_with(out: &[u8], marks: Marks) -> Listing {
     let mut listing = Listing::default();
     let mut seen = std::collections::HashSet::new();
-    let nonce = nonce.as_bytes();
+    let nonce = marks.nonce.as_bytes();
     // Bytes before the first mark are not a record; tmux ends each with a newline. Records
     // are taken one at a time, each split while it is still in the cache.
-    for record in Marked::new(out, RS, nonce).skip(1) {
+    for record in Marked::new(out, marks.record, nonce).skip(1) {
         let record = record.strip_suffix(b"\n").unwrap_or(record);
-        let fields = fields(record, nonce);
+        let fields = fields(record, marks.field, nonce);
         match parse_row(&fields) {
             Some((pane, server_pid, auto_all)) if seen.insert(pane.id) => {
                 if listing.server_pid.is_none() {
@@ -117,13 +133,13 @@ pub fn parse_with(out: &[u8], nonce: &str) -> Listing {
     listing
 }
 
-/// A record's fields. Fast when no value holds a bare US (split at every US, each piece
+/// A record's fields. Fast when no value holds the mark byte (split at every one, each piece
 /// after the first starting with the nonce); else split at the marks only.
-fn fields<'a>(record: &'a [u8], nonce: &[u8]) -> Vec<&'a [u8]> {
-    let mut pieces: Vec<&[u8]> = record.split(|&b| b == US).collect();
+fn fields<'a>(record: &'a [u8], mark: u8, nonce: &[u8]) -> Vec<&'a [u8]> {
+    let mut pieces: Vec<&[u8]> = record.split(|&b| b == mark).collect();
     let plain = pieces.len() == FIELDS.len() && pieces[1..].iter().all(|p| p.starts_with(nonce));
     if !plain {
-        return Marked::new(record, US, nonce).collect();
+        return Marked::new(record, mark, nonce).collect();
     }
     for p in &mut pieces[1..] {
         *p = &p[nonce.len()..];
@@ -236,9 +252,14 @@ mod tests {
     use super::*;
 
     fn row(fields: &[&str]) -> Vec<u8> {
-        let mut v = vec![RS];
-        v.extend_from_slice(nonce().as_bytes());
-        v.extend_from_slice(fields.join(&format!("\u{1f}{}", nonce())).as_bytes());
+        let m = Marks::ours();
+        let mut v = vec![m.record];
+        v.extend_from_slice(m.nonce.as_bytes());
+        v.extend_from_slice(
+            fields
+                .join(&format!("{}{}", char::from(m.field), m.nonce))
+                .as_bytes(),
+        );
         v.push(b'\n');
         v
     }
@@ -247,7 +268,7 @@ mod tests {
     fn format_names_every_field_once() {
         let f = list_panes_format();
         assert_eq!(f.matches("#{").count(), FIELDS.len());
-        assert!(f.starts_with('\u{1e}'));
+        assert!(f.starts_with(&format!("^{}#{{pane_id}}~{}", nonce(), nonce())));
     }
 
     #[test]
@@ -294,6 +315,8 @@ mod tests {
         // A whole forged record and a forged field, with bare marks.
         bytes.push("x\u{1e}%9\u{1f}evil\u{1f}0\u{1f}w".to_string());
         bytes.push("\u{1f}\u{1f}\u{1f}".into());
+        bytes.push("x^%9~evil~0~w".to_string());
+        bytes.push("~~~^^".into());
         for (k, b) in bytes.iter().enumerate() {
             let free = format!("a{b}z");
             let mut out = hostile_row(1, &free);
