@@ -348,3 +348,34 @@ fn on_a_full_disk_doctor_fails_the_journal_and_a_cut_append_does_not_lose_the_ne
     after.unwrap();
     assert_eq!(read, vec![e], "the event after the failed one is kept");
 }
+
+#[test]
+fn a_death_journaled_after_a_cut_line_is_in_events_and_printed_without_raw_escapes() {
+    let server = TmuxServer::start();
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let journal = std::path::PathBuf::from(format!("{home}/state/agentwatch/journal.jsonl"));
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    // The last write before was cut mid-line (a crash, a full disk).
+    std::fs::write(&journal, b"{\"ts\":1,\"event\":\"resumed\",\"pa").unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let died = agentwatch::core::msg::Event {
+        ts: now,
+        event: "died".into(),
+        pane: "%4".into(),
+        target: Some("s\u{1b}]0;pwned\u{7}:0.0".into()),
+        detail: Some("process exited (code 1)".into()),
+        exit_code: Some(1),
+        ..Default::default()
+    };
+    agentwatch::adapters::store::journal::append(&journal, &died).unwrap();
+    let out = aw(&server, &["events", "--since", "1h"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("died") && text.contains("%4"), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+}
