@@ -340,6 +340,18 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
     if c.crash_records.max_total_mb == 0 {
         return err("crash_records", "max_total_mb", "must be at least 1".into());
     }
+    // Turned into bytes (<< 20): bounded far below where that overflows.
+    if c.crash_records.max_total_mb > 1 << 20 {
+        return err(
+            "crash_records",
+            "max_total_mb",
+            format!(
+                "{} is too large: at most {} (a TiB)",
+                c.crash_records.max_total_mb,
+                1u64 << 20
+            ),
+        );
+    }
     validate_policy_parts(
         "auto_resume",
         Some(c.auto_resume.max_attempts),
