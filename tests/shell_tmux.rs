@@ -230,17 +230,9 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
         ),
     );
     type_line(&server, &pane, "false");
-    common::wait_until("status 1 published", Duration::from_secs(20), || {
-        server
-            .pane_field(&pane, "#{@agentwatch_last_status}")
-            .starts_with("1 ")
-    });
+    wait_published(&server, &pane, 1);
     type_line(&server, &pane, "(exit 7)");
-    common::wait_until("status 7 published", Duration::from_secs(20), || {
-        server
-            .pane_field(&pane, "#{@agentwatch_last_status}")
-            .starts_with("7 ")
-    });
+    wait_published(&server, &pane, 7);
     type_line(&server, &pane, "echo \"pc=[$PROMPT_COMMAND]\"");
     common::wait_until("PROMPT_COMMAND printed", Duration::from_secs(20), || {
         server.capture(&pane).contains("pc=[")
@@ -253,6 +245,19 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
     );
     assert!(!screen.contains("unbound variable"), "{screen}");
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 3);
+}
+
+/// Waits until the shell at `pane` published `status` for its last command.
+fn wait_published(server: &TmuxServer, pane: &str, status: i32) {
+    common::wait_until(
+        &format!("status {status} published"),
+        Duration::from_secs(20),
+        || {
+            server
+                .pane_field(pane, "#{@agentwatch_last_status}")
+                .starts_with(&format!("{status} "))
+        },
+    );
 }
 
 /// Whether `shell` is installed: CI installs zsh and fish (.ci/run), so there a missing
@@ -291,17 +296,9 @@ fn the_fish_snippet_publishes_the_status_once_however_often_it_is_sourced() {
         ),
     );
     type_line(&server, &pane, "false");
-    common::wait_until("fish status 1 published", Duration::from_secs(20), || {
-        server
-            .pane_field(&pane, "#{@agentwatch_last_status}")
-            .starts_with("1 ")
-    });
+    wait_published(&server, &pane, 1);
     type_line(&server, &pane, "sh -c 'exit 7'");
-    common::wait_until("fish status 7 published", Duration::from_secs(20), || {
-        server
-            .pane_field(&pane, "#{@agentwatch_last_status}")
-            .starts_with("7 ")
-    });
+    wait_published(&server, &pane, 7);
     type_line(
         &server,
         &pane,
@@ -326,17 +323,9 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     let log = server.dir.path().join("hook.log");
     type_line(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));
     type_line(&server, &pane, "false");
-    common::wait_until("zsh status 1 published", Duration::from_secs(20), || {
-        server
-            .pane_field(&pane, "#{@agentwatch_last_status}")
-            .starts_with("1 ")
-    });
+    wait_published(&server, &pane, 1);
     type_line(&server, &pane, "true");
-    common::wait_until("zsh status 0 published", Duration::from_secs(20), || {
-        server
-            .pane_field(&pane, "#{@agentwatch_last_status}")
-            .starts_with("0 ")
-    });
+    wait_published(&server, &pane, 0);
     type_line(&server, &pane, "echo \"hooks=[${precmd_functions[*]}]\"");
     common::wait_until("hooks printed", Duration::from_secs(20), || {
         server.capture(&pane).contains("hooks=[")
