@@ -428,6 +428,29 @@ impl State {
         });
         self.cards = cards;
         self.listed = Some(listed);
+        // Agent panes that vanished while their agent ran: never silence. (Not when a
+        // record did not parse: that pane may still be there.)
+        if self.supervising && obs.listing.malformed == 0 {
+            let mut gone: Vec<Card> = old
+                .into_values()
+                .filter(|c| c.agent.is_some() && !c.pane.dead && c.life == Life::Running)
+                .collect();
+            gone.sort_by_key(|c| c.pane.id.0);
+            for c in gone {
+                let mut ev = self.event(&c, "gone", now);
+                ev.detail = Some(if c.pane.remain_on_exit {
+                    "the pane was closed while its agent ran".into()
+                } else {
+                    "the pane closed before agentwatch could keep it (remain-on-exit): its exit and output are lost".into()
+                });
+                tracing::warn!(
+                    "{}: {}",
+                    c.pane.id,
+                    ev.detail.as_deref().unwrap_or_default()
+                );
+                fx.push(Effect::Journal(ev));
+            }
+        }
         if !marks.is_empty() {
             fx.push(Effect::SetOptions(marks));
         }

@@ -829,3 +829,30 @@ fn a_supervisor_killed_while_it_resumes_leaves_the_resume_to_the_next_one() {
     assert_eq!(w.panes[0].opt_attempts, "1");
     assert_eq!(w.count("died"), 1, "judged once: {:#?}", w.journal);
 }
+
+#[test]
+fn an_agent_pane_that_vanishes_while_its_agent_runs_is_journaled_never_silence() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.look(&mut s, T0);
+    w.look(&mut s, T0 + 500);
+    // Gone before remain-on-exit could be set (the World only sets it when asked).
+    w.panes[0].remain_on_exit = false;
+    let fx = s.update(Msg::Polled(Ok(w.obs())), T0 + 900);
+    w.apply(&mut s, fx, T0 + 900);
+    w.panes.clear();
+    w.look(&mut s, T0 + 1_000);
+    assert_eq!(w.count("gone"), 1, "{:#?}", w.journal);
+    let ev = w.journal.iter().find(|e| e.event == "gone").unwrap();
+    assert_eq!(ev.pane, "%1");
+    assert!(ev
+        .detail
+        .as_deref()
+        .unwrap()
+        .contains("its exit and output are lost"));
+    // Beside the supervisor nothing is journaled twice.
+    let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
+    both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
+    w.panes.clear();
+    both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
+    assert_eq!(w.count("gone"), 1);
+}
