@@ -51,6 +51,16 @@ struct Trees {
 /// Each live pane's foreground tree, shared with the core without a copy.
 pub type TreeMap = Arc<HashMap<PaneId, Arc<ProcTree>>>;
 
+/// A pane to look at again this tick.
+#[derive(Clone, Copy)]
+struct Stale<'a> {
+    id: PaneId,
+    pid: u32,
+    current_command: &'a str,
+    /// Its process or current command changed: its own argv is read again.
+    changed: bool,
+}
+
 struct Tree {
     pane_pid: u32,
     current_command: String,
@@ -137,15 +147,14 @@ impl Prober {
         if sweep {
             trees.swept = Some(now);
         }
-        // (pane, pid, changed): a changed pane's own process is read again; a swept one
-        // that did not change keeps its argv and has its foreground group read again; a
-        // busy one keeps both.
-        let mut stale: Vec<(PaneId, u32, bool)> = Vec::new();
+        // A changed pane's own process is read again; a swept one that did not change keeps
+        // its argv and has its foreground group read again; a busy one keeps both.
+        let mut stale: Vec<Stale> = Vec::new();
         // Panes with processes below their own (a wrapper's agent, a shell's job, an
         // `npm exec` that will start one): their children come and go without tmux
         // noticing. Looked at again when one of their processes ended, or while their tree
         // is young when a process started on the machine below them.
-        let mut busy: Vec<(PaneId, u32)> = Vec::new();
+        let mut busy: Vec<Stale> = Vec::new();
         let gone = trees.exits.ended();
         for &pid in &gone {
             if let Some(k) = trees.table.known.get_mut(&pid) {
@@ -168,13 +177,19 @@ impl Prober {
                     || comm
                         .get(&p.id)
                         .is_some_and(|c| crate::core::prompt::is_shell(c, &self.shells)));
+            let look = Stale {
+                id: p.id,
+                pid,
+                current_command: &p.current_command,
+                changed,
+            };
             if changed || swept || known.is_some_and(|t| t.unsettled) {
-                stale.push((p.id, pid, changed));
+                stale.push(look);
             } else if let Some(t) = known.filter(|t| !t.procs.below.is_empty()) {
                 if t.procs.below.iter().any(|p| gone.contains(&p.pid)) {
-                    stale.push((p.id, pid, false));
+                    stale.push(look);
                 } else if now.duration_since(t.changed_at) < YOUNG {
-                    busy.push((p.id, pid));
+                    busy.push(look);
                 }
             }
         }
@@ -190,7 +205,7 @@ impl Prober {
             return Arc::clone(&trees.shared);
         }
         if !stale.is_empty() || born {
-            self.walk(&mut trees, panes, stale, &busy, sweep, now);
+            self.walk(&mut trees, stale, &busy, sweep, now);
         }
         let ids: std::collections::HashSet<PaneId> = panes
             .iter()
@@ -216,12 +231,11 @@ impl Prober {
 
     /// One pass over `/proc`, then the trees of the `stale` panes, and of the `busy` ones a
     /// new process started below, walked again.
-    fn walk(
+    fn walk<'a>(
         &self,
         trees: &mut Trees,
-        panes: &[crate::core::pane::Pane],
-        mut stale: Vec<(PaneId, u32, bool)>,
-        busy: &[(PaneId, u32)],
+        mut stale: Vec<Stale<'a>>,
+        busy: &[Stale<'a>],
         sweep: bool,
         now: std::time::Instant,
     ) {
@@ -239,17 +253,9 @@ impl Prober {
                 }
             }
         }
-        stale.extend(
-            busy.iter()
-                .filter(|(_, pid)| above.contains(pid))
-                .map(|&(id, pid)| (id, pid, false)),
-        );
-        for &(id, pid, changed) in &stale {
-            let cur = panes
-                .iter()
-                .find(|p| p.id == id)
-                .map(|p| p.current_command.clone())
-                .unwrap_or_default();
+        stale.extend(busy.iter().filter(|b| above.contains(&b.pid)).copied());
+        for look in &stale {
+            let (id, pid, changed) = (look.id, look.pid, look.changed);
             let old = by_pane.get(&id).filter(|t| t.pane_pid == pid);
             let (own, fg) = match old {
                 // Swept: the argv stands, the foreground group is read again (a script
@@ -282,7 +288,7 @@ impl Prober {
                 id,
                 Tree {
                     pane_pid: pid,
-                    current_command: cur,
+                    current_command: look.current_command.to_string(),
                     fg,
                     changed_at,
                     unsettled,
