@@ -44,6 +44,20 @@ async fn watch_until(
     false
 }
 
+/// Looks until the card of `pane` is held as `want` says (panics after `secs`, showing what
+/// it is instead); returns the hold.
+async fn until_held(
+    state: &mut State,
+    io: &Io,
+    pane: &str,
+    secs: u64,
+    want: impl Fn(&Hold) -> bool,
+) -> Hold {
+    let ok = watch_until(state, io, secs, |s| held(s, pane).is_some_and(|h| want(&h))).await;
+    assert!(ok, "{:?}", card(state, pane).map(|c| &c.auto));
+    held(state, pane).unwrap()
+}
+
 fn held(state: &State, pane: &str) -> Option<Hold> {
     match &card(state, pane)?.auto {
         Auto::Held(h) => Some(h.clone()),
@@ -139,13 +153,7 @@ async fn claude_stopped_with_sigterm_exits_143_and_is_not_resumed() {
     watch_until(&mut state, &io, 5, |s| card(s, &pane).is_some()).await;
     kill(&runs[0]["pid"], "TERM");
     let want = Hold::Deliberate("exit 143 (SIGTERM)".into());
-    assert!(
-        watch_until(&mut state, &io, 10, |s| held(s, &pane)
-            == Some(want.clone()))
-        .await,
-        "{:?}",
-        card(&state, &pane).map(|c| &c.auto)
-    );
+    until_held(&mut state, &io, &pane, 10, |h| *h == want).await;
     // Stays so: nothing is started.
     watch_until(&mut state, &io, 3, |_| false).await;
     assert_eq!(server.log_entries_for(&pane).len(), 1);
@@ -175,13 +183,7 @@ async fn a_resume_the_agent_has_no_session_for_is_said_and_not_repeated() {
     .await;
     std::fs::remove_file(sessions.join(id)).unwrap();
     let want = Hold::NoSession(id.into());
-    assert!(
-        watch_until(&mut state, &io, 20, |s| held(s, &pane)
-            == Some(want.clone()))
-        .await,
-        "{:?}",
-        card(&state, &pane).map(|c| &c.auto)
-    );
+    until_held(&mut state, &io, &pane, 20, |h| *h == want).await;
     watch_until(&mut state, &io, 3, |_| false).await;
     let runs = server.log_entries_for(&pane);
     assert_eq!(runs.len(), 2, "one resume, not repeated: {runs:#?}");
@@ -204,13 +206,7 @@ async fn gemini_resume_latest_records_no_session_id() {
     let pane = server.new_window(&["gemini", "--resume", "latest"]);
     let (mut state, io) = watcher(&server);
     server.wait_log(&pane, 1);
-    assert!(
-        watch_until(&mut state, &io, 10, |s| held(s, &pane)
-            == Some(Hold::NoSessionId))
-        .await,
-        "{:?}",
-        card(&state, &pane).map(|c| &c.auto)
-    );
+    until_held(&mut state, &io, &pane, 10, |h| *h == Hold::NoSessionId).await;
     watch_until(&mut state, &io, 3, |_| false).await;
     assert_eq!(server.log_entries_for(&pane).len(), 1, "never resumed");
     let row = status_row(&server, &pane);
@@ -228,13 +224,11 @@ async fn gemini_resume_latest_is_known_by_the_chat_it_wrote_and_a_resume_it_refu
     let pane = server.new_window(&["gemini", "--resume", "latest"]);
     let (mut state, io) = watcher(&server);
     server.wait_log(&pane, 1);
-    let gave = |s: &State| matches!(held(s, &pane), Some(Hold::NoSession(_)));
-    assert!(
-        watch_until(&mut state, &io, 20, gave).await,
-        "{:?}",
-        card(&state, &pane).map(|c| &c.auto)
-    );
-    let Some(Hold::NoSession(id)) = held(&state, &pane) else {
+    let Hold::NoSession(id) = until_held(&mut state, &io, &pane, 20, |h| {
+        matches!(h, Hold::NoSession(_))
+    })
+    .await
+    else {
         unreachable!()
     };
     assert!(agentwatch::core::agent::is_uuid(&id), "{id}");
@@ -268,13 +262,7 @@ async fn a_relaunch_refused_for_a_lasting_cause_keeps_its_reason_and_its_budget(
     std::fs::remove_dir_all(&dir).unwrap();
     let why = format!("directory {} no longer exists", dir.display());
     let want = Hold::Refused(why.clone());
-    assert!(
-        watch_until(&mut state, &io, 15, |s| held(s, &pane)
-            == Some(want.clone()))
-        .await,
-        "{:?}",
-        card(&state, &pane).map(|c| &c.auto)
-    );
+    until_held(&mut state, &io, &pane, 15, |h| *h == want).await;
     // Long past every backoff: still the reason, no attempt burnt, nothing started.
     watch_until(&mut state, &io, 4, |_| false).await;
     let c = card(&state, &pane).unwrap();
@@ -327,13 +315,11 @@ async fn a_claude_session_open_in_another_claude_is_not_relaunched_twice() {
     )
     .unwrap();
     let (mut state, io) = watcher(&server);
-    let refused = |s: &State| matches!(held(s, &pane), Some(Hold::Refused(_)));
-    assert!(
-        watch_until(&mut state, &io, 15, refused).await,
-        "{:?}",
-        card(&state, &pane).map(|c| &c.auto)
-    );
-    let Some(Hold::Refused(why)) = held(&state, &pane) else {
+    let Hold::Refused(why) = until_held(&mut state, &io, &pane, 15, |h| {
+        matches!(h, Hold::Refused(_))
+    })
+    .await
+    else {
         unreachable!()
     };
     assert_eq!(
