@@ -256,10 +256,6 @@ fn flag(args: &[String], names: &[&str]) -> Option<String> {
     None
 }
 
-fn is_uuid(s: &str) -> bool {
-    uuid::Uuid::try_parse(s).is_ok() && s.len() == 36
-}
-
 extern "C" fn exit_on_signal(sig: libc::c_int) {
     // SAFETY: _exit is async-signal-safe.
     unsafe { libc::_exit(128 + sig) }
@@ -309,7 +305,7 @@ fn claude_start(args: &[String]) -> Session {
         return Session::Claude(t);
     }
     if let Some(id) = flag(args, &["--session-id"]) {
-        if !is_uuid(&id) {
+        if !agentwatch::core::agent::is_uuid(&id) {
             fail(1, "Error: Invalid session ID. Must be a valid UUID.");
         }
         let t = transcript(&id);
