@@ -220,7 +220,18 @@ pub(super) fn reconnect_words(plan: &resume::Plan, id: &str) -> String {
 /// What the card says when a session was started again under its own id.
 pub(super) fn again_words(agent: &str, id: &str) -> String {
     format!(
-        "{agent} kept no record of {} (no message yet): started it again",
+        "{agent} has no record of {}: started it again",
         short_id(id)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// A card line holds 76 columns at 80: what a relaunch says must fit whole.
+    #[test]
+    fn relaunch_words_fit_an_80_column_card() {
+        let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+        let again = format!("{} (attempt 3/3)", super::again_words("claude", id));
+        assert!(again.chars().count() <= 76, "{again}");
+    }
 }
