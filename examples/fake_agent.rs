@@ -234,9 +234,15 @@ impl Session {
     }
 }
 
+/// Prints the CLI's own words and exits with its code. The real CLIs exit about 0.1 ms after
+/// writing them, and tmux 3.3a drops bytes it had not read when it reaps a pane's process
+/// (TMUX.md), so a user sometimes never sees them; agentwatch then treats the death as an
+/// ordinary crash (covered without tmux in `supervision_tests`). Here the fake lingers so
+/// that the tests of what agentwatch does with the words see them every time.
 fn fail(code: i32, words: &str) -> ! {
     println!("{words}");
     let _ = std::io::stdout().flush();
+    std::thread::sleep(Duration::from_millis(200));
     std::process::exit(code)
 }
 
