@@ -53,7 +53,7 @@ impl Fake {
 impl Answer for Fake {
     async fn answer(&self, effect: Effect) -> Option<Msg> {
         match effect {
-            Effect::Poll => {
+            Effect::Poll(_) => {
                 tokio::time::sleep(self.poll_delay).await;
                 let listing = Listing {
                     panes: vec![self.pane()],
@@ -101,6 +101,10 @@ impl Answer for Fake {
 
     fn now(&self) -> Millis {
         self.clock.now()
+    }
+
+    async fn woken(&self) {
+        std::future::pending().await
     }
 }
 

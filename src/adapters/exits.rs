@@ -32,6 +32,12 @@ impl ExitWatch {
         }
     }
 
+    /// The epoll set, readable when a watched process ended (none on the fallback).
+    pub fn epoll_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.epoll.as_ref().map(|fd| fd.as_fd())
+    }
+
     /// Watch exactly `pids`: start on the new ones, stop on the rest.
     pub fn set(&mut self, pids: &HashSet<u32>) {
         self.fds.retain(|pid, _| pids.contains(pid));

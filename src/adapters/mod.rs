@@ -5,6 +5,8 @@
 pub mod discover;
 /// Which processes ended, asked of the kernel once a tick (pidfds in one epoll set).
 pub mod exits;
+/// What is known of tmux's panes between polls, and what each poll asks.
+pub mod mirror;
 /// Announcing deaths: bell, desktop notification, hook.
 pub mod notify;
 /// The poller: list-panes plus /proc.

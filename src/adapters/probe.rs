@@ -1,12 +1,17 @@
-//! The poller: one `list-panes -a`, then what `/proc` says about the panes' processes
-//! (start times, names, argv, and each pane's foreground process tree, where a wrapper or a
-//! shell runs the agent). Does I/O, decides nothing.
+//! The poller: what tmux says about the panes (asked as [`crate::adapters::mirror`] plans,
+//! so that a quiet server of a thousand panes is asked one line a tick), then what `/proc`
+//! says about their processes (start times, names, argv, and each pane's foreground process
+//! tree, where a wrapper or a shell runs the agent). The kernel tells of ended processes
+//! through pidfds and the control connection of new windows, and both wake the loop at
+//! once. Does I/O, decides nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use crate::adapters::exits::ExitWatch;
+use crate::adapters::mirror::{Ask, Heard, Mirror};
 use crate::adapters::tmux::client::{Tmux, TmuxError};
+use crate::adapters::tmux::format::parse_batch;
 use crate::core::agent::{is_launcher, program_name};
 use crate::core::msg::{Millis, Observation};
 use crate::core::pane::{PaneId, Proc, ProcTree};
@@ -21,6 +26,25 @@ pub struct Prober {
     trees: Mutex<Trees>,
     /// Programs that hand the terminal to jobs of their own (the configured shells).
     shells: Vec<String>,
+    /// tmux's panes as last told, and what to ask next.
+    mirror: Mutex<Mirror>,
+    /// Signs of change between polls that tmux does not report.
+    signs: Mutex<Signs>,
+    /// The task that wakes the loop when a watched process ends, started with the first poll.
+    waker: std::sync::OnceLock<()>,
+}
+
+/// What the poller watches between polls, besides tmux.
+#[derive(Default)]
+struct Signs {
+    /// The tmux server's children at the last look: a new one is a new pane (or a respawn,
+    /// or a job of the server's), in any session.
+    children: Option<HashSet<u32>>,
+    /// The newest pid on the machine at the last look: unchanged, nothing was started.
+    newest: Option<u64>,
+    /// Panes whose own process is a shell: its pid and its terminal's foreground group as
+    /// last read. A command typed at the prompt changes the group and nothing tmux reports.
+    shells: HashMap<PaneId, (u32, Option<u32>)>,
 }
 
 /// How often every pane's tree is looked at again, changed or not: an agent started later
@@ -84,6 +108,9 @@ impl Prober {
             procs: Mutex::new(HashMap::new()),
             trees: Mutex::new(Trees::default()),
             shells: crate::config::Config::default().shells,
+            mirror: Mutex::new(Mirror::default()),
+            signs: Mutex::new(Signs::default()),
+            waker: std::sync::OnceLock::new(),
         }
     }
 
@@ -99,8 +126,45 @@ impl Prober {
         &self.tmux
     }
 
+    /// Options agentwatch wrote to panes: known from now on without asking tmux.
+    pub fn wrote(&self, sets: &[(PaneId, String, String)]) {
+        lock(&self.mirror).wrote(sets);
+    }
+
+    /// One look at every pane, as of now.
     pub async fn observe(&self) -> Result<Observation, TmuxError> {
-        let listing = self.tmux.list_panes().await?;
+        self.observe_hot(&[]).await
+    }
+
+    /// One poll. `hot`: panes the core wants read whole this time (cards on screen, deaths
+    /// being handled); the others are read whole when something says they changed.
+    pub async fn observe_hot(&self, hot: &[PaneId]) -> Result<Observation, TmuxError> {
+        self.start_waker();
+        let now = std::time::Instant::now();
+        let heard = self.heard();
+        let ask = lock(&self.mirror).ask(now, &heard, hot);
+        let out = self.tmux.ask(&ask.commands()).await?;
+        let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
+        if !more.is_empty() {
+            let ask = Ask {
+                fetch: more,
+                ..Ask::default()
+            };
+            let out = self.tmux.ask(&ask.commands()).await?;
+            lock(&self.mirror).take_more(&ask.fetch, parse_batch(&out));
+        }
+        let listing = {
+            let mut mirror = lock(&self.mirror);
+            if mirror.awaiting_death() {
+                // The kernel said the process ended; tmux will say so in a moment.
+                let notices = Arc::clone(self.tmux.notices());
+                tokio::spawn(async move {
+                    tokio::time::sleep(DEATH_RECHECK).await;
+                    notices.wake.notify_one();
+                });
+            }
+            mirror.listing()
+        };
         let mut obs = Observation::default();
         let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = std::collections::HashSet::new();
@@ -130,9 +194,114 @@ impl Prober {
         }
         cache.retain(|pid, _| seen.contains(pid));
         drop(cache);
-        obs.tree = self.trees(&listing.panes, &obs.comm);
+        self.note_shells(&listing.panes, &obs.comm);
+        obs.tree = self.trees(&listing.panes, &obs.comm, &heard.ended);
         obs.listing = listing;
         Ok(obs)
+    }
+
+    /// What changed since the last poll without tmux answering a question: processes that
+    /// ended, new children of the server, notices on the control connection, a shell's
+    /// foreground job.
+    fn heard(&self) -> Heard {
+        let notices = self.tmux.notices();
+        let mut heard = Heard {
+            shape: notices
+                .shape
+                .swap(false, std::sync::atomic::Ordering::SeqCst),
+            names: notices
+                .names
+                .swap(false, std::sync::atomic::Ordering::SeqCst),
+            ..Heard::default()
+        };
+        {
+            let mut trees = lock(&self.trees);
+            heard.ended = trees.exits.ended();
+            if !heard.ended.is_empty() {
+                heard.touched.extend(
+                    trees
+                        .by_pane
+                        .iter()
+                        .filter(|(_, t)| t.procs.below.iter().any(|p| heard.ended.contains(&p.pid)))
+                        .map(|(id, _)| *id),
+                );
+            }
+        }
+        let server = lock(&self.mirror).server_pid();
+        let mut signs = lock(&self.signs);
+        if let Some(kids) = server.and_then(server_children) {
+            heard.shape |= signs
+                .children
+                .as_ref()
+                .is_some_and(|old| kids.iter().any(|k| !old.contains(k)));
+            signs.children = Some(kids);
+        }
+        // A process started somewhere: a shell may have a new foreground job.
+        let newest = last_pid();
+        if newest.is_none() || newest != signs.newest {
+            signs.newest = newest;
+            for (id, (pid, fg)) in signs.shells.iter_mut() {
+                let now_fg = foreground_group(*pid);
+                if now_fg != *fg {
+                    *fg = now_fg;
+                    heard.touched.push(*id);
+                }
+            }
+        }
+        heard
+    }
+
+    /// Keeps the list of panes whose own process is a shell, with their foreground group.
+    fn note_shells(&self, panes: &[crate::core::pane::Pane], comm: &HashMap<PaneId, String>) {
+        let mut signs = lock(&self.signs);
+        let mut shells = std::mem::take(&mut signs.shells);
+        shells.retain(|id, (pid, _)| {
+            panes
+                .iter()
+                .any(|p| p.id == *id && !p.dead && p.pid == Some(*pid))
+        });
+        for p in panes.iter().filter(|p| !p.dead) {
+            let (Some(pid), Some(c)) = (p.pid, comm.get(&p.id)) else {
+                continue;
+            };
+            if crate::core::prompt::is_shell(c, &self.shells) {
+                shells
+                    .entry(p.id)
+                    .or_insert_with(|| (pid, foreground_group(pid)));
+            }
+        }
+        signs.shells = shells;
+    }
+
+    /// Starts, once, the task that wakes the loop when a watched process ends.
+    fn start_waker(&self) {
+        self.waker.get_or_init(|| {
+            let fd = lock(&self.trees)
+                .exits
+                .epoll_fd()
+                .and_then(|fd| fd.try_clone_to_owned().ok());
+            let (Some(fd), Ok(_)) = (fd, tokio::runtime::Handle::try_current()) else {
+                return;
+            };
+            // SAFETY: `fd` is a descriptor of our own (a duplicate of the epoll set's), moved
+            // into the AsyncFd, which alone closes it.
+            let registered = unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+            };
+            let Ok(afd) = registered else {
+                return;
+            };
+            let notices = Arc::clone(self.tmux.notices());
+            tokio::spawn(async move {
+                loop {
+                    let Ok(mut ready) = afd.readable().await else {
+                        return;
+                    };
+                    ready.clear_ready();
+                    notices.wake.notify_one();
+                }
+            });
+        });
     }
 
     /// The foreground tree of every live pane: looked at again for panes whose process or
@@ -140,8 +309,13 @@ impl Prober {
     /// started or one of theirs ended, and on a slow sweep; one pass over `/proc` serves
     /// every pane that needs it, and reads only the processes it has not read before. When
     /// nothing changed, the map of the last look is handed out again, not rebuilt.
-    fn trees(&self, panes: &[crate::core::pane::Pane], comm: &HashMap<PaneId, String>) -> TreeMap {
-        let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
+    fn trees(
+        &self,
+        panes: &[crate::core::pane::Pane],
+        comm: &HashMap<PaneId, String>,
+        gone: &HashSet<u32>,
+    ) -> TreeMap {
+        let mut trees = lock(&self.trees);
         let now = std::time::Instant::now();
         let sweep = trees.swept.is_none_or(|t| now.duration_since(t) >= SWEEP);
         if sweep {
@@ -155,8 +329,7 @@ impl Prober {
         // noticing. Looked at again when one of their processes ended, or while their tree
         // is young when a process started on the machine below them.
         let mut busy: Vec<Stale> = Vec::new();
-        let gone = trees.exits.ended();
-        for &pid in &gone {
+        for &pid in gone {
             if let Some(k) = trees.table.known.get_mut(&pid) {
                 k.ended = true;
             }
@@ -213,12 +386,14 @@ impl Prober {
             .map(|p| p.id)
             .collect();
         trees.by_pane.retain(|id, _| ids.contains(id));
-        let below: std::collections::HashSet<u32> = trees
+        // The panes' own processes and those below them: the kernel says when one ends.
+        let watched: HashSet<u32> = trees
             .by_pane
             .values()
             .flat_map(|t| t.procs.below.iter().map(|p| p.pid))
+            .chain(panes.iter().filter(|p| !p.dead).filter_map(|p| p.pid))
             .collect();
-        trees.exits.set(&below);
+        trees.exits.set(&watched);
         trees.shared = Arc::new(
             trees
                 .by_pane
@@ -317,6 +492,25 @@ impl Prober {
         cache.insert(pid, info.clone());
         Some(info)
     }
+}
+
+/// How soon a pane whose process ended is looked at again, while tmux does not show it
+/// dead yet (it does within milliseconds: it reads the terminal's end, then reaps).
+const DEATH_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The children of the tmux server's process (`/proc/PID/task/PID/children`): one read, a
+/// few kilobytes for a thousand panes. `None` where the kernel does not offer it.
+fn server_children(server: u32) -> Option<HashSet<u32>> {
+    let text = std::fs::read_to_string(format!("/proc/{server}/task/{server}/children")).ok()?;
+    Some(
+        text.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+    )
 }
 
 /// The most recently started pid on the machine: the last field of `/proc/loadavg`.

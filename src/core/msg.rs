@@ -107,6 +107,8 @@ pub struct Observation {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Tick,
+    /// Something changed (a process ended, a window came): poll now, not at the next tick.
+    Wake,
     /// A key press, translated by the key table of the view it lands in.
     Key(crossterm::event::KeyEvent),
     Action(Action),
@@ -205,8 +207,10 @@ pub struct DiscoverRequest {
 /// I/O the core asks the loop to perform.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
-    /// One `list-panes -a` (plus `/proc` reads); answers with [`Msg::Polled`].
-    Poll,
+    /// Look at the panes (tmux, plus `/proc` reads), reading these ones whole whatever else
+    /// says they changed (cards on screen, deaths being handled); answers with
+    /// [`Msg::Polled`].
+    Poll(Vec<PaneId>),
     /// Send SIGCHLD to the tmux server (lost exit status workaround).
     KickServer(u32),
     /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].

@@ -185,6 +185,29 @@ pub struct Pane {
 }
 
 impl Pane {
+    /// Takes in a pane option as written (by agentwatch): the fields that hold options
+    /// agentwatch reads; others are none of its business.
+    pub fn set_option(&mut self, name: &str, value: String) {
+        match name {
+            "remain-on-exit" => {
+                self.remain_on_exit = matches!(value.as_str(), "on" | "failed" | "key")
+            }
+            "@agentwatch_agent" => self.opt_agent = value,
+            "@agentwatch_cwd" => self.opt_cwd = value,
+            "@agentwatch_session_id" => self.opt_session_id = value,
+            "@agentwatch_args" => self.opt_args = value,
+            "@agentwatch_attempts" => self.opt_attempts = value,
+            "@agentwatch_resumes" => self.opt_resumes = value,
+            "@agentwatch_next" => self.opt_next = value,
+            "@agentwatch_paused" => self.opt_paused = value,
+            "@agentwatch_previous" => self.opt_previous = value,
+            "@agentwatch_last_status" => self.opt_last_status = value,
+            "@agentwatch_exited" => self.opt_exited = value,
+            "@agentwatch_judged" => self.opt_judged = value,
+            _ => {}
+        }
+    }
+
     /// `@agentwatch_exited`, `<ms> <pane pid>`: when the agent its process ran was seen to
     /// end, if that mark is about this pane process (a respawned pane's is not).
     /// The agent's pid in `@agentwatch_exited` (`<ms> <pane pid> <agent pid>`).

@@ -111,6 +111,7 @@ where
             Some(m) = input.next() => m,
             Some(m) = rx.recv() => m,
             _ = ticker.tick() => Msg::Tick,
+            () = io.woken() => Msg::Wake,
         };
         let resized = matches!(msg, Msg::Resize { .. });
         let effects = state.update(msg, io.now());

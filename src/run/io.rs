@@ -131,7 +131,7 @@ impl Io {
     /// Carries out one effect and returns the message that answers it, if any.
     pub async fn answer(&self, effect: Effect) -> Option<Msg> {
         Some(match effect {
-            Effect::Poll => Msg::Polled(self.prober.observe().await),
+            Effect::Poll(hot) => Msg::Polled(self.prober.observe_hot(&hot).await),
             Effect::KickServer(pid) => {
                 if let Err(e) = kick_server(pid) {
                     tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
@@ -139,8 +139,15 @@ impl Io {
                 return None;
             }
             Effect::CaptureScreens(ids) => Msg::Screens(self.tmux().capture_screens(&ids).await),
-            Effect::SetOptions(sets) => {
-                let r = self.tmux().set_pane_options(&sets).await;
+            Effect::SetOptions(mut sets) => {
+                // Protect first: every new pane's output outlives it before anything else.
+                sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");
+                let each = self.tmux().set_pane_options(&sets).await;
+                let (set, failed): (Vec<_>, Vec<_>) =
+                    sets.into_iter().zip(each).partition(|(_, r)| r.is_ok());
+                let set: Vec<_> = set.into_iter().map(|(s, _)| s).collect();
+                self.prober.wrote(&set);
+                let r = failed.into_iter().next().map_or(Ok(()), |(_, r)| r);
                 if let Err(e) = &r {
                     tracing::info!("setting pane options: {e}");
                 }
@@ -321,6 +328,8 @@ impl Io {
 pub trait Answer: Send + Sync + 'static {
     fn answer(&self, effect: Effect) -> impl std::future::Future<Output = Option<Msg>> + Send;
     fn now(&self) -> Millis;
+    /// Resolves when something changed that is worth a poll before the next tick.
+    fn woken(&self) -> impl std::future::Future<Output = ()> + Send;
 }
 
 impl Answer for Io {
@@ -330,5 +339,10 @@ impl Answer for Io {
 
     fn now(&self) -> Millis {
         self.clock.now()
+    }
+
+    fn woken(&self) -> impl std::future::Future<Output = ()> + Send {
+        let notices = std::sync::Arc::clone(self.tmux().notices());
+        async move { notices.wake.notified().await }
     }
 }

@@ -54,6 +54,8 @@ pub struct Tmux {
     envs: Vec<(OsString, OsString)>,
     /// The control-mode connection and its supervision, shared by clones.
     control: Arc<tokio::sync::Mutex<Slot>>,
+    /// What the control-mode connection heard the server say, for the poller.
+    notices: Arc<super::control::Notices>,
 }
 
 /// Which transport the polls use right now.
@@ -82,6 +84,8 @@ impl std::fmt::Debug for super::control::Control {
 
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// Time allowed per command of a batch, over the call's own timeout.
+const BATCH_PER_COMMAND: Duration = Duration::from_millis(5);
 
 impl Tmux {
     pub fn new(socket: PathBuf, timeout: Duration) -> Tmux {
@@ -96,7 +100,13 @@ impl Tmux {
                 not_before: None,
                 backoff: BACKOFF_MIN,
             })),
+            notices: Arc::default(),
         }
+    }
+
+    /// What the server said happened (shape, names), and a wake-up when it says something.
+    pub fn notices(&self) -> &Arc<super::control::Notices> {
+        &self.notices
     }
 
     /// Use a control-mode connection for polls and captures when one can be had (falling
@@ -120,6 +130,20 @@ impl Tmux {
     /// Runs one command over the control connection, if there is one (or one can be made
     /// now). `None`: use a process for this call.
     async fn via_control(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
+        let mut blocks = match self.via_control_many(&[args]).await? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(blocks.pop()?.map_err(|msg| self.failed(msg.as_bytes())))
+    }
+
+    /// Several commands over the control connection in one round trip: each answers with
+    /// its own block (`Err` holding tmux's words for one that failed). `None`: no control
+    /// connection, use a process.
+    async fn via_control_many<S: AsRef<str>>(
+        &self,
+        commands: &[&[S]],
+    ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
         let mut slot = self.control.lock().await;
         if !slot.enabled {
             return None;
@@ -141,6 +165,10 @@ impl Tmux {
                     slot.conn = Some(c);
                     slot.backoff = BACKOFF_MIN;
                     slot.not_before = None;
+                    // What changed while there was no connection was not heard.
+                    self.notices
+                        .shape
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
                 }
                 Err(e) => {
                     self.retry_later(&mut slot, &format!("no control-mode connection: {e}"));
@@ -149,15 +177,28 @@ impl Tmux {
             }
         }
         let conn = slot.conn.as_ref()?;
-        match conn.run(args, self.timeout).await {
-            Ok(Ok(bytes)) => Some(Ok(bytes)),
-            Ok(Err(msg)) => Some(Err(classify(&self.socket, msg.as_bytes()))),
+        // A big batch (options for a thousand new panes) gets time in proportion.
+        let timeout = self.timeout + BATCH_PER_COMMAND * commands.len() as u32;
+        match conn.run_many(commands, timeout).await {
+            Ok(blocks) => Some(Ok(blocks)),
             Err(e) => {
                 slot.conn = None;
                 self.retry_later(&mut slot, &format!("control mode failed ({e})"));
                 None
             }
         }
+    }
+
+    /// What tmux's error words mean. A pane or window that is not there any more means the
+    /// server's shape changed: the next poll lists the panes.
+    fn failed(&self, stderr: &[u8]) -> TmuxError {
+        let e = classify(&self.socket, stderr);
+        if matches!(e, TmuxError::NoSuchPane { .. }) {
+            self.notices
+                .shape
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        e
     }
 
     fn retry_later(&self, slot: &mut Slot, why: &str) {
@@ -182,6 +223,7 @@ impl Tmux {
             &format!("={session}"),
             &self.envs,
             timeout,
+            Arc::clone(&self.notices),
         )
         .await
     }
@@ -255,7 +297,7 @@ impl Tmux {
         if out.status.success() {
             return Ok(out.stdout);
         }
-        Err(classify(&self.socket, &out.stderr))
+        Err(self.failed(&out.stderr))
     }
 
     /// One `list-panes -a` with the agentwatch format.
@@ -269,6 +311,24 @@ impl Tmux {
         Ok(parse_listing(&out))
     }
 
+    /// Runs a poll's commands in one round trip (pipelined over control mode, else joined
+    /// with `;` in one process) and returns what they printed, in order. A command that
+    /// fails alone (a pane that vanished) adds nothing; the server failing fails the call.
+    pub async fn ask(&self, commands: &[Vec<String>]) -> Result<Vec<u8>, TmuxError> {
+        let refs: Vec<&[String]> = commands.iter().map(Vec::as_slice).collect();
+        if let Some(r) = self.via_control_many(&refs).await {
+            return Ok(r?.into_iter().flatten().flatten().collect());
+        }
+        let mut args: Vec<&str> = Vec::new();
+        for (i, c) in commands.iter().enumerate() {
+            if i > 0 {
+                args.push(";");
+            }
+            args.extend(c.iter().map(String::as_str));
+        }
+        self.run(args).await
+    }
+
     /// The visible screens (plus 8 lines of history) of several panes in one tmux
     /// invocation, split per pane.
     pub async fn capture_screens(
@@ -278,28 +338,22 @@ impl Tmux {
         if panes.is_empty() {
             return Ok(HashMap::new());
         }
-        // Over control mode, one line per pane: each answers on its own, and a pane that
-        // vanished fails alone.
-        if self.control.lock().await.enabled {
+        // Over control mode, one line per pane, all in one round trip: each answers on its
+        // own, and a pane that vanished fails alone.
+        let targets: Vec<String> = panes.iter().map(PaneId::to_string).collect();
+        let commands: Vec<[&str; 7]> = targets
+            .iter()
+            .map(|t| ["capture-pane", "-p", "-J", "-S", "-8", "-t", t.as_str()])
+            .collect();
+        let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
+        if let Some(r) = self.via_control_many(&refs).await {
             let mut map = HashMap::new();
-            let mut used_control = true;
-            for id in panes {
-                let t = id.to_string();
-                let args = ["capture-pane", "-p", "-J", "-S", "-8", "-t", t.as_str()];
-                match self.via_control(&args).await {
-                    Some(Ok(bytes)) => {
-                        map.insert(*id, String::from_utf8_lossy(&bytes).into_owned());
-                    }
-                    Some(Err(_)) => {}
-                    None => {
-                        used_control = false;
-                        break;
-                    }
+            for (id, block) in panes.iter().zip(r?) {
+                if let Ok(bytes) = block {
+                    map.insert(*id, String::from_utf8_lossy(&bytes).into_owned());
                 }
             }
-            if used_control {
-                return Ok(map);
-            }
+            return Ok(map);
         }
         let mut args: Vec<String> = Vec::new();
         for (i, id) in panes.iter().enumerate() {
@@ -357,39 +411,38 @@ impl Tmux {
         self.run(args).await
     }
 
-    /// Sets pane options in one invocation: `(pane, option, value)`.
+    /// Sets pane options in one round trip: `(pane, option, value)`. Says for each whether
+    /// it was set (over control mode each answers alone; in one process, a failure leaves
+    /// all unknown, so all are counted as not set).
     pub async fn set_pane_options(
         &self,
         sets: &[(PaneId, String, String)],
-    ) -> Result<(), TmuxError> {
+    ) -> Vec<Result<(), TmuxError>> {
         if sets.is_empty() {
-            return Ok(());
+            return Vec::new();
         }
-        // Over control mode, one line each (a value with a newline cannot go on a line).
+        // Over control mode, one line each (a value with a newline cannot go on a line),
+        // all in one round trip.
         let one_line = sets
             .iter()
             .all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
-        if one_line && self.control.lock().await.enabled {
-            let mut first_err = None;
-            let mut all_control = true;
-            for (id, name, value) in sets {
-                let t = id.to_string();
-                match self
-                    .via_control(&["set-option", "-p", "-t", &t, name, value])
-                    .await
-                {
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => {
-                        first_err.get_or_insert(e);
-                    }
-                    None => {
-                        all_control = false;
-                        break;
-                    }
+        if one_line {
+            let targets: Vec<String> = sets.iter().map(|(id, _, _)| id.to_string()).collect();
+            let commands: Vec<[&str; 6]> = sets
+                .iter()
+                .zip(&targets)
+                .map(|((_, name, value), t)| ["set-option", "-p", "-t", t, name, value])
+                .collect();
+            let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
+            match self.via_control_many(&refs).await {
+                Some(Ok(blocks)) => {
+                    return blocks
+                        .into_iter()
+                        .map(|b| b.map(|_| ()).map_err(|msg| self.failed(msg.as_bytes())))
+                        .collect()
                 }
-            }
-            if all_control {
-                return first_err.map_or(Ok(()), Err);
+                Some(Err(e)) => return sets.iter().map(|_| Err(e.clone())).collect(),
+                None => {}
             }
         }
         let mut args: Vec<String> = Vec::new();
@@ -406,7 +459,8 @@ impl Tmux {
                 words::arg(value),
             ]);
         }
-        self.run(&args).await.map(|_| ())
+        let r = self.run(&args).await.map(|_| ());
+        sets.iter().map(|_| r.clone()).collect()
     }
 
     /// `tmux -V`, parsed.

@@ -5,7 +5,8 @@
 //! one client process for the life of the connection, commands written as lines, replies
 //! read as `%begin … %end|%error` blocks, byte for byte (output may be non-UTF-8). Steady
 //! polling over it starts no process at all. Only commands sent by this client (flags 1) are
-//! matched, in order; everything else (notifications) is ignored.
+//! matched, in order. Of the notifications, those that say the server's shape changed
+//! (windows, sessions, layouts, names) are passed on as [`Notices`]; the rest are ignored.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -25,6 +26,27 @@ pub type Block = Result<Vec<u8>, String>;
 struct Request {
     line: String,
     reply: oneshot::Sender<Block>,
+}
+
+/// What the server said happened outside any reply, for the poller: set by the connection,
+/// taken by the next poll. `wake` is told at once, so a poll need not wait for its tick.
+#[derive(Debug, Default)]
+pub struct Notices {
+    /// Windows, panes or sessions came or went (or a layout changed): list the panes.
+    pub shape: AtomicBool,
+    /// A window or session was renamed: read the names again.
+    pub names: AtomicBool,
+    pub wake: tokio::sync::Notify,
+}
+
+impl Notices {
+    fn heard(&self, notice: Notice) {
+        match notice {
+            Notice::Shape => self.shape.store(true, Ordering::SeqCst),
+            Notice::Names => self.names.store(true, Ordering::SeqCst),
+        }
+        self.wake.notify_one();
+    }
 }
 
 /// A live control-mode connection. Dropping it ends the client.
@@ -50,6 +72,7 @@ impl Control {
         session: &str,
         envs: &[(std::ffi::OsString, std::ffi::OsString)],
         timeout: Duration,
+        notices: Arc<Notices>,
     ) -> Result<Control, TmuxError> {
         let mut child = tokio::process::Command::new(program)
             .arg("-u")
@@ -100,7 +123,7 @@ impl Control {
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let alive = Arc::new(AtomicBool::new(true));
-        tokio::spawn(pump(child, stdin, reader, rx, Arc::clone(&alive)));
+        tokio::spawn(pump(child, stdin, reader, rx, Arc::clone(&alive), notices));
         Ok(Control { tx, alive })
     }
 
@@ -110,22 +133,35 @@ impl Control {
 
     /// Sends one command line (one command: one block back) and waits for its block.
     pub async fn run(&self, args: &[&str], timeout: Duration) -> Result<Block, TmuxError> {
-        let mut line = String::new();
-        for a in args {
-            let q = quote(a).ok_or_else(|| TmuxError::Failed {
+        let mut blocks = self.run_many(&[args], timeout).await?;
+        blocks.pop().ok_or_else(dead)
+    }
+
+    /// Sends several commands, one line each, all at once, and waits for their blocks: one
+    /// round trip for the lot, however many there are. `timeout` is for the whole batch.
+    pub async fn run_many<S: AsRef<str>>(
+        &self,
+        commands: &[&[S]],
+        timeout: Duration,
+    ) -> Result<Vec<Block>, TmuxError> {
+        let mut waits = Vec::with_capacity(commands.len());
+        for args in commands {
+            let line = command_line(args).ok_or_else(|| TmuxError::Failed {
                 detail: "control mode: an argument has a newline".into(),
             })?;
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(&q);
+            let (reply, rx) = oneshot::channel();
+            self.tx.send(Request { line, reply }).map_err(|_| dead())?;
+            waits.push(rx);
         }
-        line.push('\n');
-        let (reply, rx) = oneshot::channel();
-        self.tx.send(Request { line, reply }).map_err(|_| dead())?;
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(block)) => Ok(block),
-            Ok(Err(_)) => Err(dead()),
+        let all = async {
+            let mut blocks = Vec::with_capacity(waits.len());
+            for rx in waits {
+                blocks.push(rx.await.map_err(|_| dead())?);
+            }
+            Ok(blocks)
+        };
+        match tokio::time::timeout(timeout, all).await {
+            Ok(r) => r,
             Err(_) => {
                 // Wedged: this connection is done for.
                 self.alive.store(false, Ordering::SeqCst);
@@ -133,6 +169,19 @@ impl Control {
             }
         }
     }
+}
+
+/// One command as a line of quoted arguments; `None` if an argument holds a newline.
+fn command_line<S: AsRef<str>>(args: &[S]) -> Option<String> {
+    let mut line = String::new();
+    for a in args {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&quote(a.as_ref())?);
+    }
+    line.push('\n');
+    Some(line)
 }
 
 fn dead() -> TmuxError {
@@ -148,6 +197,34 @@ enum Event {
     Block(Block),
     /// The client is told to go (`%exit`).
     Exit,
+    /// A notification that matters to the poller.
+    Notice(Notice),
+}
+
+/// The notifications that say the panes may have changed without a pane dying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Notice {
+    Shape,
+    Names,
+}
+
+/// What a notification line means to the poller, if anything. Windows in sessions this
+/// client is not attached to come as `%unlinked-window-*`; splits and closed panes in other
+/// sessions are not reported at all (the poller's other sources cover them).
+fn notice(text: &[u8]) -> Option<Notice> {
+    let tag = text.split(|&b| b == b' ').next()?;
+    match tag {
+        b"%window-add"
+        | b"%window-close"
+        | b"%unlinked-window-add"
+        | b"%unlinked-window-close"
+        | b"%sessions-changed"
+        | b"%layout-change" => Some(Notice::Shape),
+        b"%window-renamed" | b"%unlinked-window-renamed" | b"%session-renamed" => {
+            Some(Notice::Names)
+        }
+        _ => None,
+    }
 }
 
 /// The pure, byte-level reader of control-mode output, one line at a time.
@@ -190,6 +267,8 @@ impl Parser {
             self.open = Some((Vec::new(), ours, f.get(2).cloned().unwrap_or_default()));
         } else if text.starts_with(b"%exit") {
             return Some(Event::Exit);
+        } else if let Some(n) = notice(text) {
+            return Some(Event::Notice(n));
         }
         None
     }
@@ -202,6 +281,7 @@ async fn pump(
     mut reader: BufReader<tokio::process::ChildStdout>,
     mut rx: mpsc::UnboundedReceiver<Request>,
     alive: Arc<AtomicBool>,
+    notices: Arc<Notices>,
 ) {
     let mut waiting: VecDeque<oneshot::Sender<Block>> = VecDeque::new();
     let mut line = Vec::new();
@@ -230,6 +310,7 @@ async fn pump(
                         }
                     }
                     Some(Event::Exit) => break,
+                    Some(Event::Notice(n)) => notices.heard(n),
                     None => {}
                 }
             }
@@ -256,7 +337,10 @@ mod tests {
         let out = b"%begin 1 267 0\n%end 1 267 0\n%session-changed $0 main\n\
 %begin 2 268 1\n\x1e%0\x1fsleep\x1f\xff\xfe\n%end looks like an end\n%end 2 999 1\n%end 2 268 1\n\
 %output %1 hello\n%begin 3 269 1\ncan't find pane: %99\n%error 3 269 1\n%exit\n";
-        let events = feed(&mut p, out);
+        let events: Vec<Event> = feed(&mut p, out)
+            .into_iter()
+            .filter(|e| !matches!(e, Event::Notice(_)))
+            .collect();
         assert_eq!(events.len(), 3);
         assert_eq!(
             events[0],
@@ -266,6 +350,27 @@ mod tests {
         );
         assert_eq!(events[1], Event::Block(Err("can't find pane: %99".into())));
         assert_eq!(events[2], Event::Exit);
+    }
+
+    #[test]
+    fn the_server_changing_shape_is_noticed_and_nothing_else_is() {
+        let mut p = Parser::default();
+        let out = b"%window-add @3\n%output %1 x\n%unlinked-window-close @4\n\
+%session-renamed $1 new\n%pane-mode-changed %1\n%sessions-changed\n\
+%begin 1 2 1\n%window-add @9 (captured text, not a notice)\n%end 1 2 1\n";
+        let events = feed(&mut p, out);
+        assert_eq!(
+            events,
+            [
+                Event::Notice(Notice::Shape),
+                Event::Notice(Notice::Shape),
+                Event::Notice(Notice::Names),
+                Event::Notice(Notice::Shape),
+                Event::Block(Ok(
+                    b"%window-add @9 (captured text, not a notice)\n".to_vec()
+                )),
+            ]
+        );
     }
 
     #[test]

@@ -133,11 +133,102 @@ pub fn parse_with(out: &[u8], marks: Marks) -> Listing {
     listing
 }
 
+/// The fields of the brief listing: what a pane's birth, respawn or death changes. Cheap for
+/// tmux to produce (no `/proc` reads, no option lookups), so it can list every pane.
+pub const BRIEF: &[&str] = &["pane_id", "pane_pid", "pane_dead"];
+
+/// The head of every poll: the server's pid (for the lost-SIGCHLD kick) and the server option
+/// `@agentwatch_auto`. One line, whatever the number of panes.
+pub const HEAD: &[&str] = &["pid", "@agentwatch_auto"];
+
+/// A pane as the brief listing tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Brief {
+    pub id: PaneId,
+    pub pid: Option<u32>,
+    pub dead: bool,
+}
+
+/// What one poll's commands printed, told apart by their field counts (a value cannot forge
+/// a mark, so the count is exact).
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The server's pid and `@agentwatch_auto`, if the head was asked.
+    pub head: Option<(Option<u32>, String)>,
+    pub brief: Vec<Brief>,
+    /// Whole records, of a full listing or of panes asked one by one.
+    pub panes: Vec<Pane>,
+    pub malformed: usize,
+}
+
+/// A format of `names` with this process's marks (as [`format_with`] for the full one).
+pub fn format_of(names: &[&str]) -> String {
+    let marks = Marks::ours();
+    let mut f = format!("{}{}", char::from(marks.record), marks.nonce);
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            f.push(char::from(marks.field));
+            f.push_str(marks.nonce);
+        }
+        f.push_str("#{");
+        f.push_str(name);
+        f.push('}');
+    }
+    f
+}
+
+/// Parses the output of a poll's commands: any mix of [`HEAD`], [`BRIEF`] and full records.
+pub fn parse_batch(out: &[u8]) -> Batch {
+    let marks = Marks::ours();
+    let nonce = marks.nonce.as_bytes();
+    let mut batch = Batch::default();
+    let (mut seen, mut seen_brief) = (
+        std::collections::HashSet::new(),
+        std::collections::HashSet::new(),
+    );
+    for record in Marked::new(out, marks.record, nonce).skip(1) {
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        let f = fields(record, marks.field, nonce);
+        if f.len() == HEAD.len() {
+            batch.head = Some((num(f[0]), text(f[1])));
+            continue;
+        }
+        if f.len() == BRIEF.len() {
+            let brief = (|| {
+                Some(Brief {
+                    id: PaneId::parse(std::str::from_utf8(f[0]).ok()?)?,
+                    pid: num(f[1]),
+                    dead: match f[2] {
+                        b"1" => true,
+                        b"0" => false,
+                        _ => return None,
+                    },
+                })
+            })();
+            match brief {
+                Some(b) if seen_brief.insert(b.id) => batch.brief.push(b),
+                _ => batch.malformed += 1,
+            }
+            continue;
+        }
+        match parse_row(&f) {
+            Some((pane, server_pid, auto_all)) if seen.insert(pane.id) => {
+                if batch.head.is_none() {
+                    batch.head = Some((server_pid, auto_all));
+                }
+                batch.panes.push(pane);
+            }
+            _ => batch.malformed += 1,
+        }
+    }
+    batch
+}
+
 /// A record's fields. Fast when no value holds the mark byte (split at every one, each piece
 /// after the first starting with the nonce); else split at the marks only.
 fn fields<'a>(record: &'a [u8], mark: u8, nonce: &[u8]) -> Vec<&'a [u8]> {
     let mut pieces: Vec<&[u8]> = record.split(|&b| b == mark).collect();
-    let plain = pieces.len() == FIELDS.len() && pieces[1..].iter().all(|p| p.starts_with(nonce));
+    let plain = pieces[1..].iter().all(|p| p.starts_with(nonce));
     if !plain {
         return Marked::new(record, mark, nonce).collect();
     }
@@ -347,6 +438,42 @@ mod tests {
             "{:?}",
             l.panes[0].session
         );
+    }
+
+    #[test]
+    fn a_poll_s_mixed_output_is_told_apart_by_field_count() {
+        let m = Marks::ours();
+        let sep = format!("{}{}", char::from(m.field), m.nonce);
+        let rec =
+            |fields: &[&str]| format!("{}{}{}\n", char::from(m.record), m.nonce, fields.join(&sep));
+        let mut out = rec(&["4242", "off"]).into_bytes();
+        out.extend(rec(&["%1", "100", "0"]).bytes());
+        out.extend(rec(&["%2", "", "1"]).bytes());
+        // A brief record of a pane with a hostile value cannot exist (no free text), but a
+        // full record with marks in its values stays one full record.
+        out.extend(hostile_row(2, "a~b^c"));
+        out.extend(rec(&["%3", "7", "maybe"]).bytes());
+        let b = parse_batch(&out);
+        assert_eq!(b.head, Some((Some(4242), "off".to_string())));
+        assert_eq!(
+            b.brief,
+            [
+                Brief {
+                    id: PaneId(1),
+                    pid: Some(100),
+                    dead: false
+                },
+                Brief {
+                    id: PaneId(2),
+                    pid: None,
+                    dead: true
+                },
+            ]
+        );
+        assert_eq!(b.panes.len(), 1);
+        assert_eq!(b.panes[0].window_name, "a~b^c");
+        assert_eq!(b.malformed, 1, "the brief record with a bad dead flag");
+        assert!(format_of(BRIEF).starts_with(&format!("^{}#{{pane_id}}~{}", nonce(), nonce())));
     }
 
     #[test]

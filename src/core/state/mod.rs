@@ -65,6 +65,8 @@ pub struct State {
     /// Why the last journal write failed, until one succeeds: said in the header.
     pub journal_error: Option<String>,
     poll_in_flight: bool,
+    /// Woken while a poll was under way: poll again when it answers.
+    poll_again: bool,
     capture_pending: Vec<PaneId>,
     options_in_flight: bool,
     discover_in_flight: bool,
@@ -150,6 +152,7 @@ impl State {
             malformed: 0,
             journal_error: None,
             poll_in_flight: false,
+            poll_again: false,
             capture_pending: Vec::new(),
             options_in_flight: false,
             discover_in_flight: false,
@@ -231,6 +234,34 @@ impl State {
         matches!(self.server, Server::Down(_))
     }
 
+    /// Asks for a poll unless one is under way.
+    fn poll(&mut self, fx: &mut Vec<Effect>) {
+        if !self.poll_in_flight {
+            self.poll_in_flight = true;
+            fx.push(Effect::Poll(self.hot()));
+        }
+    }
+
+    /// The panes to read whole on every poll: the cards on screen (their previews follow
+    /// output, cursor and names) and the deaths being handled (a status still to read, a
+    /// resume due or under way, a relaunch's first seconds).
+    fn hot(&self) -> Vec<PaneId> {
+        let on_screen = if self.headless { 0..0 } else { self.visible() };
+        self.cards
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                on_screen.contains(i)
+                    || c.life == Life::Reading
+                    || c.relaunching
+                    || c.auto_in_flight.is_some()
+                    || c.resumed.is_some()
+                    || matches!(c.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
+            })
+            .map(|(_, c)| c.pane.id)
+            .collect()
+    }
+
     pub fn update(&mut self, msg: Msg, now: Millis) -> Vec<Effect> {
         self.now = now;
         let mut fx = Vec::new();
@@ -253,9 +284,13 @@ impl State {
                     });
                 }
                 self.run_due(now, &mut fx);
-                if !self.poll_in_flight {
-                    self.poll_in_flight = true;
-                    fx.push(Effect::Poll);
+                self.poll(&mut fx);
+            }
+            Msg::Wake => {
+                if self.poll_in_flight {
+                    self.poll_again = true;
+                } else {
+                    self.poll(&mut fx);
                 }
             }
             Msg::Key(ev) => self.key(ev, now, &mut fx),
@@ -275,9 +310,13 @@ impl State {
                 self.poll_in_flight = false;
                 self.server = Server::Up;
                 self.absorb(obs, now, &mut fx);
+                if std::mem::take(&mut self.poll_again) {
+                    self.poll(&mut fx);
+                }
             }
             Msg::Polled(Err(e)) => {
                 self.poll_in_flight = false;
+                self.poll_again = false;
                 self.server_failed(&e, now, &mut fx);
                 self.server = Server::Down(e);
             }
@@ -481,8 +520,7 @@ impl State {
                 self.cards[i].kicked_at = Some(now);
             }
             fx.push(Effect::KickServer(pid));
-            self.poll_in_flight = true;
-            fx.push(Effect::Poll);
+            self.poll(fx);
         }
 
         self.follow_server_auto(&obs.listing.auto_all);

@@ -63,7 +63,7 @@ impl World {
                 Effect::SetOptions(sets) => {
                     for (id, k, v) in sets {
                         if let Some(p) = self.panes.iter_mut().find(|p| p.id == id) {
-                            set(p, &k, v);
+                            p.set_option(&k, v);
                         }
                     }
                     Some(Msg::OptionsSet(Ok(())))
@@ -111,22 +111,6 @@ impl World {
 
     fn count(&self, kind: &str) -> usize {
         self.journal.iter().filter(|e| e.event == kind).count()
-    }
-}
-
-fn set(p: &mut Pane, k: &str, v: String) {
-    match k {
-        "@agentwatch_attempts" => p.opt_attempts = v,
-        "@agentwatch_resumes" => p.opt_resumes = v,
-        "@agentwatch_next" => p.opt_next = v,
-        "@agentwatch_paused" => p.opt_paused = v,
-        "@agentwatch_judged" => p.opt_judged = v,
-        "@agentwatch_session_id" => p.opt_session_id = v,
-        "@agentwatch_cwd" => p.opt_cwd = v,
-        "@agentwatch_agent" => p.opt_agent = v,
-        "@agentwatch_exited" => p.opt_exited = v,
-        "remain-on-exit" => p.remain_on_exit = v == "on",
-        _ => {}
     }
 }
 
@@ -597,7 +581,7 @@ fn first_resume_due() -> (World, State) {
     let fx: Vec<Effect> = s
         .update(Msg::Tick, T0 + 3_000)
         .into_iter()
-        .filter(|e| !matches!(e, Effect::Relaunch { .. } | Effect::Poll))
+        .filter(|e| !matches!(e, Effect::Relaunch { .. } | Effect::Poll(_)))
         .collect();
     w.apply(&mut s, fx, T0 + 3_000);
     (w, s)

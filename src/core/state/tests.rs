@@ -8,12 +8,12 @@ fn a_tick_polls_once_and_never_piles_up_while_a_poll_is_in_flight() {
     let mut s = state((80, 24));
     assert_eq!(
         s.update(Msg::Tick, T0),
-        vec![Effect::LoadRoster, Effect::Poll]
+        vec![Effect::LoadRoster, Effect::Poll(vec![])]
     );
     assert_eq!(s.update(Msg::Tick, T0 + 500), vec![]);
     assert_eq!(s.update(Msg::Tick, T0 + 1000), vec![]);
     s.update(Msg::Polled(Ok(obs(vec![]))), T0 + 1100);
-    assert_eq!(s.update(Msg::Tick, T0 + 1500), vec![Effect::Poll]);
+    assert_eq!(s.update(Msg::Tick, T0 + 1500), vec![Effect::Poll(vec![])]);
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn a_dead_pane_without_status_kicks_the_server_and_looks_again() {
         T0 + 500,
     );
     assert!(fx.contains(&Effect::KickServer(4242)), "{fx:?}");
-    assert!(fx.contains(&Effect::Poll));
+    assert!(fx.contains(&Effect::Poll(vec![PaneId(1)])));
     assert_eq!(s.cards[0].life, Life::Reading);
     // The re-poll after the kick shows the code.
     let fx = s.update(
@@ -247,7 +247,62 @@ fn a_failed_poll_keeps_the_cards_and_marks_them_stale() {
     );
     assert_eq!(s.cards.len(), 1);
     assert!(s.is_stale());
-    assert_eq!(s.update(Msg::Tick, T0 + 3000), vec![Effect::Poll]);
+    assert_eq!(
+        s.update(Msg::Tick, T0 + 3000),
+        vec![Effect::Poll(vec![PaneId(1)])]
+    );
+}
+
+#[test]
+fn a_wake_polls_at_once_or_right_after_the_poll_under_way() {
+    let mut s = state((80, 24));
+    poll(&mut s, vec![pane(1, 1, "claude")], T0);
+    // Nothing under way: at once.
+    assert!(matches!(
+        s.update(Msg::Wake, T0 + 100)[..],
+        [Effect::Poll(_)]
+    ));
+    // Under way: not twice at once, but again as soon as it answers.
+    assert!(s.update(Msg::Wake, T0 + 120).is_empty());
+    let fx = s.update(Msg::Polled(Ok(obs(vec![pane(1, 1, "claude")]))), T0 + 130);
+    assert!(fx.iter().any(|e| matches!(e, Effect::Poll(_))), "{fx:?}");
+    // And only once.
+    let fx = s.update(Msg::Polled(Ok(obs(vec![pane(1, 1, "claude")]))), T0 + 140);
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Poll(_))), "{fx:?}");
+}
+
+#[test]
+fn the_panes_read_whole_each_poll_are_those_on_screen_and_the_deaths_being_handled() {
+    // 80x24 shows one card row: of three panes, the first two are on screen.
+    let panes = || {
+        vec![
+            pane(1, 1, "claude"),
+            pane(2, 2, "claude"),
+            pane(3, 3, "claude"),
+            dead(pane(4, 4, "claude"), None, None),
+        ]
+    };
+    let find = |fx: Vec<Effect>| {
+        fx.into_iter()
+            .find_map(|e| match e {
+                Effect::Poll(hot) => Some(hot),
+                _ => None,
+            })
+            .expect("a poll (the lost status is looked for again at once)")
+    };
+    let mut s = state((80, 24));
+    let hot = find(poll(&mut s, panes(), T0));
+    let on_screen: Vec<PaneId> = s.visible().map(|i| s.cards[i].pane.id).collect();
+    for id in &on_screen {
+        assert!(hot.contains(id), "{id} on screen: {hot:?}");
+    }
+    // The dead pane whose status is still being read, on screen or not.
+    assert!(hot.contains(&PaneId(4)), "{hot:?}");
+    assert!(hot.len() < 4 || on_screen.len() >= 3, "{hot:?}");
+    // Headless: no screen, only the death.
+    let mut d = state((80, 24));
+    d.headless = true;
+    assert_eq!(find(poll(&mut d, panes(), T0)), [PaneId(4)]);
 }
 
 #[test]

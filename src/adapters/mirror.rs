@@ -1,0 +1,459 @@
+//! What agentwatch knows of tmux's panes between polls, and what each poll asks tmux so
+//! that the cost of a tick does not grow with the number of panes.
+//!
+//! Asking tmux about every pane costs its server about 10 ms per 1000 panes even for two
+//! fields, and five times that with the command, the paths and the options. So a poll asks:
+//! - always, one line: the server's pid and `@agentwatch_auto` (it also tells the server is
+//!   there);
+//! - whole records only of the panes that need them: the ones the core looks at (cards on
+//!   screen, deaths being handled), and the ones that just changed (their process ended, as
+//!   the kernel says through a pidfd; new, respawned or dead in a brief listing) for a few
+//!   seconds after;
+//! - a brief listing of every pane (id, pid, dead) when the server's shape changed (a
+//!   control-mode notice, a new child of the server's process) and every few seconds anyway,
+//!   as the net under lost events;
+//! - a full listing now and then, for what changes without any of those signs (names,
+//!   paths, options set by others), and at the start.
+//!
+//! Pure bookkeeping: the poller does the I/O.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use crate::adapters::tmux::format::{self, Batch};
+use crate::core::pane::{Listing, Pane, PaneId};
+
+/// A brief listing at least this often, whatever was heard.
+pub const BRIEF_EVERY: Duration = Duration::from_secs(2);
+/// A full listing at least this often.
+pub const FULL_EVERY: Duration = Duration::from_secs(15);
+/// A rename asks for a full listing, but not more often than this.
+const FULL_AFTER_RENAME: Duration = Duration::from_secs(2);
+/// How long a pane that changed is read whole on every poll: a shell's prompt hook writes
+/// the exit status a moment after the agent ended; a dying pane's status comes a moment
+/// after its process ended.
+pub const WARM: Duration = Duration::from_secs(5);
+
+/// What changed since the last poll, as the kernel and the control connection said.
+#[derive(Debug, Default)]
+pub struct Heard {
+    /// Processes that ended (pane processes and processes below them).
+    pub ended: HashSet<u32>,
+    /// Panes whose tree changed under them (a process below ended, a shell's foreground
+    /// job changed).
+    pub touched: Vec<PaneId>,
+    /// Panes or windows came or went.
+    pub shape: bool,
+    /// A window or session was renamed.
+    pub names: bool,
+}
+
+/// What one poll asks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ask {
+    pub full: bool,
+    pub brief: bool,
+    pub fetch: Vec<PaneId>,
+}
+
+impl Ask {
+    /// The tmux commands for it, in order.
+    pub fn commands(&self) -> Vec<Vec<String>> {
+        let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        let mut c = vec![s(&[
+            "display-message",
+            "-p",
+            &format::format_of(format::HEAD),
+        ])];
+        if self.full {
+            c.push(s(&["list-panes", "-a", "-F", &format::list_panes_format()]));
+            return c;
+        }
+        if self.brief {
+            c.push(s(&[
+                "list-panes",
+                "-a",
+                "-F",
+                &format::format_of(format::BRIEF),
+            ]));
+        }
+        let whole = format::list_panes_format();
+        for id in &self.fetch {
+            c.push(s(&["display-message", "-p", "-t", &id.to_string(), &whole]));
+        }
+        c
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Mirror {
+    /// The panes in tmux's order, as last listed or fetched.
+    order: Vec<PaneId>,
+    panes: HashMap<PaneId, Pane>,
+    server_pid: Option<u32>,
+    auto_all: String,
+    /// Records skipped by the last full listing (and since, by fetches).
+    malformed: usize,
+    full_at: Option<Instant>,
+    brief_at: Option<Instant>,
+    /// Panes read whole on every poll until then.
+    warm: HashMap<PaneId, Instant>,
+    /// A rename was heard and the names were not read since.
+    renamed: bool,
+    /// Panes whose process ended that tmux does not show dead yet.
+    dying: HashSet<PaneId>,
+}
+
+impl Mirror {
+    /// What to ask now. `hot`: the panes the core wants fresh on every poll.
+    pub fn ask(&mut self, now: Instant, heard: &Heard, hot: &[PaneId]) -> Ask {
+        let since = |t: Option<Instant>| t.map_or(Duration::MAX, |t| now.duration_since(t));
+        self.renamed |= heard.names;
+        let full = self.full_at.is_none()
+            || since(self.full_at) >= FULL_EVERY
+            || (self.renamed && since(self.full_at) >= FULL_AFTER_RENAME);
+        for (id, p) in &self.panes {
+            if !p.dead && p.pid.is_some_and(|pid| heard.ended.contains(&pid)) {
+                self.warm.insert(*id, now + WARM);
+                self.dying.insert(*id);
+            }
+        }
+        for id in &heard.touched {
+            self.warm.insert(*id, now + WARM);
+        }
+        self.warm.retain(|_, until| *until > now);
+        self.dying.retain(|id| self.warm.contains_key(id));
+        if full {
+            return Ask {
+                full: true,
+                ..Ask::default()
+            };
+        }
+        let brief = heard.shape || since(self.brief_at) >= BRIEF_EVERY;
+        let mut fetch: Vec<PaneId> = self
+            .order
+            .iter()
+            .filter(|id| hot.contains(id) || self.warm.contains_key(id))
+            .copied()
+            .collect();
+        fetch.dedup();
+        // Many at once (a burst of deaths): one full listing is cheaper than many fetches.
+        if fetch.len() > (self.order.len() / 4).max(32) {
+            return Ask {
+                full: true,
+                ..Ask::default()
+            };
+        }
+        Ask {
+            full: false,
+            brief,
+            fetch,
+        }
+    }
+
+    /// Takes in what tmux answered to `ask`. Returns the panes the brief listing showed to be
+    /// new or changed that were not read whole yet: ask for them before the listing is used.
+    pub fn take(&mut self, ask: &Ask, batch: Batch, now: Instant) -> Vec<PaneId> {
+        if let Some((pid, auto)) = batch.head {
+            self.server_pid = pid;
+            self.auto_all = auto;
+        }
+        if ask.full {
+            let old = std::mem::take(&mut self.panes);
+            self.order = batch.panes.iter().map(|p| p.id).collect();
+            for p in batch.panes {
+                let changed = old
+                    .get(&p.id)
+                    .is_none_or(|o| o.pid != p.pid || o.dead != p.dead);
+                if changed && self.full_at.is_some() {
+                    self.warm.insert(p.id, now + WARM);
+                }
+                self.panes.insert(p.id, p);
+            }
+            self.malformed = batch.malformed;
+            self.renamed = false;
+            self.full_at = Some(now);
+            self.brief_at = Some(now);
+            return Vec::new();
+        }
+        let fetched: HashSet<PaneId> = batch.panes.iter().map(|p| p.id).collect();
+        // Asked for and not there: the pane is gone (unless its record could not be read).
+        if batch.malformed == 0 {
+            for id in ask.fetch.iter().filter(|id| !fetched.contains(id)) {
+                self.panes.remove(id);
+            }
+        }
+        self.malformed = self.malformed.max(batch.malformed);
+        for p in batch.panes {
+            self.panes.insert(p.id, p);
+        }
+        let mut more = Vec::new();
+        if ask.brief {
+            self.brief_at = Some(now);
+            let listed: HashSet<PaneId> = batch.brief.iter().map(|b| b.id).collect();
+            self.panes.retain(|id, _| listed.contains(id));
+            self.warm.retain(|id, _| listed.contains(id));
+            for b in &batch.brief {
+                let stale = match self.panes.get(&b.id) {
+                    None => true,
+                    Some(p) => (p.pid != b.pid || p.dead != b.dead) && !fetched.contains(&b.id),
+                };
+                if stale {
+                    self.warm.insert(b.id, now + WARM);
+                    more.push(b.id);
+                }
+            }
+            self.order = batch.brief.iter().map(|b| b.id).collect();
+        }
+        self.order
+            .retain(|id| self.panes.contains_key(id) || more.contains(id));
+        more
+    }
+
+    /// Takes in the whole records asked for after a brief listing (see [`Mirror::take`]).
+    pub fn take_more(&mut self, asked: &[PaneId], batch: Batch) {
+        let ask = Ask {
+            full: false,
+            brief: false,
+            fetch: asked.to_vec(),
+        };
+        let _ = self.take(&ask, batch, Instant::now());
+    }
+
+    /// Takes in options agentwatch wrote: tmux holds them now, and the next poll must not
+    /// see the old values and write them again.
+    pub fn wrote(&mut self, sets: &[(PaneId, String, String)]) {
+        for (id, name, value) in sets {
+            if let Some(p) = self.panes.get_mut(id) {
+                p.set_option(name, value.clone());
+            }
+        }
+    }
+
+    /// The panes as tmux last told them, in its order.
+    pub fn listing(&self) -> Listing {
+        Listing {
+            panes: self
+                .order
+                .iter()
+                .filter_map(|id| self.panes.get(id).cloned())
+                .collect(),
+            server_pid: self.server_pid,
+            auto_all: self.auto_all.clone(),
+            malformed: self.malformed,
+        }
+    }
+
+    /// Whether a pane's process ended and tmux does not show the pane dead yet: the poller
+    /// looks again soon rather than at the next tick.
+    pub fn awaiting_death(&mut self) -> bool {
+        let panes = &self.panes;
+        self.dying
+            .retain(|id| panes.get(id).is_some_and(|p| !p.dead));
+        !self.dying.is_empty()
+    }
+
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server_pid
+    }
+
+    /// The pids of the live panes' own processes.
+    pub fn pane_pids(&self) -> impl Iterator<Item = (PaneId, u32)> + '_ {
+        self.panes
+            .values()
+            .filter(|p| !p.dead)
+            .filter_map(|p| Some((p.id, p.pid?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::tmux::format::Brief;
+
+    fn pane(id: u32, pid: u32) -> Pane {
+        Pane {
+            id: PaneId(id),
+            pid: Some(pid),
+            current_command: "claude".into(),
+            ..Pane::default()
+        }
+    }
+
+    fn full(m: &mut Mirror, panes: Vec<Pane>, now: Instant) {
+        let ask = m.ask(now, &Heard::default(), &[]);
+        assert!(ask.full);
+        let batch = Batch {
+            head: Some((Some(1), String::new())),
+            panes,
+            ..Batch::default()
+        };
+        assert!(m.take(&ask, batch, now).is_empty());
+    }
+
+    fn ids(l: &Listing) -> Vec<u32> {
+        l.panes.iter().map(|p| p.id.0).collect()
+    }
+
+    #[test]
+    fn a_quiet_server_is_asked_one_line_per_poll() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, (1..=1000).map(|i| pane(i, 100 + i)).collect(), t0);
+        let ask = m.ask(t0 + Duration::from_millis(500), &Heard::default(), &[]);
+        assert_eq!(ask, Ask::default());
+        assert_eq!(ask.commands().len(), 1, "the head only");
+        assert_eq!(m.listing().panes.len(), 1000);
+        // The net: a brief listing every BRIEF_EVERY, a full one every FULL_EVERY.
+        assert!(m.ask(t0 + BRIEF_EVERY, &Heard::default(), &[]).brief);
+        assert!(m.ask(t0 + FULL_EVERY, &Heard::default(), &[]).full);
+    }
+
+    #[test]
+    fn a_pane_whose_process_ended_is_read_whole_until_it_settles() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101), pane(2, 102)], t0);
+        let heard = Heard {
+            ended: HashSet::from([102]),
+            ..Heard::default()
+        };
+        let t1 = t0 + Duration::from_millis(100);
+        let ask = m.ask(t1, &heard, &[]);
+        assert_eq!(ask.fetch, [PaneId(2)]);
+        assert!(!ask.brief && !ask.full);
+        // tmux has not marked it dead yet: look again soon.
+        let batch = Batch {
+            panes: vec![pane(2, 102)],
+            ..Batch::default()
+        };
+        assert!(m.take(&ask, batch, t1).is_empty());
+        assert!(m.awaiting_death());
+        // Still read whole on the next polls, though nothing more was heard.
+        let ask = m.ask(t1 + Duration::from_millis(30), &Heard::default(), &[]);
+        assert_eq!(ask.fetch, [PaneId(2)]);
+        let mut dead = pane(2, 102);
+        dead.dead = true;
+        dead.dead_signal = Some(9);
+        let batch = Batch {
+            panes: vec![dead],
+            ..Batch::default()
+        };
+        m.take(&ask, batch, t1);
+        assert!(!m.awaiting_death());
+        assert!(m.listing().panes[1].dead);
+        // After WARM, no more.
+        let later = m.ask(t1 + WARM + Duration::from_millis(1), &Heard::default(), &[]);
+        assert!(later.fetch.is_empty());
+    }
+
+    #[test]
+    fn the_brief_listing_finds_new_respawned_and_closed_panes_in_tmux_order() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101), pane(2, 102), pane(3, 103)], t0);
+        let heard = Heard {
+            shape: true,
+            ..Heard::default()
+        };
+        let t1 = t0 + Duration::from_millis(500);
+        let ask = m.ask(t1, &heard, &[PaneId(1)]);
+        assert!(ask.brief);
+        assert_eq!(ask.fetch, [PaneId(1)]);
+        let b = |id, pid, dead| Brief {
+            id: PaneId(id),
+            pid: Some(pid),
+            dead,
+        };
+        // %2 closed, %3 respawned with a new process, %4 new, between %1 and %3.
+        let batch = Batch {
+            brief: vec![b(1, 101, false), b(4, 104, false), b(3, 203, false)],
+            panes: vec![pane(1, 101)],
+            ..Batch::default()
+        };
+        let more = m.take(&ask, batch, t1);
+        assert_eq!(more, [PaneId(4), PaneId(3)]);
+        m.take_more(
+            &more,
+            Batch {
+                panes: vec![pane(4, 104), pane(3, 203)],
+                ..Batch::default()
+            },
+        );
+        let l = m.listing();
+        assert_eq!(ids(&l), [1, 4, 3]);
+        assert_eq!(l.panes[2].pid, Some(203));
+        // Both stay warm for a while.
+        let ask = m.ask(t1 + Duration::from_millis(500), &Heard::default(), &[]);
+        assert_eq!(ask.fetch, [PaneId(4), PaneId(3)]);
+    }
+
+    #[test]
+    fn a_pane_asked_for_and_not_answered_is_gone_unless_its_record_was_unreadable() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101), pane(2, 102)], t0);
+        let ask = m.ask(t0, &Heard::default(), &[PaneId(1), PaneId(2)]);
+        let unreadable = Batch {
+            malformed: 1,
+            panes: vec![pane(2, 102)],
+            ..Batch::default()
+        };
+        m.take(&ask, unreadable, t0);
+        assert_eq!(ids(&m.listing()), [1, 2]);
+        assert_eq!(m.listing().malformed, 1);
+        m.take(
+            &ask,
+            Batch {
+                panes: vec![pane(2, 102)],
+                ..Batch::default()
+            },
+            t0,
+        );
+        assert_eq!(ids(&m.listing()), [2]);
+    }
+
+    #[test]
+    fn options_written_are_known_without_asking() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101)], t0);
+        m.wrote(&[
+            (PaneId(1), "remain-on-exit".into(), "on".into()),
+            (PaneId(1), "@agentwatch_cwd".into(), "/w".into()),
+            (PaneId(9), "@agentwatch_cwd".into(), "/gone".into()),
+        ]);
+        let l = m.listing();
+        assert!(l.panes[0].remain_on_exit);
+        assert_eq!(l.panes[0].opt_cwd, "/w");
+        assert_eq!(l.panes.len(), 1);
+    }
+
+    #[test]
+    fn a_burst_of_changes_is_one_full_listing() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, (1..=400).map(|i| pane(i, 100 + i)).collect(), t0);
+        let heard = Heard {
+            ended: (101..=300).collect(),
+            ..Heard::default()
+        };
+        let ask = m.ask(t0 + Duration::from_millis(100), &heard, &[]);
+        assert!(ask.full);
+        assert_eq!(ask.commands().len(), 2);
+    }
+
+    #[test]
+    fn a_rename_asks_for_the_names_but_not_on_every_poll() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101)], t0);
+        let heard = Heard {
+            names: true,
+            ..Heard::default()
+        };
+        assert!(!m.ask(t0 + Duration::from_millis(500), &heard, &[]).full);
+        // Remembered, though heard once.
+        assert!(m.ask(t0 + FULL_AFTER_RENAME, &Heard::default(), &[]).full);
+    }
+}
