@@ -3,7 +3,8 @@
     python3 bench/scale.py SECS N1,N2,... name=/path/to/agentwatch [name2=/path/to/agentwatch ...]
 
 FAKE=/path/to/fake_agent (default target/release/examples/fake_agent); KEEP=1 keeps the temp
-dirs (journals, daemon logs) and prints where they are.
+dirs (journals, daemon logs) and prints where they are; SESSIONS=1 puts each agent in a session
+of its own instead of N windows of one session.
 
 For each N and each build: a fresh private tmux server (socket in a temp dir, -f /dev/null)
 with N windows running the fake agent as `claude` (plan `hang`), no remain-on-exit set by us,
@@ -27,6 +28,9 @@ BURST_MAX = 100      # then 10% of the remaining panes at once, at most this man
 BURST_WAIT = 5.0
 IDLE_SECS = 5.0
 BATCH = 50           # new-window commands per tmux invocation
+# SESSIONS=1: each agent in a session of its own (as tools that start one session per agent
+# do), instead of N windows in one session.
+SESSIONS = os.environ.get("SESSIONS") == "1"
 CONFIG = "[auto_resume]\nenabled = false\n[notify]\nbell = false\n"
 
 
@@ -151,8 +155,12 @@ class Server:
         # No remain-on-exit here: agentwatch has to protect the panes itself.
         for start in range(0, n, BATCH):
             args = []
-            for _ in range(min(BATCH, n - start)):
-                args += ["new-window", "-d", "-t", "s0:", "-P", "-F", "#{pane_id} #{pane_pid}", "--", "claude", ";"]
+            for i in range(start, min(start + BATCH, n)):
+                if SESSIONS:
+                    args += ["new-session", "-d", "-s", f"a{i}", "-x", "120", "-y", "30", "-P", "-F",
+                             "#{pane_id} #{pane_pid}", "--", "claude", ";"]
+                else:
+                    args += ["new-window", "-d", "-t", "s0:", "-P", "-F", "#{pane_id} #{pane_pid}", "--", "claude", ";"]
             for line in self.t(*args[:-1]).splitlines():
                 pane, pid = line.split()
                 self.panes.append((pane, int(pid)))
@@ -384,7 +392,8 @@ def main():
     print(f"# machine: {os.cpu_count()} cores, {os.uname().release}; "
           f"{subprocess.run([REAL_TMUX, '-V'], capture_output=True, text=True).stdout.strip()}; "
           f"load {os.getloadavg()[0]:.2f}; open files limit {resource.getrlimit(resource.RLIMIT_NOFILE)}")
-    print(f"# date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; steady window {secs:g} s; "
+    layout = "one session per agent" if SESSIONS else "one session"
+    print(f"# date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {layout}; steady window {secs:g} s; "
           f"builds: {', '.join(f'{n}={p}' for n, p in builds)}; fake agent {FAKE}")
     print(f"# CPU from /proc utime+stime in ticks of 1/{TCK} s: resolution {100 / (secs * TCK):.2f}% of a core "
           f"over {secs:g} s; children = agentwatch's child processes (its tmux clients, live and reaped)")

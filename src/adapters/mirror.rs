@@ -23,8 +23,11 @@ use std::time::{Duration, Instant};
 use crate::adapters::tmux::format::{self, Batch};
 use crate::core::pane::{Listing, Pane, PaneId};
 
-/// A brief listing at least this often, whatever was heard.
+/// A brief listing at least this often, whatever was heard...
 pub const BRIEF_EVERY: Duration = Duration::from_secs(2);
+/// ... or this often where the kernel tells of every pane process's end (pidfds) and of
+/// every new one (the server's children): then it is only the net under those.
+pub const BRIEF_EVERY_WATCHED: Duration = Duration::from_secs(10);
 /// A full listing at least this often.
 pub const FULL_EVERY: Duration = Duration::from_secs(15);
 /// A rename asks for a full listing, but not more often than this.
@@ -46,6 +49,8 @@ pub struct Heard {
     pub shape: bool,
     /// A window or session was renamed.
     pub names: bool,
+    /// The kernel tells of every pane process's end and of every new one.
+    pub watched: bool,
 }
 
 /// What one poll asks.
@@ -129,7 +134,12 @@ impl Mirror {
                 ..Ask::default()
             };
         }
-        let brief = heard.shape || since(self.brief_at) >= BRIEF_EVERY;
+        let every = if heard.watched {
+            BRIEF_EVERY_WATCHED
+        } else {
+            BRIEF_EVERY
+        };
+        let brief = heard.shape || since(self.brief_at) >= every;
         let mut fetch: Vec<PaneId> = self
             .order
             .iter()
@@ -307,6 +317,15 @@ mod tests {
         // The net: a brief listing every BRIEF_EVERY, a full one every FULL_EVERY.
         assert!(m.ask(t0 + BRIEF_EVERY, &Heard::default(), &[]).brief);
         assert!(m.ask(t0 + FULL_EVERY, &Heard::default(), &[]).full);
+        // Less often where the kernel tells of births and deaths.
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101)], t0);
+        let watched = Heard {
+            watched: true,
+            ..Heard::default()
+        };
+        assert!(!m.ask(t0 + BRIEF_EVERY, &watched, &[]).brief);
+        assert!(m.ask(t0 + BRIEF_EVERY_WATCHED, &watched, &[]).brief);
     }
 
     #[test]

@@ -40,6 +40,8 @@ struct Signs {
     /// The tmux server's children at the last look: a new one is a new pane (or a respawn,
     /// or a job of the server's), in any session.
     children: Option<HashSet<u32>>,
+    /// The server they are the children of.
+    server: Option<u32>,
     /// The newest pid on the machine at the last look: unchanged, nothing was started.
     newest: Option<u64>,
     /// Panes whose own process is a shell: its pid and its terminal's foreground group as
@@ -229,17 +231,22 @@ impl Prober {
         }
         let server = lock(&self.mirror).server_pid();
         let mut signs = lock(&self.signs);
-        if let Some(kids) = server.and_then(server_children) {
-            heard.shape |= signs
-                .children
-                .as_ref()
-                .is_some_and(|old| kids.iter().any(|k| !old.contains(k)));
-            signs.children = Some(kids);
-        }
-        // A process started somewhere: a shell may have a new foreground job.
+        // Nothing started on the machine since the last look: no new pane, no new job.
         let newest = last_pid();
-        if newest.is_none() || newest != signs.newest {
-            signs.newest = newest;
+        let born = newest.is_none() || newest != signs.newest;
+        signs.newest = newest;
+        if born || server != signs.server {
+            signs.server = server;
+            let kids = server.and_then(server_children);
+            heard.shape |= match (&kids, &signs.children) {
+                (Some(kids), Some(old)) => kids.iter().any(|k| !old.contains(k)),
+                _ => false,
+            };
+            signs.children = kids;
+        }
+        heard.watched = signs.children.is_some() && lock(&self.trees).exits.epoll_fd().is_some();
+        // A process started somewhere: a shell may have a new foreground job.
+        if born {
             for (id, (pid, fg)) in signs.shells.iter_mut() {
                 let now_fg = foreground_group(*pid);
                 if now_fg != *fg {
