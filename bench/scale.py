@@ -4,7 +4,8 @@
 
 FAKE=/path/to/fake_agent (default target/release/examples/fake_agent); KEEP=1 keeps the temp
 dirs (journals, daemon logs) and prints where they are; SESSIONS=1 puts each agent in a session
-of its own instead of N windows of one session.
+of its own instead of N windows of one session; UI=1 measures the dashboard (160x45) instead of
+the daemon.
 
 For each N and each build: a fresh private tmux server (socket in a temp dir, -f /dev/null)
 with N windows running the fake agent as `claude` (plan `hang`), no remain-on-exit set by us,
@@ -31,6 +32,42 @@ BATCH = 50           # new-window commands per tmux invocation
 # SESSIONS=1: each agent in a session of its own (as tools that start one session per agent
 # do), instead of N windows in one session.
 SESSIONS = os.environ.get("SESSIONS") == "1"
+# UI=1: the dashboard (in a 160x45 pane of a private server of its own) instead of the daemon.
+UI = os.environ.get("UI") == "1"
+
+
+class Dashboard:
+    """agentwatch's dashboard in a pane of a private tmux server, looked at like a process."""
+
+    def __init__(self, d, aw, sock, cfg, env):
+        self.ui = f"{d}/ui.sock"
+        self.env = env
+        subprocess.run([REAL_TMUX, "-S", self.ui, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "45",
+                        f"exec '{aw}' -S '{sock}' -c '{cfg}'"], env=env, check=True)
+        self.pid = int(subprocess.run([REAL_TMUX, "-S", self.ui, "display-message", "-p", "#{pane_pid}"], env=env,
+                                      capture_output=True, text=True, check=True).stdout.strip())
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None and not os.path.exists(f"/proc/{self.pid}"):
+            self.returncode = 0
+        return self.returncode
+
+    def send_signal(self, _sig):
+        subprocess.run([REAL_TMUX, "-S", self.ui, "send-keys", "q"], env=self.env, capture_output=True)
+
+    def wait(self, timeout=None):
+        end = time.time() + (timeout or 15)
+        while self.poll() is None:
+            if time.time() > end:
+                raise subprocess.TimeoutExpired("agentwatch", timeout)
+            time.sleep(0.1)
+        subprocess.run([REAL_TMUX, "-S", self.ui, "kill-server"], env=self.env, capture_output=True)
+        return self.returncode
+
+    def kill(self):
+        subprocess.run([REAL_TMUX, "-S", self.ui, "kill-server"], env=self.env, capture_output=True)
+        self.returncode = -9
 CONFIG = "[auto_resume]\nenabled = false\n[notify]\nbell = false\n"
 
 
@@ -253,8 +290,11 @@ def run_build(d, srv, name, aw, secs):
     r = {"name": name, "n": n}
     err = open(errlog, "w")
     t_start = time.time()
-    proc = subprocess.Popen([aw, "daemon", "-S", srv.sock, "-c", cfg], env=env, stdin=subprocess.DEVNULL,
-                            stdout=err, stderr=err, cwd=f"{run}/home")
+    if UI:
+        proc = Dashboard(run, aw, srv.sock, cfg, env)
+    else:
+        proc = subprocess.Popen([aw, "daemon", "-S", srv.sock, "-c", cfg], env=env, stdin=subprocess.DEVNULL,
+                                stdout=err, stderr=err, cwd=f"{run}/home")
     try:
         # Settle: every pane protected (remain-on-exit on), polled with one list-panes -a.
         protected = set()
@@ -392,7 +432,7 @@ def main():
     print(f"# machine: {os.cpu_count()} cores, {os.uname().release}; "
           f"{subprocess.run([REAL_TMUX, '-V'], capture_output=True, text=True).stdout.strip()}; "
           f"load {os.getloadavg()[0]:.2f}; open files limit {resource.getrlimit(resource.RLIMIT_NOFILE)}")
-    layout = "one session per agent" if SESSIONS else "one session"
+    layout = ("one session per agent" if SESSIONS else "one session") + ("; the dashboard" if UI else "; the daemon")
     print(f"# date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {layout}; steady window {secs:g} s; "
           f"builds: {', '.join(f'{n}={p}' for n, p in builds)}; fake agent {FAKE}")
     print(f"# CPU from /proc utime+stime in ticks of 1/{TCK} s: resolution {100 / (secs * TCK):.2f}% of a core "

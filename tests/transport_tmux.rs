@@ -5,45 +5,11 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::TmuxServer;
+use common::{calls, tmux_wrapper as wrapper, TmuxServer};
 
 const WAIT: Duration = Duration::from_secs(15);
-
-/// A `tmux` on PATH that logs its argv, then runs the real one.
-fn wrapper(server: &TmuxServer) -> (String, std::path::PathBuf) {
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v tmux"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_string();
-    let dir = server.dir.path().join("wrap");
-    std::fs::create_dir_all(&dir).unwrap();
-    let log = server.dir.path().join("tmux-calls.log");
-    let script = format!(
-        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
-        log.display()
-    );
-    std::fs::write(dir.join("tmux"), script).unwrap();
-    std::fs::set_permissions(dir.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
-    (path, log)
-}
-
-fn calls(log: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
 
 fn start(server: &TmuxServer, extra: &[(&str, &str)]) -> (common::UiServer, std::path::PathBuf) {
     let (path, log) = wrapper(server);

@@ -3,8 +3,9 @@
 //!
 //! Asking tmux about every pane costs its server about 10 ms per 1000 panes even for two
 //! fields, and five times that with the command, the paths and the options. So a poll asks:
-//! - always, one line: the server's pid and `@agentwatch_auto` (it also tells the server is
-//!   there);
+//! - one line, the head: the server's pid and `@agentwatch_auto`, with anything else asked
+//!   and on its own every 2 s (every wake-up of a server of 1000 panes costs it a pass over
+//!   all of them, so a quiet poll asks nothing at all);
 //! - whole records only of the panes that need them: the ones the core looks at (cards on
 //!   screen, deaths being handled), and the ones that just changed (their process ended, as
 //!   the kernel says through a pidfd; new, respawned or dead in a brief listing) for a few
@@ -30,6 +31,9 @@ pub const BRIEF_EVERY: Duration = Duration::from_secs(2);
 pub const BRIEF_EVERY_WATCHED: Duration = Duration::from_secs(10);
 /// A full listing at least this often.
 pub const FULL_EVERY: Duration = Duration::from_secs(15);
+/// The head on its own at least this often (the auto-resume switch set by another instance;
+/// a poll with cards to read, as with a resume due, asks it anyway).
+pub const HEAD_EVERY: Duration = Duration::from_secs(2);
 /// A rename asks for a full listing, but not more often than this.
 const FULL_AFTER_RENAME: Duration = Duration::from_secs(2);
 /// How long a pane that changed is read whole on every poll: a shell's prompt hook writes
@@ -56,20 +60,38 @@ pub struct Heard {
 /// What one poll asks.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Ask {
+    /// The server's pid and `@agentwatch_auto`.
+    pub head: bool,
     pub full: bool,
     pub brief: bool,
     pub fetch: Vec<PaneId>,
 }
 
 impl Ask {
+    fn full() -> Ask {
+        Ask {
+            head: true,
+            full: true,
+            ..Ask::default()
+        }
+    }
+
+    /// Whether it asks tmux anything at all.
+    pub fn is_empty(&self) -> bool {
+        self.commands().is_empty()
+    }
+
     /// The tmux commands for it, in order.
     pub fn commands(&self) -> Vec<Vec<String>> {
         let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
-        let mut c = vec![s(&[
-            "display-message",
-            "-p",
-            &format::format_of(format::HEAD),
-        ])];
+        let mut c = Vec::new();
+        if self.head || self.full {
+            c.push(s(&[
+                "display-message",
+                "-p",
+                &format::format_of(format::HEAD),
+            ]));
+        }
         if self.full {
             c.push(s(&["list-panes", "-a", "-F", &format::list_panes_format()]));
             return c;
@@ -101,6 +123,7 @@ pub struct Mirror {
     malformed: usize,
     full_at: Option<Instant>,
     brief_at: Option<Instant>,
+    head_at: Option<Instant>,
     /// Panes read whole on every poll until then.
     warm: HashMap<PaneId, Instant>,
     /// A rename was heard and the names were not read since.
@@ -129,10 +152,7 @@ impl Mirror {
         self.warm.retain(|_, until| *until > now);
         self.dying.retain(|id| self.warm.contains_key(id));
         if full {
-            return Ask {
-                full: true,
-                ..Ask::default()
-            };
+            return Ask::full();
         }
         let every = if heard.watched {
             BRIEF_EVERY_WATCHED
@@ -149,12 +169,11 @@ impl Mirror {
         fetch.dedup();
         // Many at once (a burst of deaths): one full listing is cheaper than many fetches.
         if fetch.len() > (self.order.len() / 4).max(32) {
-            return Ask {
-                full: true,
-                ..Ask::default()
-            };
+            return Ask::full();
         }
+        let head = brief || !fetch.is_empty() || since(self.head_at) >= HEAD_EVERY;
         Ask {
+            head,
             full: false,
             brief,
             fetch,
@@ -167,6 +186,7 @@ impl Mirror {
         if let Some((pid, auto)) = batch.head {
             self.server_pid = pid;
             self.auto_all = auto;
+            self.head_at = Some(now);
         }
         if ask.full {
             let old = std::mem::take(&mut self.panes);
@@ -223,9 +243,8 @@ impl Mirror {
     /// Takes in the whole records asked for after a brief listing (see [`Mirror::take`]).
     pub fn take_more(&mut self, asked: &[PaneId], batch: Batch) {
         let ask = Ask {
-            full: false,
-            brief: false,
             fetch: asked.to_vec(),
+            ..Ask::default()
         };
         let _ = self.take(&ask, batch, Instant::now());
     }
@@ -306,13 +325,32 @@ mod tests {
     }
 
     #[test]
-    fn a_quiet_server_is_asked_one_line_per_poll() {
+    fn a_quiet_server_is_asked_nothing_most_polls() {
         let t0 = Instant::now();
         let mut m = Mirror::default();
         full(&mut m, (1..=1000).map(|i| pane(i, 100 + i)).collect(), t0);
+        // Nothing at all, most polls; the head on its own now and then.
         let ask = m.ask(t0 + Duration::from_millis(500), &Heard::default(), &[]);
         assert_eq!(ask, Ask::default());
+        assert!(ask.is_empty());
+        let watched = Heard {
+            watched: true,
+            ..Heard::default()
+        };
+        let ask = m.ask(t0 + HEAD_EVERY, &watched, &[]);
+        assert!(ask.head && !ask.brief && !ask.full && ask.fetch.is_empty());
         assert_eq!(ask.commands().len(), 1, "the head only");
+        // With a card to read, the head comes along.
+        m.take(
+            &ask,
+            Batch {
+                head: Some((Some(1), String::new())),
+                ..Batch::default()
+            },
+            t0 + HEAD_EVERY,
+        );
+        let ask = m.ask(t0 + HEAD_EVERY, &Heard::default(), &[PaneId(7)]);
+        assert!(ask.head && ask.fetch.contains(&PaneId(7)));
         assert_eq!(m.listing().panes.len(), 1000);
         // The net: a brief listing every BRIEF_EVERY, a full one every FULL_EVERY.
         assert!(m.ask(t0 + BRIEF_EVERY, &Heard::default(), &[]).brief);

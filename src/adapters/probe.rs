@@ -145,7 +145,12 @@ impl Prober {
         let now = std::time::Instant::now();
         let heard = self.heard();
         let ask = lock(&self.mirror).ask(now, &heard, hot);
-        let out = self.tmux.ask(&ask.commands()).await?;
+        // Nothing to ask (a quiet poll): the server is not woken at all.
+        let out = if ask.is_empty() {
+            Vec::new()
+        } else {
+            self.tmux.ask(&ask.commands()).await?
+        };
         let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
         if !more.is_empty() {
             let ask = Ask {

@@ -2,6 +2,8 @@
 //! `fake_agent` example binary that stands in for real agent CLIs.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod daemon;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -753,4 +755,45 @@ impl Drop for UiServer {
     fn drop(&mut self) {
         kill_private_server(self.cmd(), self.server_pid);
     }
+}
+
+/// A `tmux` on PATH that logs its argv, then runs the real one.
+pub fn tmux_wrapper(server: &TmuxServer) -> (String, std::path::PathBuf) {
+    // The tmux under test: AGENTWATCH_TEST_TMUX, else the one on PATH.
+    let real = match std::env::var("AGENTWATCH_TEST_TMUX") {
+        Ok(p) if !p.is_empty() => p,
+        _ => String::from_utf8(
+            Command::new("sh")
+                .args(["-c", "command -v tmux"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap()
+        .trim()
+        .to_string(),
+    };
+    let dir = server.dir.path().join("wrap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = server.dir.path().join("tmux-calls.log");
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+        log.display()
+    );
+    std::fs::write(dir.join("tmux"), script).unwrap();
+    std::fs::set_permissions(
+        dir.join("tmux"),
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+    (path, log)
+}
+
+pub fn calls(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
