@@ -27,7 +27,8 @@ use crate::core::pane::{Listing, Pane, PaneId};
 /// A brief listing at least this often, whatever was heard...
 pub const BRIEF_EVERY: Duration = Duration::from_secs(2);
 /// ... or this often where the kernel tells of every pane process's end (pidfds) and of
-/// every new one (the server's children): then it is only the net under those.
+/// every new one (the server's children), and the control connection of new windows: then
+/// it is only the net under those.
 pub const BRIEF_EVERY_WATCHED: Duration = Duration::from_secs(10);
 /// A full listing at least this often.
 pub const FULL_EVERY: Duration = Duration::from_secs(15);
@@ -41,6 +42,13 @@ const FULL_AFTER_RENAME: Duration = Duration::from_secs(2);
 /// after its process ended.
 pub const WARM: Duration = Duration::from_secs(5);
 
+/// How soon a pane whose process ended is looked at again, while tmux does not show it
+/// dead yet (it does within milliseconds: it reads the terminal's end, then reaps).
+pub const DEATH_RECHECK: Duration = Duration::from_millis(20);
+/// How soon a dead pane without an exit status is looked at again (tmux missed the SIGCHLD:
+/// the core sends one on each look, spaced like this).
+pub const STATUS_RECHECK: Duration = Duration::from_millis(crate::core::watch::KICK_SPACING_MS);
+
 /// What changed since the last poll, as the kernel and the control connection said.
 #[derive(Debug, Default)]
 pub struct Heard {
@@ -53,7 +61,8 @@ pub struct Heard {
     pub shape: bool,
     /// A window or session was renamed.
     pub names: bool,
-    /// The kernel tells of every pane process's end and of every new one.
+    /// The kernel tells of every pane process's end and of every new one, and the control
+    /// connection of new windows.
     pub watched: bool,
 }
 
@@ -282,6 +291,21 @@ impl Mirror {
         !self.dying.is_empty()
     }
 
+    /// How soon to look again without waiting for the tick, if at all: at once while tmux
+    /// has not caught up with a process's end; at the pace of the lost-SIGCHLD kicks while a
+    /// pane that just died has no exit status (the core kicks the server on each look).
+    pub fn look_again_in(&mut self) -> Option<Duration> {
+        if self.awaiting_death() {
+            return Some(DEATH_RECHECK);
+        }
+        let panes = &self.panes;
+        self.warm
+            .keys()
+            .filter_map(|id| panes.get(id))
+            .any(|p| p.dead && p.dead_status.is_none() && p.dead_signal.is_none())
+            .then_some(STATUS_RECHECK)
+    }
+
     pub fn server_pid(&self) -> Option<u32> {
         self.server_pid
     }
@@ -386,6 +410,7 @@ mod tests {
         };
         assert!(m.take(&ask, batch, t1).is_empty());
         assert!(m.awaiting_death());
+        assert_eq!(m.look_again_in(), Some(DEATH_RECHECK));
         // Still read whole on the next polls, though nothing more was heard.
         let ask = m.ask(t1 + Duration::from_millis(30), &Heard::default(), &[]);
         assert_eq!(ask.fetch, [PaneId(2)]);
@@ -398,6 +423,7 @@ mod tests {
         };
         m.take(&ask, batch, t1);
         assert!(!m.awaiting_death());
+        assert_eq!(m.look_again_in(), None, "dead, with its signal");
         assert!(m.listing().panes[1].dead);
         // After WARM, no more.
         let later = m.ask(t1 + WARM + Duration::from_millis(1), &Heard::default(), &[]);
@@ -484,6 +510,26 @@ mod tests {
         assert!(l.panes[0].remain_on_exit);
         assert_eq!(l.panes[0].opt_cwd, "/w");
         assert_eq!(l.panes.len(), 1);
+    }
+
+    #[test]
+    fn a_death_whose_status_tmux_lost_is_looked_at_at_the_pace_of_the_kicks() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, vec![pane(1, 101)], t0);
+        let heard = Heard {
+            ended: HashSet::from([101]),
+            ..Heard::default()
+        };
+        let ask = m.ask(t0, &heard, &[]);
+        let mut dead = pane(1, 101);
+        dead.dead = true;
+        let batch = Batch {
+            panes: vec![dead],
+            ..Batch::default()
+        };
+        m.take(&ask, batch, t0);
+        assert_eq!(m.look_again_in(), Some(STATUS_RECHECK));
     }
 
     #[test]

@@ -162,11 +162,12 @@ impl Prober {
         }
         let listing = {
             let mut mirror = lock(&self.mirror);
-            if mirror.awaiting_death() {
-                // The kernel said the process ended; tmux will say so in a moment.
+            // A death tmux has not caught up with, or whose status it lost: look again soon,
+            // whatever the tick.
+            if let Some(after) = mirror.look_again_in() {
                 let notices = Arc::clone(self.tmux.notices());
                 tokio::spawn(async move {
-                    tokio::time::sleep(DEATH_RECHECK).await;
+                    tokio::time::sleep(after).await;
                     notices.wake.notify_one();
                 });
             }
@@ -249,7 +250,11 @@ impl Prober {
             };
             signs.children = kids;
         }
-        heard.watched = signs.children.is_some() && lock(&self.trees).exits.epoll_fd().is_some();
+        // A pane whose process ends before the server's children are read leaves no trace
+        // there: only the control connection's notice of its window tells of it.
+        heard.watched = signs.children.is_some()
+            && notices.listening.load(std::sync::atomic::Ordering::SeqCst)
+            && lock(&self.trees).exits.epoll_fd().is_some();
         // A process started somewhere: a shell may have a new foreground job.
         if born {
             for (id, (pid, fg)) in signs.shells.iter_mut() {
@@ -505,10 +510,6 @@ impl Prober {
         Some(info)
     }
 }
-
-/// How soon a pane whose process ended is looked at again, while tmux does not show it
-/// dead yet (it does within milliseconds: it reads the terminal's end, then reaps).
-const DEATH_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

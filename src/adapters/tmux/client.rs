@@ -169,6 +169,9 @@ impl Tmux {
                     self.notices
                         .shape
                         .store(true, std::sync::atomic::Ordering::SeqCst);
+                    self.notices
+                        .listening
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
                 }
                 Err(e) => {
                     self.retry_later(&mut slot, &format!("no control-mode connection: {e}"));
@@ -202,6 +205,9 @@ impl Tmux {
     }
 
     fn retry_later(&self, slot: &mut Slot, why: &str) {
+        self.notices
+            .listening
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         tracing::warn!(
             "transport: fork+exec ({why}); retrying control mode in {:?}",
             slot.backoff

@@ -36,6 +36,8 @@ pub struct Notices {
     pub shape: AtomicBool,
     /// A window or session was renamed: read the names again.
     pub names: AtomicBool,
+    /// A control connection is up, so the notices above are being heard at all.
+    pub listening: AtomicBool,
     pub wake: tokio::sync::Notify,
 }
 

@@ -90,8 +90,13 @@ pub fn list_panes_format() -> String {
 
 /// The format with `marks` (printable ones: tmux 3.5a escapes control bytes).
 pub fn format_with(marks: Marks) -> String {
+    fields_format(FIELDS, marks)
+}
+
+/// A record of `names`, marked with `marks`.
+fn fields_format(names: &[&str], marks: Marks) -> String {
     let mut f = format!("{}{}", char::from(marks.record), marks.nonce);
-    for (i, name) in FIELDS.iter().enumerate() {
+    for (i, name) in names.iter().enumerate() {
         if i > 0 {
             f.push(char::from(marks.field));
             f.push_str(marks.nonce);
@@ -163,18 +168,7 @@ pub struct Batch {
 
 /// A format of `names` with this process's marks (as [`format_with`] for the full one).
 pub fn format_of(names: &[&str]) -> String {
-    let marks = Marks::ours();
-    let mut f = format!("{}{}", char::from(marks.record), marks.nonce);
-    for (i, name) in names.iter().enumerate() {
-        if i > 0 {
-            f.push(char::from(marks.field));
-            f.push_str(marks.nonce);
-        }
-        f.push_str("#{");
-        f.push_str(name);
-        f.push('}');
-    }
-    f
+    fields_format(names, Marks::ours())
 }
 
 /// Parses the output of a poll's commands: any mix of [`HEAD`], [`BRIEF`] and full records.

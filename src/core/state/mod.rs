@@ -20,6 +20,8 @@ use crate::core::words::command_words;
 
 /// A preview is refreshed at most this often per card.
 pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
+/// How often the cards on screen are read whole (their previews change no faster).
+pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
 /// Lines of output kept per card for the preview.
 pub const PREVIEW_LINES: usize = 8;
 /// How long a relaunch result or refusal stays on the card.
@@ -67,6 +69,8 @@ pub struct State {
     poll_in_flight: bool,
     /// Woken while a poll was under way: poll again when it answers.
     poll_again: bool,
+    /// When the cards on screen were last read whole.
+    screen_read_at: Millis,
     capture_pending: Vec<PaneId>,
     options_in_flight: bool,
     discover_in_flight: bool,
@@ -153,6 +157,7 @@ impl State {
             journal_error: None,
             poll_in_flight: false,
             poll_again: false,
+            screen_read_at: 0,
             capture_pending: Vec::new(),
             options_in_flight: false,
             discover_in_flight: false,
@@ -238,15 +243,25 @@ impl State {
     fn poll(&mut self, fx: &mut Vec<Effect>) {
         if !self.poll_in_flight {
             self.poll_in_flight = true;
-            fx.push(Effect::Poll(self.hot()));
+            let hot = self.hot();
+            fx.push(Effect::Poll(hot));
         }
     }
 
-    /// The panes to read whole on every poll: the cards on screen (their previews follow
-    /// output, cursor and names) and the deaths being handled (a status still to read, a
-    /// resume due or under way, a relaunch's first seconds).
-    fn hot(&self) -> Vec<PaneId> {
-        let on_screen = if self.headless { 0..0 } else { self.visible() };
+    /// The panes to read whole this poll: the deaths being handled (a status still to read,
+    /// a resume due or under way, a relaunch's first seconds) every time, and the cards on
+    /// screen once a second (their previews follow output, cursor and names no faster).
+    /// Every question wakes a tmux server of 1000 panes for a pass over all of them.
+    fn hot(&mut self) -> Vec<PaneId> {
+        let due = self.now.saturating_sub(self.screen_read_at) >= SCREEN_READ_MS;
+        let on_screen = if self.headless || !due {
+            0..0
+        } else {
+            self.visible()
+        };
+        if !on_screen.is_empty() {
+            self.screen_read_at = self.now;
+        }
         self.cards
             .iter()
             .enumerate()

@@ -272,8 +272,8 @@ fn a_wake_polls_at_once_or_right_after_the_poll_under_way() {
 }
 
 #[test]
-fn the_panes_read_whole_each_poll_are_those_on_screen_and_the_deaths_being_handled() {
-    // 80x24 shows one card row: of three panes, the first two are on screen.
+fn the_panes_read_whole_are_the_deaths_being_handled_and_once_a_second_those_on_screen() {
+    // 80x24 shows one card row; the dead pane's status is still being read (lost SIGCHLD).
     let panes = || {
         vec![
             pane(1, 1, "claude"),
@@ -282,27 +282,74 @@ fn the_panes_read_whole_each_poll_are_those_on_screen_and_the_deaths_being_handl
             dead(pane(4, 4, "claude"), None, None),
         ]
     };
-    let find = |fx: Vec<Effect>| {
-        fx.into_iter()
-            .find_map(|e| match e {
-                Effect::Poll(hot) => Some(hot),
-                _ => None,
-            })
-            .expect("a poll (the lost status is looked for again at once)")
+    // Ticks every 100 ms for 3 s, each poll answered at once: the panes each poll read.
+    let run = |s: &mut State| {
+        let mut polls: Vec<(Millis, Vec<PaneId>)> = Vec::new();
+        for k in 0..30 {
+            let t = T0 + k * 100;
+            let mut queue = s.update(Msg::Tick, t);
+            while let Some(e) = queue.pop() {
+                if let Effect::Poll(hot) = e {
+                    polls.push((t, hot));
+                    queue.extend(s.update(Msg::Polled(Ok(obs(panes()))), t));
+                }
+            }
+        }
+        polls
     };
     let mut s = state((80, 24));
-    let hot = find(poll(&mut s, panes(), T0));
+    let polls = run(&mut s);
     let on_screen: Vec<PaneId> = s.visible().map(|i| s.cards[i].pane.id).collect();
-    for id in &on_screen {
-        assert!(hot.contains(id), "{id} on screen: {hot:?}");
-    }
-    // The dead pane whose status is still being read, on screen or not.
-    assert!(hot.contains(&PaneId(4)), "{hot:?}");
-    assert!(hot.len() < 4 || on_screen.len() >= 3, "{hot:?}");
+    assert!(!on_screen.is_empty() && !on_screen.contains(&PaneId(3)));
+    assert!(polls.len() >= 20, "{polls:?}");
+    // The death on every poll while its status is being read (the first has no cards yet);
+    // once given up on, no more. %3, off screen and alive, never.
+    let reading = |t: Millis| t > T0 && t <= T0 + 500;
+    let done = |t: Millis| t >= T0 + 1_500;
+    assert!(
+        polls
+            .iter()
+            .filter(|(t, _)| reading(*t))
+            .all(|(_, h)| h.contains(&PaneId(4))),
+        "{polls:?}"
+    );
+    assert!(
+        polls
+            .iter()
+            .filter(|(t, _)| done(*t))
+            .all(|(_, h)| !h.contains(&PaneId(4))),
+        "{polls:?}"
+    );
+    assert!(
+        polls.iter().all(|(_, h)| !h.contains(&PaneId(3))),
+        "{polls:?}"
+    );
+    // The screen about once a second, not on every poll.
+    let reads: Vec<Millis> = polls
+        .iter()
+        .filter(|(_, h)| on_screen.iter().all(|id| h.contains(id)))
+        .map(|(t, _)| *t)
+        .collect();
+    assert!((2..=4).contains(&reads.len()), "{reads:?}");
+    assert!(
+        reads.windows(2).all(|w| w[1] - w[0] >= SCREEN_READ_MS),
+        "{reads:?}"
+    );
     // Headless: no screen, only the death.
     let mut d = state((80, 24));
     d.headless = true;
-    assert_eq!(find(poll(&mut d, panes(), T0)), [PaneId(4)]);
+    let polls = run(&mut d);
+    assert!(
+        polls
+            .iter()
+            .filter(|(t, _)| reading(*t))
+            .all(|(_, h)| h == &[PaneId(4)]),
+        "{polls:?}"
+    );
+    assert!(
+        polls.iter().all(|(_, h)| !h.contains(&PaneId(1))),
+        "{polls:?}"
+    );
 }
 
 #[test]
