@@ -120,3 +120,24 @@ fn a_quiet_server_is_asked_almost_nothing() {
         "a quiet server was asked more than its head and a brief listing: {during:#?}"
     );
 }
+
+#[test]
+fn a_live_agent_pane_closed_is_journaled_gone_at_once_and_nothing_is_called_unreadable() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    let pane = server.new_window(&["claude"]);
+    let cfg = config(&server, "tick_ms = 20000");
+    let _daemon = Daemon::start(&server, &cfg);
+    common::wait_until("the pane is protected", WAIT, || protected(&server, &pane));
+    std::thread::sleep(Duration::from_millis(500));
+    let closed = Instant::now();
+    server.tmux_ok(&["kill-pane", "-t", &pane]);
+    common::wait_until("the closed pane is journaled", WAIT, || {
+        server.journal_count("gone", Some(&pane)) == 1
+    });
+    let took = closed.elapsed();
+    assert!(took < Duration::from_secs(5), "journaled after {took:?}");
+    let log = std::fs::read_to_string(format!("{}/agentwatch/agentwatch.log", server.xdg().1))
+        .unwrap_or_default();
+    assert!(!log.contains("did not parse"), "{log}");
+}

@@ -32,6 +32,8 @@ pub struct Prober {
     signs: Mutex<Signs>,
     /// The task that wakes the loop when a watched process ends, started with the first poll.
     waker: std::sync::OnceLock<()>,
+    /// The last question to tmux failed.
+    failing: std::sync::atomic::AtomicBool,
 }
 
 /// What the poller watches between polls, besides tmux.
@@ -113,6 +115,7 @@ impl Prober {
             mirror: Mutex::new(Mirror::default()),
             signs: Mutex::new(Signs::default()),
             waker: std::sync::OnceLock::new(),
+            failing: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -144,12 +147,18 @@ impl Prober {
         self.start_waker();
         let now = std::time::Instant::now();
         let heard = self.heard();
-        let ask = lock(&self.mirror).ask(now, &heard, hot);
+        let mut ask = lock(&self.mirror).ask(now, &heard, hot);
+        // After a failure every poll asks, until tmux answers again: a quiet poll must not
+        // say from memory that a server is there.
+        ask.head |= self.failing.load(std::sync::atomic::Ordering::SeqCst);
         // Nothing to ask (a quiet poll): the server is not woken at all.
         let out = if ask.is_empty() {
             Vec::new()
         } else {
-            self.tmux.ask(&ask.commands()).await?
+            let r = self.tmux.ask(&ask.commands()).await;
+            self.failing
+                .store(r.is_err(), std::sync::atomic::Ordering::SeqCst);
+            r?
         };
         let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
         if !more.is_empty() {

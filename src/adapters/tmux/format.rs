@@ -205,6 +205,11 @@ pub fn parse_batch(out: &[u8]) -> Batch {
             }
             continue;
         }
+        // `display-message -t %N` of a pane that is gone prints the format with every pane
+        // field empty: not an unreadable record, no record at all.
+        if f.len() == FIELDS.len() && f[0].is_empty() {
+            continue;
+        }
         match parse_row(&f) {
             Some((pane, server_pid, auto_all)) if seen.insert(pane.id) => {
                 if batch.head.is_none() {
@@ -467,6 +472,10 @@ mod tests {
         assert_eq!(b.panes.len(), 1);
         assert_eq!(b.panes[0].window_name, "a~b^c");
         assert_eq!(b.malformed, 1, "the brief record with a bad dead flag");
+        // A pane asked for by id that is gone: tmux prints the format with its fields empty.
+        let gone = rec(&vec![""; FIELDS.len()]);
+        let b = parse_batch(gone.as_bytes());
+        assert_eq!((b.panes.len(), b.malformed), (0, 0));
         assert!(format_of(BRIEF).starts_with(&format!("^{}#{{pane_id}}~{}", nonce(), nonce())));
     }
 
