@@ -105,6 +105,12 @@ fn main() {
                     .open(base.join(arg));
             }
             "message" => session.message(),
+            // As an agent's UI does when a prompt is answered: the screen is redrawn.
+            "clear" => {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "\x1b[H\x1b[2J");
+                let _ = out.flush();
+            }
             "codex-exit-line" => {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "To continue this session, run codex resume {arg}");

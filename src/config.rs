@@ -111,6 +111,8 @@ pub struct AgentConfig {
     pub no_session: Option<Vec<String>>,
     /// The agent starts a session again under an id it keeps no record of.
     pub start_again: Option<bool>,
+    /// Lines on its screen that mean it waits for its user.
+    pub waiting: Option<Vec<String>>,
     pub auto_resume: Option<AutoResumeOverride>,
 }
 
@@ -495,6 +497,7 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         no_session: Vec::new(),
         start_again: false,
         resume_reconnects: false,
+        waiting: Vec::new(),
     });
     let resume = a.resume.clone().unwrap_or(base.resume);
     // A new kind whose resume argv names no id is one without ids (like aider).
@@ -514,6 +517,7 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         no_session: a.no_session.clone().unwrap_or(base.no_session),
         start_again: a.start_again.unwrap_or(base.start_again),
         resume_reconnects: base.resume_reconnects,
+        waiting: a.waiting.clone().unwrap_or(base.waiting),
     }
 }
 

@@ -102,7 +102,8 @@ fn a_quiet_server_is_asked_almost_nothing() {
     common::wait_until("every pane is protected", WAIT, || {
         panes.iter().all(|p| protected(&server, p))
     });
-    std::thread::sleep(Duration::from_millis(500));
+    // Settled: each agent's screen read once, when first seen quiet (is it waiting?).
+    std::thread::sleep(Duration::from_secs(3));
     let before = calls(&log).len();
     // Eight ticks: a full listing of every pane each time, before.
     std::thread::sleep(Duration::from_secs(4));

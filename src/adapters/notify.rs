@@ -1,4 +1,5 @@
-//! Announcing deaths: the terminal bell, a desktop notification, a hook command. Does I/O.
+//! Announcing deaths (and agents that wait for their user): the terminal bell, a desktop
+//! notification, a hook command (deaths only). Does I/O.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -18,16 +19,17 @@ pub fn summary(events: &[Event]) -> (String, String) {
             e.target.as_deref().unwrap_or(&e.pane),
             match e.event.as_str() {
                 "gave_up" => "auto-resume gave up".to_string(),
+                "waiting" => format!("waiting for input: {}", e.detail.as_deref().unwrap_or("")),
                 _ => e.detail.clone().unwrap_or_else(|| e.event.clone()),
             }
         )
     };
     match events {
         [one] => (
-            if one.event == "gave_up" {
-                "agentwatch: auto-resume gave up".into()
-            } else {
-                "agentwatch: an agent died".into()
+            match one.event.as_str() {
+                "gave_up" => "agentwatch: auto-resume gave up".into(),
+                "waiting" => "agentwatch: an agent waits for you".into(),
+                _ => "agentwatch: an agent died".into(),
             },
             line(one),
         ),
@@ -59,7 +61,7 @@ pub async fn announce(cfg: &Notify, events: &[Event]) {
         desktop(&title, &body).await;
     }
     if let Some((program, args)) = cfg.on_death.split_first() {
-        for e in events {
+        for e in events.iter().filter(|e| e.event != "waiting") {
             if let Err(err) = hook(program, args, e).await {
                 tracing::warn!("on_death hook {program}: {err}");
             }
@@ -85,15 +87,26 @@ async fn desktop(title: &str, body: &str) {
     }
     // Terminals that understand them show these (urxvt, kitty, foot, iTerm2, WezTerm...).
     let clean = |s: &str| s.replace(['\x07', '\x1b', ';', '\n'], " ");
-    let mut out = std::io::stdout();
-    let _ = write!(
-        out,
+    let seq = format!(
         "\x1b]777;notify;{};{}\x07\x1b]9;{}\x07",
         clean(title),
         clean(body),
         clean(body)
     );
+    let inside_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+    let mut out = std::io::stdout();
+    let _ = out.write_all(passthrough(&seq, inside_tmux).as_bytes());
     let _ = out.flush();
+}
+
+/// A terminal sequence as it must be written to reach the terminal outside tmux: wrapped in
+/// tmux's passthrough (`ESC P tmux; … ESC \`, every ESC inside doubled), which tmux passes
+/// on when `allow-passthrough` is on; as it is otherwise.
+fn passthrough(seq: &str, inside_tmux: bool) -> String {
+    if !inside_tmux {
+        return seq.to_string();
+    }
+    format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
 }
 
 async fn hook(program: &str, args: &[String], e: &Event) -> std::io::Result<()> {
@@ -118,6 +131,31 @@ async fn hook(program: &str, args: &[String], e: &Event) -> std::io::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notification_inside_tmux_is_wrapped_for_its_passthrough() {
+        let seq = "\x1b]9;hi\x07";
+        assert_eq!(passthrough(seq, false), seq);
+        assert_eq!(passthrough(seq, true), "\x1bPtmux;\x1b\x1b]9;hi\x07\x1b\\");
+    }
+
+    #[test]
+    fn an_agent_waiting_is_announced_as_such() {
+        let e = Event {
+            event: "waiting".into(),
+            pane: "%3".into(),
+            agent: Some("claude".into()),
+            target: Some("w:1.0".into()),
+            detail: Some("Do you want to proceed?".into()),
+            ..Event::default()
+        };
+        let (title, body) = summary(std::slice::from_ref(&e));
+        assert_eq!(title, "agentwatch: an agent waits for you");
+        assert_eq!(
+            body,
+            "claude w:1.0: waiting for input: Do you want to proceed?"
+        );
+    }
 
     fn ev(kind: &str, pane: &str) -> Event {
         Event {

@@ -34,7 +34,12 @@ pub struct Prober {
     waker: std::sync::OnceLock<()>,
     /// The last question to tmux failed.
     failing: std::sync::atomic::AtomicBool,
+    /// Bytes written by each agent pane's processes, and when they were last read.
+    wrote: Mutex<(Option<std::time::Instant>, HashMap<PaneId, u64>)>,
 }
+
+/// How often the agents' written bytes are read (`/proc/PID/io`, one read per process).
+const WROTE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What the poller watches between polls, besides tmux.
 #[derive(Default)]
@@ -116,6 +121,7 @@ impl Prober {
             signs: Mutex::new(Signs::default()),
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
+            wrote: Mutex::new((None, HashMap::new())),
         }
     }
 
@@ -213,8 +219,37 @@ impl Prober {
         drop(cache);
         self.note_shells(&listing.panes, &obs.comm);
         obs.tree = self.trees(&listing.panes, &obs.comm, &heard.ended);
+        obs.wrote = self.written(&listing.panes, &obs.tree);
         obs.listing = listing;
         Ok(obs)
+    }
+
+    /// Bytes written so far by the processes of each live agent pane (the pane's own and
+    /// those below it), read once a second; `/proc/PID/io` is readable for our own processes.
+    fn written(
+        &self,
+        panes: &[crate::core::pane::Pane],
+        trees: &HashMap<PaneId, Arc<ProcTree>>,
+    ) -> HashMap<PaneId, u64> {
+        let mut last = lock(&self.wrote);
+        let due = last.0.is_none_or(|t| t.elapsed() >= WROTE_EVERY);
+        if !due {
+            return last.1.clone();
+        }
+        let mut out = HashMap::new();
+        for p in panes.iter().filter(|p| !p.dead && !p.opt_agent.is_empty()) {
+            let Some(pid) = p.pid else { continue };
+            let below = trees.get(&p.id).map(|t| t.below.as_slice()).unwrap_or(&[]);
+            let total = std::iter::once(pid)
+                .chain(below.iter().map(|b| b.pid))
+                .filter_map(written_bytes)
+                .sum::<u64>();
+            if written_bytes(pid).is_some() {
+                out.insert(p.id, total);
+            }
+        }
+        *last = (Some(std::time::Instant::now()), out.clone());
+        out
     }
 
     /// What changed since the last poll without tmux answering a question: processes that
@@ -535,6 +570,16 @@ fn server_children(server: u32) -> Option<HashSet<u32>> {
     )
 }
 
+/// `wchar` of `/proc/PID/io`: bytes the process wrote (to its terminal and to files).
+fn written_bytes(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("wchar:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The most recently started pid on the machine: the last field of `/proc/loadavg`.
 fn last_pid() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
@@ -779,6 +824,7 @@ mod tests {
     #[test]
     fn our_own_process_is_readable() {
         let me = std::process::id();
+        assert!(written_bytes(me).is_some());
         assert!(read_stat(me).is_some());
         assert!(read_cmdline(me).is_some_and(|a| !a.is_empty()));
     }

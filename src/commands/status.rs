@@ -20,7 +20,8 @@ pub struct Row {
     pub target: String,
     pub window_name: String,
     pub agent: String,
-    /// `running`, `exited`, `killed`, `finished`, `resuming`, `gave_up`, `unknown`, `idle`.
+    /// `running`, `waiting` (running, with a prompt for its user on screen), `exited`,
+    /// `killed`, `finished`, `resuming`, `gave_up`, `unknown`, `idle`.
     pub state: &'static str,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -32,6 +33,10 @@ pub struct Row {
     /// Why a dead agent is not resumed, in the card's words (`not auto-resumed: exit 143
     /// (SIGTERM) is a deliberate stop`, `not auto-resumed: directory /x no longer exists`).
     pub reason: Option<String>,
+    /// For `waiting`: the line on its screen that says so (`Do you want to proceed?`).
+    pub waiting_for: Option<String>,
+    /// For `waiting`: since when, as far as agentwatch saw (RFC 3339, UTC).
+    pub since: Option<String>,
 }
 
 impl Row {
@@ -48,6 +53,7 @@ fn state_word(card: &Card, max_attempts: u32) -> &'static str {
     let pending = matches!(card.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
         || (card.life.is_dead() && card.budget.next_due.is_some());
     match card.life {
+        Life::Running if card.attention.waiting.is_some() => "waiting",
         Life::Running => "running",
         Life::Idle => "idle",
         Life::Dead(Exit::Code(0)) => "finished",
@@ -81,6 +87,13 @@ pub async fn snapshot(config: &Config, prober: &Prober) -> Result<Vec<Row>, Tmux
             Effect::KickServer(pid) => Some(*pid),
             _ => None,
         });
+        // Agents seen for the first time: is a prompt for their user on screen?
+        for e in &fx {
+            if let Effect::LookAtScreens(ids) = e {
+                let screens = prober.tmux().capture_screens(ids, 0).await;
+                state.update(Msg::Looked(screens), now);
+            }
+        }
         let reading = state.cards.iter().any(|c| c.life == Life::Reading);
         if !reading || round == 5 {
             break;
@@ -130,6 +143,18 @@ fn rows(state: &State) -> Vec<Row> {
                     }
                     _ => None,
                 },
+                waiting_for: c
+                    .attention
+                    .waiting
+                    .as_ref()
+                    .filter(|_| c.life == Life::Running)
+                    .map(|(line, _)| line.clone()),
+                since: c
+                    .attention
+                    .waiting
+                    .as_ref()
+                    .filter(|_| c.life == Life::Running)
+                    .map(|(_, t)| crate::core::timefmt::rfc3339(*t, 0)),
             }
         })
         .collect()
@@ -217,6 +242,8 @@ mod tests {
             attempts: 0,
             died_at: None,
             reason: None,
+            waiting_for: Some("\u{1b}]0;x\u{7}Do you want to proceed?".into()),
+            since: None,
         };
         let out = table(std::slice::from_ref(&row));
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");

@@ -73,6 +73,9 @@ pub struct AgentDef {
     /// 0.171's background server keeps a session's work running after its pane died);
     /// otherwise it would run the session twice, and is refused.
     pub resume_reconnects: bool,
+    /// Lines on its screen that mean it waits for its user: a permission prompt, a question,
+    /// a trust or login dialog.
+    pub waiting: Vec<String>,
 }
 
 impl AgentDef {
@@ -87,7 +90,26 @@ impl AgentDef {
             no_session: Vec::new(),
             start_again: false,
             resume_reconnects: false,
+            waiting: Vec::new(),
         }
+    }
+
+    fn waiting(mut self, lines: &[&str]) -> AgentDef {
+        self.waiting = lines.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The line of `screen` that says the agent waits for its user, if one does: only the
+    /// bottom of the screen counts (a prompt answered long ago may still be above).
+    pub fn waiting_on(&self, screen: &str) -> Option<String> {
+        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+        let bottom = &lines[lines.len().saturating_sub(WAITING_LINES)..];
+        bottom.iter().find_map(|line| {
+            self.waiting
+                .iter()
+                .find(|w| !w.is_empty() && line.contains(w.as_str()))
+                .cloned()
+        })
     }
 
     fn no_session(mut self, words: &[&str]) -> AgentDef {
@@ -124,6 +146,9 @@ impl AgentDef {
     }
 }
 
+/// How many non-blank lines at the bottom of a screen are looked at for a waiting prompt.
+pub const WAITING_LINES: usize = 12;
+
 /// The built-in kinds. The config file may override any field of these or add kinds.
 pub fn builtin() -> Vec<AgentDef> {
     use IdShape::*;
@@ -135,11 +160,16 @@ pub fn builtin() -> Vec<AgentDef> {
             Uuid,
         )
         .no_session(&["No conversation found with session ID"])
-        .start_again(),
+        .start_again()
+        .waiting(&[
+            "Do you want to proceed?",
+            "Enter to confirm · Esc to cancel",
+        ]),
         AgentDef {
             resume_reconnects: true,
             ..AgentDef::new("codex", &["codex"], &["codex", "resume", SESSION_ID], Uuid)
                 .no_session(&["No saved session found with ID"])
+                .waiting(&["Press enter to continue", "Sign in with ChatGPT"])
         },
         AgentDef::new(
             "gemini",
@@ -150,7 +180,11 @@ pub fn builtin() -> Vec<AgentDef> {
         // gemini 0.61: "Error resuming session: No previous sessions found for this
         // project." or "Invalid session identifier" (exit 42); a session killed before its
         // first message cannot be started again either ("already exists").
-        .no_session(&["No previous sessions found", "Invalid session identifier"]),
+        .no_session(&["No previous sessions found", "Invalid session identifier"])
+        .waiting(&[
+            "Do you trust the files in this folder?",
+            "(Use Enter to select)",
+        ]),
         AgentDef::new(
             "opencode",
             &["opencode"],
@@ -163,7 +197,8 @@ pub fn builtin() -> Vec<AgentDef> {
             &["aider"],
             &["aider", "--restore-chat-history"],
             None,
-        ),
+        )
+        .waiting(&["(Y)es/(N)o"]),
         AgentDef::new(
             "cursor-agent",
             &["cursor-agent"],
@@ -175,7 +210,8 @@ pub fn builtin() -> Vec<AgentDef> {
             &["amp"],
             &["amp", "threads", "continue", SESSION_ID],
             Token,
-        ),
+        )
+        .waiting(&["[(y)es, (n)o]"]),
     ]
 }
 

@@ -101,6 +101,9 @@ pub struct Observation {
     /// (breadth first): the descendants in the terminal's foreground process group. Re-read only when the pane's
     /// process or current command changes, one of them ends, or on a slow sweep.
     pub tree: Arc<HashMap<PaneId, Arc<crate::core::pane::ProcTree>>>,
+    /// Bytes written so far by each agent pane's processes (`/proc/PID/io`), where the
+    /// kernel tells it: growing, the agent is working.
+    pub wrote: HashMap<PaneId, u64>,
 }
 
 /// Something that happened.
@@ -109,6 +112,8 @@ pub enum Msg {
     Tick,
     /// Something changed (a process ended, a window came): poll now, not at the next tick.
     Wake,
+    /// The screens of agents that stopped writing, to tell whether they wait for input.
+    Looked(Result<HashMap<PaneId, String>, TmuxError>),
     /// A key press, translated by the key table of the view it lands in.
     Key(crossterm::event::KeyEvent),
     Action(Action),
@@ -211,6 +216,9 @@ pub enum Effect {
     /// says they changed (cards on screen, deaths being handled); answers with
     /// [`Msg::Polled`].
     Poll(Vec<PaneId>),
+    /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
+    /// their user on screen?); answers [`Msg::Looked`].
+    LookAtScreens(Vec<PaneId>),
     /// Send SIGCHLD to the tmux server (lost exit status workaround).
     KickServer(u32),
     /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].

@@ -102,6 +102,75 @@ pub struct Card {
     pub resumed: Option<(String, Millis)>,
     /// The dead pane's last lines were asked for (a quick death after a resume).
     pub tail_asked: bool,
+    /// What the live agent is doing, as far as can be told.
+    pub attention: Attention,
+}
+
+/// How long an agent's processes write nothing before its screen is looked at for a prompt.
+pub const QUIET_MS: Millis = 2_000;
+
+/// What a live agent is doing, as far as can be told: working while its processes write
+/// (the kernel counts the bytes: `/proc/PID/io`), and once they stop, what its screen says
+/// (a prompt for its user: waiting for input). Anything else is not known and not said.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Attention {
+    /// Bytes its processes wrote at the last look, and when that count last grew (0: not
+    /// seen growing).
+    pub wrote: Option<(u64, Millis)>,
+    /// When the current stretch of writing began.
+    pub working_since: Option<Millis>,
+    /// Its screen was looked at since the writing stopped.
+    pub looked: bool,
+    /// The line that says it waits for its user, and since when.
+    pub waiting: Option<(String, Millis)>,
+}
+
+impl Attention {
+    /// `working` or `waiting`, and since when; `None` when it cannot be told.
+    pub fn state(&self) -> Option<(&'static str, Millis)> {
+        if let Some((_, since)) = &self.waiting {
+            return Some(("waiting", *since));
+        }
+        self.working_since.map(|t| ("working", t))
+    }
+
+    /// Takes in the byte count of a look at `now`; says whether the screen should be
+    /// looked at now (the writing stopped and it was not looked at since).
+    pub fn wrote(&mut self, bytes: u64, now: Millis) -> bool {
+        match self.wrote {
+            Some((old, _)) if old != bytes => {
+                self.wrote = Some((bytes, now));
+                self.working_since.get_or_insert(now);
+                self.looked = false;
+                self.waiting = None;
+                false
+            }
+            Some((_, at)) => {
+                if now.saturating_sub(at) >= QUIET_MS {
+                    self.working_since = None;
+                }
+                self.working_since.is_none() && !self.looked
+            }
+            // First sight: whether it is writing is not known yet; its screen says the rest.
+            None => {
+                self.wrote = Some((bytes, 0));
+                !self.looked
+            }
+        }
+    }
+
+    /// Takes in what its screen showed: `waiting`, the line that says so, if any.
+    pub fn looked_at(&mut self, waiting: Option<String>, now: Millis) {
+        self.looked = true;
+        self.waiting = match (waiting, self.waiting.take()) {
+            (Some(line), Some((_, since))) => Some((line, since)),
+            (Some(line), None) => {
+                let quiet = self.wrote.map(|(_, at)| at).filter(|&at| at > 0);
+                Some((line, quiet.unwrap_or(now)))
+            }
+            (None, _) => None,
+        };
+    }
 }
 
 /// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
@@ -251,6 +320,7 @@ pub fn observe(
             no_session: c.no_session,
             resumed: c.resumed,
             tail_asked: false,
+            attention: Attention::default(),
             discovered_at: None,
             discovered_dead: false,
             budget: c.budget,
@@ -294,6 +364,7 @@ pub fn observe(
             no_session: None,
             resumed: None,
             tail_asked: false,
+            attention: Attention::default(),
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,

@@ -138,7 +138,10 @@ impl Io {
                 }
                 return None;
             }
-            Effect::CaptureScreens(ids) => Msg::Screens(self.tmux().capture_screens(&ids).await),
+            // A few lines of history too: a dying pane scrolls its screen up a line.
+            Effect::CaptureScreens(ids) => Msg::Screens(self.tmux().capture_screens(&ids, 8).await),
+            // The screen alone: a prompt answered and cleared away is in the history.
+            Effect::LookAtScreens(ids) => Msg::Looked(self.tmux().capture_screens(&ids, 0).await),
             Effect::SetOptions(mut sets) => {
                 // Protect first: every new pane's output outlives it before anything else.
                 sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");

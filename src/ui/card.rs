@@ -44,10 +44,24 @@ pub use crate::core::timefmt::clock;
 pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
     let ago = |t: Option<Millis>| t.map(|t| duration(ctx.now.saturating_sub(t)));
     let (text, style) = match card.life {
-        Life::Running => {
-            let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
-            (format!("● running{up}"), ctx.theme.running())
-        }
+        Life::Running => match &card.attention.waiting {
+            Some((line, since)) => (
+                format!(
+                    "◆ waiting for input {} · {line}",
+                    duration(ctx.now.saturating_sub(*since))
+                ),
+                ctx.theme.waiting(),
+            ),
+            None => {
+                let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
+                let doing = if card.attention.working_since.is_some() {
+                    " · working"
+                } else {
+                    ""
+                };
+                (format!("● running{up}{doing}"), ctx.theme.running())
+            }
+        },
         Life::Idle => (
             format!(
                 "○ at the {} prompt: {} not running",

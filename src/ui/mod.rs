@@ -109,6 +109,12 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     )];
     let st = |s: String| Span::styled(s, base);
     spans.push(st(format!(" {} running", c.running)));
+    if c.waiting > 0 {
+        spans.push(Span::styled(
+            format!(" ({} waiting)", c.waiting),
+            if alarm { base } else { t.waiting() },
+        ));
+    }
     // Resuming and gave-up agents are dead ones: said in brackets, never counted twice.
     let mut of_dead = Vec::new();
     if c.resuming > 0 {

@@ -44,6 +44,14 @@ impl Theme {
         self.pick(Style::new().fg(Color::Green), Style::new())
     }
 
+    /// An agent waiting for its user: needs attention, not an alarm.
+    pub fn waiting(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+
     /// Known state that may be out of date (tmux not answering).
     pub fn stale(&self) -> Style {
         self.pick(

@@ -335,12 +335,14 @@ impl Tmux {
         self.run(args).await
     }
 
-    /// The visible screens (plus 8 lines of history) of several panes in one tmux
-    /// invocation, split per pane.
+    /// The visible screens, plus `history` lines above them, of several panes in one round
+    /// trip (one tmux invocation on the fallback), split per pane.
     pub async fn capture_screens(
         &self,
         panes: &[PaneId],
+        history: u32,
     ) -> Result<HashMap<PaneId, String>, TmuxError> {
+        let start = format!("-{history}");
         if panes.is_empty() {
             return Ok(HashMap::new());
         }
@@ -349,7 +351,17 @@ impl Tmux {
         let targets: Vec<String> = panes.iter().map(PaneId::to_string).collect();
         let commands: Vec<[&str; 7]> = targets
             .iter()
-            .map(|t| ["capture-pane", "-p", "-J", "-S", "-8", "-t", t.as_str()])
+            .map(|t| {
+                [
+                    "capture-pane",
+                    "-p",
+                    "-J",
+                    "-S",
+                    start.as_str(),
+                    "-t",
+                    t.as_str(),
+                ]
+            })
             .collect();
         let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
         if let Some(r) = self.via_control_many(&refs).await {
@@ -374,9 +386,8 @@ impl Tmux {
                 "capture-pane".into(),
                 "-p".into(),
                 "-J".into(),
-                // A few lines of history too: a dying pane scrolls its screen up a line.
                 "-S".into(),
-                "-8".into(),
+                start.clone(),
                 "-t".into(),
                 id.to_string(),
             ]);

@@ -69,6 +69,8 @@ pub struct State {
     poll_in_flight: bool,
     /// Woken while a poll was under way: poll again when it answers.
     poll_again: bool,
+    /// Screens of quiet agents are being read.
+    look_in_flight: bool,
     /// When the cards on screen were last read whole.
     screen_read_at: Millis,
     capture_pending: Vec<PaneId>,
@@ -130,6 +132,8 @@ pub struct State {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     pub running: usize,
+    /// Running, and waiting for their user (a prompt on screen).
+    pub waiting: usize,
     pub dead: usize,
     pub finished: usize,
     /// Dead and waiting for (or under) an auto-resume.
@@ -157,6 +161,7 @@ impl State {
             journal_error: None,
             poll_in_flight: false,
             poll_again: false,
+            look_in_flight: false,
             screen_read_at: 0,
             capture_pending: Vec::new(),
             options_in_flight: false,
@@ -205,7 +210,10 @@ impl State {
         let mut c = Counts::default();
         for card in self.cards.iter().filter(|c| c.agent.is_some()) {
             match card.life {
-                Life::Running => c.running += 1,
+                Life::Running => {
+                    c.running += 1;
+                    c.waiting += usize::from(card.attention.waiting.is_some());
+                }
                 Life::Idle => {}
                 l if l.is_finished() => c.finished += 1,
                 _ => c.dead += 1,
@@ -301,6 +309,7 @@ impl State {
                 self.run_due(now, &mut fx);
                 self.poll(&mut fx);
             }
+            Msg::Looked(result) => self.looked(result, now, &mut fx),
             Msg::Wake => {
                 if self.poll_in_flight {
                     self.poll_again = true;
@@ -376,7 +385,8 @@ impl State {
         fx
     }
 
-    fn absorb(&mut self, obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+    fn absorb(&mut self, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+        let wrote = std::mem::take(&mut obs.wrote);
         if obs.listing.malformed != self.malformed {
             if obs.listing.malformed > 0 {
                 tracing::warn!(
@@ -539,6 +549,7 @@ impl State {
         }
 
         self.follow_server_auto(&obs.listing.auto_all);
+        self.attend(&wrote, now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.tell_history();
@@ -597,6 +608,99 @@ impl State {
             }
         }
         sets
+    }
+
+    /// Working or waiting: the bytes each live agent's processes wrote, and the screen of
+    /// one that stopped writing, read once until it writes again.
+    fn attend(&mut self, wrote: &HashMap<PaneId, u64>, now: Millis, fx: &mut Vec<Effect>) {
+        let mut look = Vec::new();
+        let mut ended = Vec::new();
+        for card in &mut self.cards {
+            let live = card.agent.is_some() && card.life == Life::Running;
+            let bytes = wrote.get(&card.pane.id).filter(|_| live);
+            let Some(&bytes) = bytes else {
+                if !live {
+                    card.attention = Default::default();
+                }
+                continue;
+            };
+            let was = card.attention.waiting.is_some();
+            if card.attention.wrote(bytes, now) && !self.look_in_flight {
+                look.push(card.pane.id);
+            }
+            if was && card.attention.waiting.is_none() {
+                tracing::info!("{}: writing again, no longer waiting", card.pane.id);
+                ended.push(card.pane.id);
+            }
+        }
+        for id in ended {
+            self.waiting_edge(id, None, now, fx);
+        }
+        if !look.is_empty() {
+            self.look_in_flight = true;
+            fx.push(Effect::LookAtScreens(look));
+        }
+    }
+
+    /// An agent began (`Some(line)`) or stopped waiting for its user: journaled and kept in
+    /// the pane option `@agentwatch_state` for status lines, by the supervising instance
+    /// only (one line per edge, however many dashboards are open).
+    fn waiting_edge(&mut self, id: PaneId, line: Option<&str>, now: Millis, fx: &mut Vec<Effect>) {
+        if !self.supervising {
+            return;
+        }
+        let Some(card) = self.cards.iter().find(|c| c.pane.id == id) else {
+            return;
+        };
+        let mut ev = self.event(
+            card,
+            if line.is_some() { "waiting" } else { "working" },
+            now,
+        );
+        ev.detail = line.map(str::to_string);
+        fx.push(Effect::Journal(ev));
+        let state = if line.is_some() { "waiting" } else { "running" };
+        fx.push(Effect::SetOptions(vec![(
+            id,
+            "@agentwatch_state".into(),
+            state.into(),
+        )]));
+    }
+
+    fn looked(
+        &mut self,
+        result: Result<HashMap<PaneId, String>, TmuxError>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.look_in_flight = false;
+        let Ok(screens) = result else {
+            return;
+        };
+        let mut edges = Vec::new();
+        for card in &mut self.cards {
+            let Some(screen) = screens.get(&card.pane.id) else {
+                continue;
+            };
+            let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
+            let waiting = def.and_then(|d| d.waiting_on(screen));
+            let was = card.attention.waiting.is_some();
+            if waiting.is_some() != was {
+                tracing::info!("{}: waiting for input: {:?}", card.pane.id, waiting);
+                edges.push((card.pane.id, waiting.clone()));
+            }
+            card.attention.looked_at(waiting, now);
+        }
+        for (id, line) in edges {
+            // Announced by every instance (the bell of a dashboard that does not supervise);
+            // journaled by the supervisor.
+            if let (Some(l), Some(card)) = (&line, self.cards.iter().find(|c| c.pane.id == id)) {
+                let mut ev = self.event(card, "waiting", now);
+                ev.detail = Some(l.clone());
+                self.notes.push(ev);
+            }
+            self.waiting_edge(id, line.as_deref(), now, fx);
+        }
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {

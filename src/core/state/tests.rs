@@ -845,3 +845,163 @@ fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() 
         Some("0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11")
     );
 }
+
+/// A poll whose agent pane %1 has written `bytes` so far.
+fn wrote(s: &mut State, bytes: u64, now: Millis) -> Vec<Effect> {
+    let mut p = pane(1, 1, "claude");
+    p.opt_agent = "claude".into();
+    let mut o = obs(vec![p]);
+    o.wrote.insert(PaneId(1), bytes);
+    s.update(Msg::Tick, now);
+    s.update(Msg::Polled(Ok(o)), now)
+}
+
+fn looks(fx: &[Effect]) -> Vec<PaneId> {
+    fx.iter()
+        .find_map(|e| match e {
+            Effect::LookAtScreens(ids) => Some(ids.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_writes_again() {
+    let mut s = state((120, 40));
+    let prompt = "╭─\n│ Bash command: rm -rf build\n│ Do you want to proceed?\n│ ❯ 1. Yes\n";
+    // First sight: its screen is looked at once.
+    assert_eq!(looks(&wrote(&mut s, 100, T0)), [PaneId(1)]);
+    s.update(
+        Msg::Looked(Ok([(PaneId(1), "> ".to_string())].into())),
+        T0 + 10,
+    );
+    assert_eq!(
+        s.cards[0].attention.state(),
+        None,
+        "quiet, nothing on screen: not known"
+    );
+    assert!(
+        looks(&wrote(&mut s, 100, T0 + 500)).is_empty(),
+        "looked at once only"
+    );
+    // Writing: working, and nothing looked at.
+    assert!(looks(&wrote(&mut s, 5_000, T0 + 1_000)).is_empty());
+    assert_eq!(s.cards[0].attention.state(), Some(("working", T0 + 1_000)));
+    assert!(looks(&wrote(&mut s, 9_000, T0 + 1_500)).is_empty());
+    // Quiet for QUIET_MS: its screen is read, the prompt found.
+    assert!(looks(&wrote(&mut s, 9_000, T0 + 2_000)).is_empty());
+    let fx = wrote(&mut s, 9_000, T0 + 3_500);
+    assert_eq!(looks(&fx), [PaneId(1)]);
+    s.update(
+        Msg::Looked(Ok([(PaneId(1), prompt.to_string())].into())),
+        T0 + 3_510,
+    );
+    assert_eq!(
+        s.cards[0].attention.waiting,
+        Some(("Do you want to proceed?".to_string(), T0 + 1_500))
+    );
+    assert_eq!(s.cards[0].attention.state(), Some(("waiting", T0 + 1_500)));
+    assert_eq!(s.counts().waiting, 1);
+    // Still quiet: not looked at again, still waiting.
+    assert!(looks(&wrote(&mut s, 9_000, T0 + 10_000)).is_empty());
+    assert_eq!(s.counts().waiting, 1);
+    // Answered: it writes, and no longer waits.
+    wrote(&mut s, 9_500, T0 + 11_000);
+    assert_eq!(s.counts().waiting, 0);
+    assert_eq!(s.cards[0].attention.state(), Some(("working", T0 + 11_000)));
+}
+
+#[test]
+fn a_prompt_far_above_the_bottom_of_the_screen_is_not_waiting() {
+    let def = crate::core::agent::builtin()
+        .into_iter()
+        .find(|d| d.name == "claude")
+        .unwrap();
+    let mut screen = String::from("Do you want to proceed?\n");
+    for i in 0..crate::core::agent::WAITING_LINES {
+        screen.push_str(&format!("line {i}\n"));
+    }
+    assert_eq!(def.waiting_on(&screen), None);
+    screen.push_str("Enter to confirm · Esc to cancel\n\n\n");
+    assert_eq!(
+        def.waiting_on(&screen).as_deref(),
+        Some("Enter to confirm · Esc to cancel")
+    );
+}
+
+#[test]
+fn a_dead_agent_waits_for_nothing() {
+    let mut s = state((120, 40));
+    wrote(&mut s, 100, T0);
+    s.update(
+        Msg::Looked(Ok(
+            [(PaneId(1), "Do you want to proceed?".to_string())].into()
+        )),
+        T0 + 10,
+    );
+    assert_eq!(s.counts().waiting, 1);
+    let mut p = dead(pane(1, 1, "claude"), Some(1), None);
+    p.opt_agent = "claude".into();
+    poll(&mut s, vec![p], T0 + 500);
+    assert_eq!(s.counts().waiting, 0);
+    assert_eq!(s.cards[0].attention.state(), None);
+}
+
+#[test]
+fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
+    let journaled = |fx: &[Effect]| -> Vec<(String, Option<String>)> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some((ev.event.clone(), ev.detail.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let state_opt = |fx: &[Effect]| -> Option<String> {
+        fx.iter().find_map(|e| match e {
+            Effect::SetOptions(v) => v
+                .iter()
+                .find(|(_, k, _)| k == "@agentwatch_state")
+                .map(|(_, _, v)| v.clone()),
+            _ => None,
+        })
+    };
+    for supervising in [true, false] {
+        let mut s = state((120, 40));
+        s.supervising = supervising;
+        wrote(&mut s, 100, T0);
+        let prompt = || {
+            Msg::Looked(Ok(
+                [(PaneId(1), "Do you want to proceed?".to_string())].into()
+            ))
+        };
+        let fx = s.update(prompt(), T0 + 10);
+        let want = supervising.then(|| {
+            (
+                "waiting".to_string(),
+                Some("Do you want to proceed?".to_string()),
+            )
+        });
+        assert_eq!(journaled(&fx), want.into_iter().collect::<Vec<_>>());
+        assert_eq!(state_opt(&fx), supervising.then(|| "waiting".to_string()));
+        // Announced once, at the next poll, by every instance (a bell where it does not
+        // supervise).
+        let notified = |fx: &[Effect]| -> Vec<String> {
+            fx.iter()
+                .filter_map(|e| match e {
+                    Effect::Notify { events, .. } => Some(events.iter().map(|e| e.event.clone())),
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
+        assert_eq!(notified(&wrote(&mut s, 100, T0 + 15)), ["waiting"]);
+        // Looked at again, still waiting: no second edge.
+        assert!(journaled(&s.update(prompt(), T0 + 20)).is_empty());
+        assert!(notified(&wrote(&mut s, 100, T0 + 25)).is_empty());
+        let fx = wrote(&mut s, 200, T0 + 1_000);
+        let want = supervising.then(|| ("working".to_string(), None));
+        assert_eq!(journaled(&fx), want.into_iter().collect::<Vec<_>>());
+        assert_eq!(state_opt(&fx), supervising.then(|| "running".to_string()));
+    }
+}
