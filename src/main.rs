@@ -13,6 +13,7 @@ use agentwatch::run;
 const MIN_TMUX: TmuxVersion = TmuxVersion { major: 3, minor: 1 };
 
 fn main() -> ExitCode {
+    raise_open_files_limit();
     let cli = Cli::parse();
     // Commands that need neither tmux nor a config.
     match &cli.command {
@@ -205,5 +206,22 @@ async fn run(cli: Cli) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// One pidfd per watched process: a thousand agent panes need more descriptors than the
+/// usual soft limit of 1024. The soft limit is raised to the hard one, as far as allowed
+/// (where a pidfd cannot be opened, its process is asked with `kill(pid, 0)` instead).
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
     }
 }
