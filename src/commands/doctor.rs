@@ -169,6 +169,15 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
                 Some("tmux set-option -s exit-empty off (agentwatch spawn does this)".into()),
             )
         });
+        let desktop = ctx.config.as_ref().is_ok_and(|(c, _)| c.notify.desktop);
+        if desktop && crate::adapters::which::find_program("notify-send").is_none() {
+            let passthrough = tmux
+                .run(["show-options", "-g", "-v", "allow-passthrough"])
+                .await
+                .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+                .unwrap_or_default();
+            out.push(passthrough_check(&passthrough));
+        }
         out.push(transport_check(tmux, ctx).await);
         let hooked = l.panes.iter().any(|p| !p.opt_last_status.is_empty());
         out.push(shell_check(ctx, hooked));
@@ -248,6 +257,30 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
 
 /// Whether the dashboard will poll over control mode: tries it, as the dashboard would.
 /// Who supervises the server (auto-resume, journal, notifications), and since when.
+/// Desktop notifications without `notify-send` are terminal sequences (OSC 9/777): from a
+/// dashboard inside tmux they reach the terminal only through tmux's passthrough.
+fn passthrough_check(value: &str) -> Check {
+    if matches!(value, "on" | "all") {
+        Check::new(
+            Level::Ok,
+            "notifications",
+            format!("allow-passthrough is {value}: desktop notifications reach your terminal"),
+            None,
+        )
+    } else {
+        Check::new(
+            Level::Warn,
+            "notifications",
+            format!(
+                "allow-passthrough is {}: from inside tmux, desktop notifications (OSC 9/777) \
+                 never reach your terminal (and notify-send is not installed)",
+                if value.is_empty() { "off" } else { value }
+            ),
+            Some("tmux set-option -g allow-passthrough on (in ~/.tmux.conf too)".into()),
+        )
+    }
+}
+
 fn supervision_check(socket: &Path) -> Check {
     use crate::adapters::store::lock::{self, ServerLocks};
     let locks = ServerLocks::new(&lock::lock_dir(), socket);
@@ -468,5 +501,25 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
             if failed == 1 { "" } else { "s" }
         );
         std::process::ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passthrough_off_is_said_with_its_fix() {
+        let off = passthrough_check("off");
+        assert_eq!(off.level, Level::Warn);
+        assert!(
+            off.detail.contains("allow-passthrough is off"),
+            "{}",
+            off.detail
+        );
+        assert!(off.fix.as_deref().unwrap().contains("allow-passthrough on"));
+        assert_eq!(passthrough_check("").level, Level::Warn);
+        assert_eq!(passthrough_check("on").level, Level::Ok);
+        assert_eq!(passthrough_check("all").level, Level::Ok);
     }
 }
