@@ -27,8 +27,9 @@ use crate::core::pane::{Listing, Pane, PaneId};
 /// A brief listing at least this often, whatever was heard...
 pub const BRIEF_EVERY: Duration = Duration::from_secs(2);
 /// ... or this often where the kernel tells of every pane process's end (pidfds) and of
-/// every new one (the server's children), and the control connection of new windows: then
-/// it is only the net under those.
+/// every new one (the server's children), and the control connection of new windows, and no
+/// live agent is attended to (its window's output time is in the brief listing): then it is
+/// only the net under those.
 pub const BRIEF_EVERY_WATCHED: Duration = Duration::from_secs(10);
 /// A full listing at least this often.
 pub const FULL_EVERY: Duration = Duration::from_secs(15);
@@ -163,7 +164,13 @@ impl Mirror {
         if full {
             return Ask::full();
         }
-        let every = if heard.watched {
+        // Live agents are attended to: their windows' output times, every 2 s, tell
+        // whether they write (and when they stopped, whether a prompt waits for their user).
+        let attending = self
+            .panes
+            .values()
+            .any(|p| !p.dead && !p.opt_agent.is_empty());
+        let every = if heard.watched && !attending {
             BRIEF_EVERY_WATCHED
         } else {
             BRIEF_EVERY
@@ -233,6 +240,9 @@ impl Mirror {
             self.panes.retain(|id, _| listed.contains(id));
             self.warm.retain(|id, _| listed.contains(id));
             for b in &batch.brief {
+                if let Some(p) = self.panes.get_mut(&b.id) {
+                    p.window_activity = p.window_activity.max(b.activity);
+                }
                 let stale = match self.panes.get(&b.id) {
                     None => true,
                     Some(p) => (p.pid != b.pid || p.dead != b.dead) && !fetched.contains(&b.id),
@@ -447,6 +457,7 @@ mod tests {
             id: PaneId(id),
             pid: Some(pid),
             dead,
+            activity: 0,
         };
         // %2 closed, %3 respawned with a new process, %4 new, between %1 and %3.
         let batch = Batch {

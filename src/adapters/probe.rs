@@ -34,13 +34,7 @@ pub struct Prober {
     waker: std::sync::OnceLock<()>,
     /// The last question to tmux failed.
     failing: std::sync::atomic::AtomicBool,
-    /// When the agent pane's processes' written bytes were last read.
-    wrote: Mutex<Option<std::time::Instant>>,
 }
-
-/// How often the agents' written bytes are read (`/proc/PID/io`, one read per process: at
-/// 1000 agents, about 0.7 % of a core every second it is read).
-const WROTE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the poller watches between polls, besides tmux.
 #[derive(Default)]
@@ -122,7 +116,6 @@ impl Prober {
             signs: Mutex::new(Signs::default()),
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
-            wrote: Mutex::new(None),
         }
     }
 
@@ -168,6 +161,7 @@ impl Prober {
             r?
         };
         let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
+        let more_ids = more.clone();
         if !more.is_empty() {
             let ask = Ask {
                 fetch: more,
@@ -220,39 +214,18 @@ impl Prober {
         drop(cache);
         self.note_shells(&listing.panes, &obs.comm);
         obs.tree = self.trees(&listing.panes, &obs.comm, &heard.ended);
-        obs.wrote = self.written(&listing.panes, &obs.tree);
+        // When each agent's window last had output, where read this poll (all of them with
+        // a brief or full listing, else those read whole): no news is no news.
+        let fresh =
+            |id: &PaneId| ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id);
+        obs.activity = listing
+            .panes
+            .iter()
+            .filter(|p| !p.dead && !p.opt_agent.is_empty() && fresh(&p.id))
+            .map(|p| (p.id, p.window_activity))
+            .collect();
         obs.listing = listing;
         Ok(obs)
-    }
-
-    /// Bytes written so far by the processes of each live agent pane (the pane's own and
-    /// those below it), read every 2 s (empty on the polls between); `/proc/PID/io` is
-    /// readable for our own processes.
-    fn written(
-        &self,
-        panes: &[crate::core::pane::Pane],
-        trees: &HashMap<PaneId, Arc<ProcTree>>,
-    ) -> HashMap<PaneId, u64> {
-        let mut last = lock(&self.wrote);
-        let due = last.is_none_or(|t| t.elapsed() >= WROTE_EVERY);
-        if !due {
-            // Not read this poll: the core takes no news as no news.
-            return HashMap::new();
-        }
-        let mut out = HashMap::new();
-        for p in panes.iter().filter(|p| !p.dead && !p.opt_agent.is_empty()) {
-            let Some(pid) = p.pid else { continue };
-            let below = trees.get(&p.id).map(|t| t.below.as_slice()).unwrap_or(&[]);
-            let total = std::iter::once(pid)
-                .chain(below.iter().map(|b| b.pid))
-                .filter_map(written_bytes)
-                .sum::<u64>();
-            if written_bytes(pid).is_some() {
-                out.insert(p.id, total);
-            }
-        }
-        *last = Some(std::time::Instant::now());
-        out
     }
 
     /// What changed since the last poll without tmux answering a question: processes that
@@ -573,21 +546,6 @@ fn server_children(server: u32) -> Option<HashSet<u32>> {
     )
 }
 
-/// `wchar` of `/proc/PID/io`: bytes the process wrote (to its terminal and to files).
-fn written_bytes(pid: u32) -> Option<u64> {
-    use std::io::Read;
-    let mut buf = [0u8; 256];
-    let mut f = std::fs::File::open(format!("/proc/{pid}/io")).ok()?;
-    let n = f.read(&mut buf).ok()?;
-    // The first two lines are `rchar: N` and `wchar: N`.
-    let text = std::str::from_utf8(&buf[..n]).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("wchar:"))?
-        .trim()
-        .parse()
-        .ok()
-}
-
 /// The most recently started pid on the machine: the last field of `/proc/loadavg`.
 fn last_pid() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
@@ -832,7 +790,6 @@ mod tests {
     #[test]
     fn our_own_process_is_readable() {
         let me = std::process::id();
-        assert!(written_bytes(me).is_some());
         assert!(read_stat(me).is_some());
         assert!(read_cmdline(me).is_some_and(|a| !a.is_empty()));
     }

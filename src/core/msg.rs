@@ -101,9 +101,9 @@ pub struct Observation {
     /// (breadth first): the descendants in the terminal's foreground process group. Re-read only when the pane's
     /// process or current command changes, one of them ends, or on a slow sweep.
     pub tree: Arc<HashMap<PaneId, Arc<crate::core::pane::ProcTree>>>,
-    /// Bytes written so far by each agent pane's processes (`/proc/PID/io`), where the
-    /// kernel tells it: growing, the agent is working.
-    pub wrote: HashMap<PaneId, u64>,
+    /// When each agent pane's window last had output (tmux's `window_activity`, epoch
+    /// seconds), for the panes read this poll: changing, the agent is working.
+    pub activity: HashMap<PaneId, u64>,
 }
 
 /// Something that happened.

@@ -109,13 +109,15 @@ pub struct Card {
 /// How long an agent's processes write nothing before its screen is looked at for a prompt.
 pub const QUIET_MS: Millis = 2_000;
 
-/// What a live agent is doing, as far as can be told: working while its processes write
-/// (the kernel counts the bytes: `/proc/PID/io`), and once they stop, what its screen says
-/// (a prompt for its user: waiting for input). Anything else is not known and not said.
+/// What a live agent is doing, as far as can be told: working while its window has output
+/// (tmux's `window_activity`; the kernel's count of bytes a process wrote was tried and is no
+/// use: the real claude writes 10 KB/s elsewhere while it sits at a prompt), and once that
+/// stops, what its screen says (a prompt for its user: waiting for input). Anything else is
+/// not known and not said.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Attention {
-    /// Bytes its processes wrote at the last look, and when that count last grew (0: not
-    /// seen growing).
+    /// Its window's output time at the last look, and when that last changed (0: not seen
+    /// changing).
     pub wrote: Option<(u64, Millis)>,
     /// When the current stretch of writing began.
     pub working_since: Option<Millis>,
@@ -134,8 +136,8 @@ impl Attention {
         self.working_since.map(|t| ("working", t))
     }
 
-    /// Takes in the byte count of a look at `now`; says whether the screen should be
-    /// looked at now (the writing stopped and it was not looked at since).
+    /// Takes in the output time of a look at `now`; says whether the screen should be looked
+    /// at now (the output stopped and it was not looked at since).
     pub fn wrote(&mut self, bytes: u64, now: Millis) -> bool {
         match self.wrote {
             Some((old, _)) if old != bytes => {

@@ -138,9 +138,10 @@ pub fn parse_with(out: &[u8], marks: Marks) -> Listing {
     listing
 }
 
-/// The fields of the brief listing: what a pane's birth, respawn or death changes. Cheap for
-/// tmux to produce (no `/proc` reads, no option lookups), so it can list every pane.
-pub const BRIEF: &[&str] = &["pane_id", "pane_pid", "pane_dead"];
+/// The fields of the brief listing: what a pane's birth, respawn or death changes, and when
+/// its window last had output. Cheap for tmux to produce (no `/proc` reads, no option
+/// lookups), so it can list every pane.
+pub const BRIEF: &[&str] = &["pane_id", "pane_pid", "pane_dead", "window_activity"];
 
 /// The head of every poll: the server's pid (for the lost-SIGCHLD kick) and the server option
 /// `@agentwatch_auto`. One line, whatever the number of panes.
@@ -152,6 +153,8 @@ pub struct Brief {
     pub id: PaneId,
     pub pid: Option<u32>,
     pub dead: bool,
+    /// `window_activity`: epoch seconds of the window's last output.
+    pub activity: u64,
 }
 
 /// What one poll's commands printed, told apart by their field counts (a value cannot forge
@@ -197,6 +200,7 @@ pub fn parse_batch(out: &[u8]) -> Batch {
                         b"0" => false,
                         _ => return None,
                     },
+                    activity: num(f[3]).unwrap_or(0),
                 })
             })();
             match brief {
@@ -446,12 +450,12 @@ mod tests {
         let rec =
             |fields: &[&str]| format!("{}{}{}\n", char::from(m.record), m.nonce, fields.join(&sep));
         let mut out = rec(&["4242", "off"]).into_bytes();
-        out.extend(rec(&["%1", "100", "0"]).bytes());
-        out.extend(rec(&["%2", "", "1"]).bytes());
+        out.extend(rec(&["%1", "100", "0", "1796000000"]).bytes());
+        out.extend(rec(&["%2", "", "1", ""]).bytes());
         // A brief record of a pane with a hostile value cannot exist (no free text), but a
         // full record with marks in its values stays one full record.
         out.extend(hostile_row(2, "a~b^c"));
-        out.extend(rec(&["%3", "7", "maybe"]).bytes());
+        out.extend(rec(&["%3", "7", "maybe", "0"]).bytes());
         let b = parse_batch(&out);
         assert_eq!(b.head, Some((Some(4242), "off".to_string())));
         assert_eq!(
@@ -460,12 +464,14 @@ mod tests {
                 Brief {
                     id: PaneId(1),
                     pid: Some(100),
-                    dead: false
+                    dead: false,
+                    activity: 1796000000,
                 },
                 Brief {
                     id: PaneId(2),
                     pid: None,
-                    dead: true
+                    dead: true,
+                    activity: 0,
                 },
             ]
         );

@@ -386,7 +386,7 @@ impl State {
     }
 
     fn absorb(&mut self, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
-        let wrote = std::mem::take(&mut obs.wrote);
+        let activity = std::mem::take(&mut obs.activity);
         if obs.listing.malformed != self.malformed {
             if obs.listing.malformed > 0 {
                 tracing::warn!(
@@ -549,7 +549,7 @@ impl State {
         }
 
         self.follow_server_auto(&obs.listing.auto_all);
-        self.attend(&wrote, now, fx);
+        self.attend(&activity, now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.tell_history();
@@ -610,14 +610,14 @@ impl State {
         sets
     }
 
-    /// Working or waiting: the bytes each live agent's processes wrote, and the screen of
+    /// Working or waiting: when each live agent's window last had output, and the screen of
     /// one that stopped writing, read once until it writes again.
-    fn attend(&mut self, wrote: &HashMap<PaneId, u64>, now: Millis, fx: &mut Vec<Effect>) {
+    fn attend(&mut self, activity: &HashMap<PaneId, u64>, now: Millis, fx: &mut Vec<Effect>) {
         let mut look = Vec::new();
         let mut ended = Vec::new();
         for card in &mut self.cards {
             let live = card.agent.is_some() && card.life == Life::Running;
-            let bytes = wrote.get(&card.pane.id).filter(|_| live);
+            let bytes = activity.get(&card.pane.id).filter(|_| live);
             let Some(&bytes) = bytes else {
                 if !live {
                     card.attention = Default::default();

@@ -846,12 +846,12 @@ fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() 
     );
 }
 
-/// A poll whose agent pane %1 has written `bytes` so far.
+/// A poll whose agent pane %1's window last had output at `bytes` (any changing value).
 fn wrote(s: &mut State, bytes: u64, now: Millis) -> Vec<Effect> {
     let mut p = pane(1, 1, "claude");
     p.opt_agent = "claude".into();
     let mut o = obs(vec![p]);
-    o.wrote.insert(PaneId(1), bytes);
+    o.activity.insert(PaneId(1), bytes);
     s.update(Msg::Tick, now);
     s.update(Msg::Polled(Ok(o)), now)
 }
