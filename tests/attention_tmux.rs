@@ -35,8 +35,10 @@ fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
          say │ ❯ 1. Yes   2. No\nwait answered\nclear\nsay Running rm -rf build…\n\
          print 5\nhang\n",
     );
-    let busy = server.new_window(&["claude"]);
-    server.write_plan(&busy.clone(), "print 3\nhang\n");
+    // Another agent, quiet with nothing for its user on screen (its own plan, written
+    // before it starts).
+    server.write_plan("codex", "print 3\nhang\n");
+    let busy = server.new_window(&["codex"]);
     let pane = server.new_window(&["claude"]);
     let ui = server.start_agentwatch(120, 40, &[], &[]);
     let screen = ui.wait_for_text("waiting for input", WAIT);
