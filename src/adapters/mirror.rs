@@ -319,14 +319,6 @@ impl Mirror {
     pub fn server_pid(&self) -> Option<u32> {
         self.server_pid
     }
-
-    /// The pids of the live panes' own processes.
-    pub fn pane_pids(&self) -> impl Iterator<Item = (PaneId, u32)> + '_ {
-        self.panes
-            .values()
-            .filter(|p| !p.dead)
-            .filter_map(|p| Some((p.id, p.pid?)))
-    }
 }
 
 #[cfg(test)]

@@ -291,23 +291,24 @@ impl Prober {
     /// Keeps the list of panes whose own process is a shell, with their foreground group.
     fn note_shells(&self, panes: &[crate::core::pane::Pane], comm: &HashMap<PaneId, String>) {
         let mut signs = lock(&self.signs);
-        let mut shells = std::mem::take(&mut signs.shells);
-        shells.retain(|id, (pid, _)| {
-            panes
-                .iter()
-                .any(|p| p.id == *id && !p.dead && p.pid == Some(*pid))
-        });
-        for p in panes.iter().filter(|p| !p.dead) {
-            let (Some(pid), Some(c)) = (p.pid, comm.get(&p.id)) else {
-                continue;
-            };
-            if crate::core::prompt::is_shell(c, &self.shells) {
-                shells
-                    .entry(p.id)
-                    .or_insert_with(|| (pid, foreground_group(pid)));
-            }
-        }
-        signs.shells = shells;
+        let old = std::mem::take(&mut signs.shells);
+        // One pass: a shell pane keeps its foreground group as last read while its process
+        // stays the same; a new one has it read now.
+        signs.shells = panes
+            .iter()
+            .filter(|p| !p.dead)
+            .filter_map(|p| {
+                let (pid, c) = (p.pid?, comm.get(&p.id)?);
+                if !crate::core::prompt::is_shell(c, &self.shells) {
+                    return None;
+                }
+                let fg = match old.get(&p.id) {
+                    Some(&(was, fg)) if was == pid => fg,
+                    _ => foreground_group(pid),
+                };
+                Some((p.id, (pid, fg)))
+            })
+            .collect();
     }
 
     /// Starts, once, the task that wakes the loop when a watched process ends.

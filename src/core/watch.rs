@@ -118,7 +118,7 @@ pub const QUIET_MS: Millis = 2_000;
 pub struct Attention {
     /// Its window's output time at the last look, and when that last changed (0: not seen
     /// changing).
-    pub wrote: Option<(u64, Millis)>,
+    pub output: Option<(u64, Millis)>,
     /// When the current stretch of writing began.
     pub working_since: Option<Millis>,
     /// Its screen was looked at since the writing stopped.
@@ -138,10 +138,10 @@ impl Attention {
 
     /// Takes in the output time of a look at `now`; says whether the screen should be looked
     /// at now (the output stopped and it was not looked at since).
-    pub fn wrote(&mut self, bytes: u64, now: Millis) -> bool {
-        match self.wrote {
-            Some((old, _)) if old != bytes => {
-                self.wrote = Some((bytes, now));
+    pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
+        match self.output {
+            Some((old, _)) if old != at => {
+                self.output = Some((at, now));
                 self.working_since.get_or_insert(now);
                 self.looked = false;
                 self.waiting = None;
@@ -155,7 +155,7 @@ impl Attention {
             }
             // First sight: whether it is writing is not known yet; its screen says the rest.
             None => {
-                self.wrote = Some((bytes, 0));
+                self.output = Some((at, 0));
                 !self.looked
             }
         }
@@ -167,7 +167,7 @@ impl Attention {
         self.waiting = match (waiting, self.waiting.take()) {
             (Some(line), Some((_, since))) => Some((line, since)),
             (Some(line), None) => {
-                let quiet = self.wrote.map(|(_, at)| at).filter(|&at| at > 0);
+                let quiet = self.output.map(|(_, at)| at).filter(|&at| at > 0);
                 Some((line, quiet.unwrap_or(now)))
             }
             (None, _) => None,

@@ -617,15 +617,15 @@ impl State {
         let mut ended = Vec::new();
         for card in &mut self.cards {
             let live = card.agent.is_some() && card.life == Life::Running;
-            let bytes = activity.get(&card.pane.id).filter(|_| live);
-            let Some(&bytes) = bytes else {
+            let output = activity.get(&card.pane.id).filter(|_| live);
+            let Some(&output) = output else {
                 if !live {
                     card.attention = Default::default();
                 }
                 continue;
             };
             let was = card.attention.waiting.is_some();
-            if card.attention.wrote(bytes, now) && !self.look_in_flight {
+            if card.attention.saw_output(output, now) && !self.look_in_flight {
                 look.push(card.pane.id);
             }
             if was && card.attention.waiting.is_none() {

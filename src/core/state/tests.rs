@@ -846,12 +846,12 @@ fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() 
     );
 }
 
-/// A poll whose agent pane %1's window last had output at `bytes` (any changing value).
-fn wrote(s: &mut State, bytes: u64, now: Millis) -> Vec<Effect> {
+/// A poll whose agent pane %1's window last had output at `at` (any changing value).
+fn output(s: &mut State, at: u64, now: Millis) -> Vec<Effect> {
     let mut p = pane(1, 1, "claude");
     p.opt_agent = "claude".into();
     let mut o = obs(vec![p]);
-    o.activity.insert(PaneId(1), bytes);
+    o.activity.insert(PaneId(1), at);
     s.update(Msg::Tick, now);
     s.update(Msg::Polled(Ok(o)), now)
 }
@@ -870,7 +870,7 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
     let mut s = state((120, 40));
     let prompt = "╭─\n│ Bash command: rm -rf build\n│ Do you want to proceed?\n│ ❯ 1. Yes\n";
     // First sight: its screen is looked at once.
-    assert_eq!(looks(&wrote(&mut s, 100, T0)), [PaneId(1)]);
+    assert_eq!(looks(&output(&mut s, 100, T0)), [PaneId(1)]);
     s.update(
         Msg::Looked(Ok([(PaneId(1), "> ".to_string())].into())),
         T0 + 10,
@@ -881,16 +881,16 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
         "quiet, nothing on screen: not known"
     );
     assert!(
-        looks(&wrote(&mut s, 100, T0 + 500)).is_empty(),
+        looks(&output(&mut s, 100, T0 + 500)).is_empty(),
         "looked at once only"
     );
     // Writing: working, and nothing looked at.
-    assert!(looks(&wrote(&mut s, 5_000, T0 + 1_000)).is_empty());
+    assert!(looks(&output(&mut s, 5_000, T0 + 1_000)).is_empty());
     assert_eq!(s.cards[0].attention.state(), Some(("working", T0 + 1_000)));
-    assert!(looks(&wrote(&mut s, 9_000, T0 + 1_500)).is_empty());
+    assert!(looks(&output(&mut s, 9_000, T0 + 1_500)).is_empty());
     // Quiet for QUIET_MS: its screen is read, the prompt found.
-    assert!(looks(&wrote(&mut s, 9_000, T0 + 2_000)).is_empty());
-    let fx = wrote(&mut s, 9_000, T0 + 3_500);
+    assert!(looks(&output(&mut s, 9_000, T0 + 2_000)).is_empty());
+    let fx = output(&mut s, 9_000, T0 + 3_500);
     assert_eq!(looks(&fx), [PaneId(1)]);
     s.update(
         Msg::Looked(Ok([(PaneId(1), prompt.to_string())].into())),
@@ -903,10 +903,10 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
     assert_eq!(s.cards[0].attention.state(), Some(("waiting", T0 + 1_500)));
     assert_eq!(s.counts().waiting, 1);
     // Still quiet: not looked at again, still waiting.
-    assert!(looks(&wrote(&mut s, 9_000, T0 + 10_000)).is_empty());
+    assert!(looks(&output(&mut s, 9_000, T0 + 10_000)).is_empty());
     assert_eq!(s.counts().waiting, 1);
     // Answered: it writes, and no longer waits.
-    wrote(&mut s, 9_500, T0 + 11_000);
+    output(&mut s, 9_500, T0 + 11_000);
     assert_eq!(s.counts().waiting, 0);
     assert_eq!(s.cards[0].attention.state(), Some(("working", T0 + 11_000)));
 }
@@ -932,7 +932,7 @@ fn a_prompt_far_above_the_bottom_of_the_screen_is_not_waiting() {
 #[test]
 fn a_dead_agent_waits_for_nothing() {
     let mut s = state((120, 40));
-    wrote(&mut s, 100, T0);
+    output(&mut s, 100, T0);
     s.update(
         Msg::Looked(Ok(
             [(PaneId(1), "Do you want to proceed?".to_string())].into()
@@ -969,7 +969,7 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
     for supervising in [true, false] {
         let mut s = state((120, 40));
         s.supervising = supervising;
-        wrote(&mut s, 100, T0);
+        output(&mut s, 100, T0);
         let prompt = || {
             Msg::Looked(Ok(
                 [(PaneId(1), "Do you want to proceed?".to_string())].into()
@@ -995,11 +995,11 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
                 .flatten()
                 .collect()
         };
-        assert_eq!(notified(&wrote(&mut s, 100, T0 + 15)), ["waiting"]);
+        assert_eq!(notified(&output(&mut s, 100, T0 + 15)), ["waiting"]);
         // Looked at again, still waiting: no second edge.
         assert!(journaled(&s.update(prompt(), T0 + 20)).is_empty());
-        assert!(notified(&wrote(&mut s, 100, T0 + 25)).is_empty());
-        let fx = wrote(&mut s, 200, T0 + 1_000);
+        assert!(notified(&output(&mut s, 100, T0 + 25)).is_empty());
+        let fx = output(&mut s, 200, T0 + 1_000);
         let want = supervising.then(|| ("working".to_string(), None));
         assert_eq!(journaled(&fx), want.into_iter().collect::<Vec<_>>());
         assert_eq!(state_opt(&fx), supervising.then(|| "running".to_string()));
