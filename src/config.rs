@@ -113,6 +113,8 @@ pub struct AgentConfig {
     pub start_again: Option<bool>,
     /// Lines on its screen that mean it waits for its user.
     pub waiting: Option<Vec<String>>,
+    /// Lines on its screen while it works; with them, a quiet screen with neither is idle.
+    pub working: Option<Vec<String>>,
     pub auto_resume: Option<AutoResumeOverride>,
 }
 
@@ -498,6 +500,7 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         start_again: false,
         resume_reconnects: false,
         waiting: Vec::new(),
+        working: Vec::new(),
     });
     let resume = a.resume.clone().unwrap_or(base.resume);
     // A new kind whose resume argv names no id is one without ids (like aider).
@@ -518,6 +521,7 @@ fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> AgentD
         start_again: a.start_again.unwrap_or(base.start_again),
         resume_reconnects: base.resume_reconnects,
         waiting: a.waiting.clone().unwrap_or(base.waiting),
+        working: a.working.clone().unwrap_or(base.working),
     }
 }
 

@@ -242,6 +242,8 @@ impl Mirror {
             for b in &batch.brief {
                 if let Some(p) = self.panes.get_mut(&b.id) {
                     p.window_activity = p.window_activity.max(b.activity);
+                    p.hook_status.clone_from(&b.hook_status);
+                    p.hook_reason.clone_from(&b.hook_reason);
                 }
                 let stale = match self.panes.get(&b.id) {
                     None => true,
@@ -449,7 +451,7 @@ mod tests {
             id: PaneId(id),
             pid: Some(pid),
             dead,
-            activity: 0,
+            ..Brief::default()
         };
         // %2 closed, %3 respawned with a new process, %4 new, between %1 and %3.
         let batch = Batch {

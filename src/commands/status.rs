@@ -20,8 +20,10 @@ pub struct Row {
     pub target: String,
     pub window_name: String,
     pub agent: String,
-    /// `running`, `waiting` (running, with a prompt for its user on screen), `exited`,
-    /// `killed`, `finished`, `resuming`, `gave_up`, `unknown`, `idle`.
+    /// Alive: `working`, `waiting` (a prompt for its user), `idle` (its turn over, at its
+    /// input box) or `running` (what it does cannot be told). Dead: `exited`, `killed`,
+    /// `finished`, `resuming`, `gave_up`, `unknown`. `not_running`: a shell prompt whose
+    /// agent is not running.
     pub state: &'static str,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -33,10 +35,14 @@ pub struct Row {
     /// Why a dead agent is not resumed, in the card's words (`not auto-resumed: exit 143
     /// (SIGTERM) is a deliberate stop`, `not auto-resumed: directory /x no longer exists`).
     pub reason: Option<String>,
-    /// For `waiting`: the line on its screen that says so (`Do you want to proceed?`).
+    /// For `waiting`: the line on its screen (or a hook's reason) that says so (`Do you want
+    /// to proceed?`).
     pub waiting_for: Option<String>,
-    /// For `waiting`: since when, as far as agentwatch saw (RFC 3339, UTC).
+    /// For `working`, `waiting` and `idle`: since when, as far as agentwatch saw (RFC 3339,
+    /// UTC).
     pub since: Option<String>,
+    /// For `working`, `waiting` and `idle`: what told (`file`, `hook`, `output`, `screen`).
+    pub told: Option<&'static str>,
 }
 
 impl Row {
@@ -53,9 +59,8 @@ fn state_word(card: &Card, max_attempts: u32) -> &'static str {
     let pending = matches!(card.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
         || (card.life.is_dead() && card.budget.next_due.is_some());
     match card.life {
-        Life::Running if card.attention.waiting.is_some() => "waiting",
-        Life::Running => "running",
-        Life::Idle => "idle",
+        Life::Running => card.state_word(),
+        Life::Idle => "not_running",
         Life::Dead(Exit::Code(0)) => "finished",
         _ if pending => "resuming",
         _ if matches!(card.auto, Auto::Held(Hold::GaveUp { .. }))
@@ -145,16 +150,20 @@ fn rows(state: &State) -> Vec<Row> {
                 },
                 waiting_for: c
                     .attention
-                    .waiting
-                    .as_ref()
+                    .waiting_for()
                     .filter(|_| c.life == Life::Running)
-                    .map(|(line, _)| line.clone()),
+                    .map(str::to_string),
                 since: c
                     .attention
-                    .waiting
+                    .state()
+                    .filter(|_| c.life == Life::Running)
+                    .map(|(_, t)| crate::core::timefmt::rfc3339(t, 0)),
+                told: c
+                    .attention
+                    .now
                     .as_ref()
                     .filter(|_| c.life == Life::Running)
-                    .map(|(_, t)| crate::core::timefmt::rfc3339(*t, 0)),
+                    .map(|(v, _)| v.told.word()),
             }
         })
         .collect()
@@ -244,6 +253,7 @@ mod tests {
             reason: None,
             waiting_for: Some("\u{1b}]0;x\u{7}Do you want to proceed?".into()),
             since: None,
+            told: None,
         };
         let out = table(std::slice::from_ref(&row));
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");

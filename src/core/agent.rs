@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use crate::core::attention::{Doing, Told, Verdict};
 use crate::core::pane::{Pane, Proc};
 use crate::core::words::command_words;
 
@@ -76,6 +77,10 @@ pub struct AgentDef {
     /// Lines on its screen that mean it waits for its user: a permission prompt, a question,
     /// a trust or login dialog.
     pub waiting: Vec<String>,
+    /// Lines on its screen while it works (`esc to interrupt`): a quiet screen with one is
+    /// still working, and for a kind that has them, a quiet screen with neither these nor a
+    /// waiting line is idle at its input box.
+    pub working: Vec<String>,
 }
 
 impl AgentDef {
@@ -91,7 +96,33 @@ impl AgentDef {
             start_again: false,
             resume_reconnects: false,
             waiting: Vec::new(),
+            working: Vec::new(),
         }
+    }
+
+    fn working(mut self, lines: &[&str]) -> AgentDef {
+        self.working = lines.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// What a quiet screen says the agent does: waiting (a prompt for its user at the
+    /// bottom), working (its working line), idle (neither, for a kind whose working line is
+    /// known), or nothing.
+    pub fn screen_says(&self, screen: &str) -> Option<Verdict> {
+        if let Some(line) = self.waiting_on(screen) {
+            return Some(Verdict::new(Doing::Waiting, Told::Screen, line));
+        }
+        if self.working.is_empty() {
+            return None;
+        }
+        Some(match bottom_match(screen, &self.working) {
+            Some(line) => Verdict::new(Doing::Working, Told::Screen, line),
+            None => Verdict::new(
+                Doing::Idle,
+                Told::Screen,
+                format!("no `{}` on its screen", self.working[0]),
+            ),
+        })
     }
 
     fn waiting(mut self, lines: &[&str]) -> AgentDef {
@@ -102,14 +133,7 @@ impl AgentDef {
     /// The line of `screen` that says the agent waits for its user, if one does: only the
     /// bottom of the screen counts (a prompt answered long ago may still be above).
     pub fn waiting_on(&self, screen: &str) -> Option<String> {
-        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-        let bottom = &lines[lines.len().saturating_sub(WAITING_LINES)..];
-        bottom.iter().find_map(|line| {
-            self.waiting
-                .iter()
-                .find(|w| !w.is_empty() && line.contains(w.as_str()))
-                .cloned()
-        })
+        bottom_match(screen, &self.waiting)
     }
 
     fn no_session(mut self, words: &[&str]) -> AgentDef {
@@ -146,6 +170,18 @@ impl AgentDef {
     }
 }
 
+/// The first of `wanted` found in the bottom lines of `screen`.
+fn bottom_match(screen: &str, wanted: &[String]) -> Option<String> {
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    let bottom = &lines[lines.len().saturating_sub(WAITING_LINES)..];
+    bottom.iter().find_map(|line| {
+        wanted
+            .iter()
+            .find(|w| !w.is_empty() && line.contains(w.as_str()))
+            .cloned()
+    })
+}
+
 /// How many non-blank lines at the bottom of a screen are looked at for a waiting prompt.
 pub const WAITING_LINES: usize = 12;
 
@@ -164,12 +200,16 @@ pub fn builtin() -> Vec<AgentDef> {
         .waiting(&[
             "Do you want to proceed?",
             "Enter to confirm · Esc to cancel",
-        ]),
+        ])
+        // Its spinner line while a turn runs: `✻ Thinking… (12s · esc to interrupt)`.
+        .working(&["esc to interrupt"]),
         AgentDef {
             resume_reconnects: true,
             ..AgentDef::new("codex", &["codex"], &["codex", "resume", SESSION_ID], Uuid)
                 .no_session(&["No saved session found with ID"])
                 .waiting(&["Press enter to continue", "Sign in with ChatGPT"])
+                // `Working (5s • esc to interrupt)`.
+                .working(&["esc to interrupt"])
         },
         AgentDef::new(
             "gemini",
@@ -184,7 +224,9 @@ pub fn builtin() -> Vec<AgentDef> {
         .waiting(&[
             "Do you trust the files in this folder?",
             "(Use Enter to select)",
-        ]),
+        ])
+        // gemini 0.61's loading line: `(esc to cancel, 5s)`.
+        .working(&["(esc to cancel"]),
         AgentDef::new(
             "opencode",
             &["opencode"],

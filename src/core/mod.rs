@@ -3,6 +3,8 @@
 
 /// Agent kinds: recognition, start/resume argv, session id shapes.
 pub mod agent;
+/// What a live agent is doing: working, waiting for its user, idle.
+pub mod attention;
 /// Crash records as data: a dead pane's output and death.
 pub mod crash;
 /// Typed failures of the outside world that the core reacts to.

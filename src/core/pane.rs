@@ -182,6 +182,11 @@ pub struct Pane {
     /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's
     /// last death (see `core::judged`).
     pub opt_judged: String,
+    /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
+    pub opt_state: String,
+    /// `@pane_status` and `@pane_wait_reason`: a hook plugin's word on what the agent does.
+    pub hook_status: String,
+    pub hook_reason: String,
 }
 
 impl Pane {
@@ -204,6 +209,7 @@ impl Pane {
             "@agentwatch_last_status" => self.opt_last_status = value,
             "@agentwatch_exited" => self.opt_exited = value,
             "@agentwatch_judged" => self.opt_judged = value,
+            "@agentwatch_state" => self.opt_state = value,
             _ => {}
         }
     }

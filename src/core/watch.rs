@@ -2,6 +2,7 @@
 //! card. Decides running / dead / finished, when it died, and whether the exit status is
 //! still being read (the lost-SIGCHLD case).
 
+use crate::core::attention::Attention;
 use crate::core::msg::Millis;
 use crate::core::pane::{Exit, Pane};
 use crate::core::supervisor::{Budget, Hold};
@@ -106,75 +107,6 @@ pub struct Card {
     pub attention: Attention,
 }
 
-/// How long an agent's processes write nothing before its screen is looked at for a prompt.
-pub const QUIET_MS: Millis = 2_000;
-
-/// What a live agent is doing, as far as can be told: working while its window has output
-/// (tmux's `window_activity`; the kernel's count of bytes a process wrote was tried and is no
-/// use: the real claude writes 10 KB/s elsewhere while it sits at a prompt), and once that
-/// stops, what its screen says (a prompt for its user: waiting for input). Anything else is
-/// not known and not said.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Attention {
-    /// Its window's output time at the last look, and when that last changed (0: not seen
-    /// changing).
-    pub output: Option<(u64, Millis)>,
-    /// When the current stretch of writing began.
-    pub working_since: Option<Millis>,
-    /// Its screen was looked at since the writing stopped.
-    pub looked: bool,
-    /// The line that says it waits for its user, and since when.
-    pub waiting: Option<(String, Millis)>,
-}
-
-impl Attention {
-    /// `working` or `waiting`, and since when; `None` when it cannot be told.
-    pub fn state(&self) -> Option<(&'static str, Millis)> {
-        if let Some((_, since)) = &self.waiting {
-            return Some(("waiting", *since));
-        }
-        self.working_since.map(|t| ("working", t))
-    }
-
-    /// Takes in the output time of a look at `now`; says whether the screen should be looked
-    /// at now (the output stopped and it was not looked at since).
-    pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
-        match self.output {
-            Some((old, _)) if old != at => {
-                self.output = Some((at, now));
-                self.working_since.get_or_insert(now);
-                self.looked = false;
-                self.waiting = None;
-                false
-            }
-            Some((_, at)) => {
-                if now.saturating_sub(at) >= QUIET_MS {
-                    self.working_since = None;
-                }
-                self.working_since.is_none() && !self.looked
-            }
-            // First sight: whether it is writing is not known yet; its screen says the rest.
-            None => {
-                self.output = Some((at, 0));
-                !self.looked
-            }
-        }
-    }
-
-    /// Takes in what its screen showed: `waiting`, the line that says so, if any.
-    pub fn looked_at(&mut self, waiting: Option<String>, now: Millis) {
-        self.looked = true;
-        self.waiting = match (waiting, self.waiting.take()) {
-            (Some(line), Some((_, since))) => Some((line, since)),
-            (Some(line), None) => {
-                let quiet = self.output.map(|(_, at)| at).filter(|&at| at > 0);
-                Some((line, quiet.unwrap_or(now)))
-            }
-            (None, _) => None,
-        };
-    }
-}
-
 /// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ShellHost {
@@ -258,6 +190,18 @@ impl Notice {
 }
 
 impl Card {
+    /// One word for what the agent is (the pane option `@agentwatch_state`): `working`,
+    /// `waiting`, `idle` or `running` (alive, doing what cannot be told), `dead`,
+    /// `finished` (exit 0), `not_running` (its shell is at its prompt).
+    pub fn state_word(&self) -> &'static str {
+        match self.life {
+            Life::Running => self.attention.state().map_or("running", |(d, _)| d.word()),
+            Life::Idle => "not_running",
+            Life::Dead(e) if e.is_clean() => "finished",
+            Life::Dead(_) | Life::Reading => "dead",
+        }
+    }
+
     /// Whether the server should be kicked now for this card's lost exit status.
     pub fn kick_due(&self, now: Millis) -> bool {
         // A shell-hosted agent's status comes from the shell, not from tmux.

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::theme::Theme;
+use crate::core::attention::Doing;
 use crate::core::msg::Millis;
 use crate::core::supervisor::Hold;
 use crate::core::text::{duration, fit, fit_left, short_id, tilde};
@@ -44,24 +45,34 @@ pub use crate::core::timefmt::clock;
 pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
     let ago = |t: Option<Millis>| t.map(|t| duration(ctx.now.saturating_sub(t)));
     let (text, style) = match card.life {
-        Life::Running => match &card.attention.waiting {
-            Some((line, since)) => (
-                format!(
-                    "◆ waiting for input {} · {line}",
-                    duration(ctx.now.saturating_sub(*since))
+        Life::Running => {
+            let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
+            match &card.attention.now {
+                Some((v, since)) if v.doing == Doing::Waiting => (
+                    format!(
+                        "◆ waiting for input {} · {}",
+                        duration(ctx.now.saturating_sub(*since)),
+                        v.why
+                    ),
+                    ctx.theme.waiting(),
                 ),
-                ctx.theme.waiting(),
-            ),
-            None => {
-                let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
-                let doing = if card.attention.working_since.is_some() {
-                    " · working"
-                } else {
-                    ""
-                };
-                (format!("● running{up}{doing}"), ctx.theme.running())
+                Some((v, since)) if v.doing == Doing::Idle => (
+                    format!(
+                        "● running{up} · idle {}",
+                        duration(ctx.now.saturating_sub(*since))
+                    ),
+                    ctx.theme.idle(),
+                ),
+                Some((_, since)) => (
+                    format!(
+                        "● running{up} · working {}",
+                        duration(ctx.now.saturating_sub(*since))
+                    ),
+                    ctx.theme.running(),
+                ),
+                None => (format!("● running{up}"), ctx.theme.running()),
             }
-        },
+        }
         Life::Idle => (
             format!(
                 "○ at the {} prompt: {} not running",

@@ -44,6 +44,11 @@ impl Theme {
         self.pick(Style::new().fg(Color::Green), Style::new())
     }
 
+    /// A live agent whose turn is over, at its input box: calm, not green.
+    pub fn idle(&self) -> Style {
+        self.pick(Style::new().fg(Color::Cyan), Style::new())
+    }
+
     /// An agent waiting for its user: needs attention, not an alarm.
     pub fn waiting(&self) -> Style {
         self.pick(

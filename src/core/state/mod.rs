@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::config::Config;
 use crate::core::agent::{Agents, Route, SESSION_ID};
+use crate::core::attention::{Doing, Verdict};
 use crate::core::errors::TmuxError;
 use crate::core::layout::geometry;
 use crate::core::msg::{
@@ -212,7 +213,7 @@ impl State {
             match card.life {
                 Life::Running => {
                     c.running += 1;
-                    c.waiting += usize::from(card.attention.waiting.is_some());
+                    c.waiting += usize::from(card.attention.is(Doing::Waiting));
                 }
                 Life::Idle => {}
                 l if l.is_finished() => c.finished += 1,
@@ -590,6 +591,14 @@ impl State {
                     set("@agentwatch_session_id", &id);
                 }
             }
+            // What the agent does, for tmux status lines: by the supervisor only (dashboards
+            // beside it would race it).
+            if self.supervising {
+                let word = card.state_word();
+                if p.opt_state != word {
+                    set("@agentwatch_state", word);
+                }
+            }
             if p.dead {
                 continue;
             }
@@ -610,61 +619,80 @@ impl State {
         sets
     }
 
-    /// Working or waiting: when each live agent's window last had output, and the screen of
-    /// one that stopped writing, read once until it writes again.
+    /// What each live agent does: its window's output time and a hook's pane options as
+    /// read this poll, and the screen of one whose output stopped, read once until it
+    /// writes again.
     fn attend(&mut self, activity: &HashMap<PaneId, u64>, now: Millis, fx: &mut Vec<Effect>) {
         let mut look = Vec::new();
-        let mut ended = Vec::new();
         for card in &mut self.cards {
-            let live = card.agent.is_some() && card.life == Life::Running;
-            let output = activity.get(&card.pane.id).filter(|_| live);
-            let Some(&output) = output else {
-                if !live {
-                    card.attention = Default::default();
-                }
+            if card.agent.is_none() || card.life != Life::Running {
+                card.attention = Default::default();
                 continue;
-            };
-            let was = card.attention.waiting.is_some();
-            if card.attention.saw_output(output, now) && !self.look_in_flight {
-                look.push(card.pane.id);
             }
-            if was && card.attention.waiting.is_none() {
-                tracing::info!("{}: writing again, no longer waiting", card.pane.id);
-                ended.push(card.pane.id);
+            let a = &mut card.attention;
+            a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
+            if let Some(&output) = activity.get(&card.pane.id) {
+                if a.saw_output(output, now) && !self.look_in_flight {
+                    look.push(card.pane.id);
+                }
             }
         }
-        for id in ended {
-            self.waiting_edge(id, None, now, fx);
-        }
+        self.settle_attention(now, fx);
         if !look.is_empty() {
             self.look_in_flight = true;
             fx.push(Effect::LookAtScreens(look));
         }
     }
 
-    /// An agent began (`Some(line)`) or stopped waiting for its user: journaled and kept in
-    /// the pane option `@agentwatch_state` for status lines, by the supervising instance
-    /// only (one line per edge, however many dashboards are open).
-    fn waiting_edge(&mut self, id: PaneId, line: Option<&str>, now: Millis, fx: &mut Vec<Effect>) {
-        if !self.supervising {
-            return;
+    /// Decides again what each live agent does; each edge is announced (into waiting) and
+    /// journaled.
+    fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        let mut edges = Vec::new();
+        for card in &mut self.cards {
+            if let Some(edge) = card.attention.settle(now) {
+                tracing::info!(
+                    "{}: {}",
+                    card.pane.id,
+                    edge.as_ref().map_or("not known".to_string(), |v| format!(
+                        "{} ({}: {})",
+                        v.doing.word(),
+                        v.told.describe(),
+                        v.why
+                    ))
+                );
+                edges.push((card.pane.id, edge));
+            }
         }
+        for (id, edge) in edges {
+            self.attention_edge(id, edge, now, fx);
+        }
+    }
+
+    /// An agent began working, waiting or idling (or it can no longer be told): announced
+    /// by every instance when it waits (the bell of a dashboard that does not supervise),
+    /// journaled by the supervising instance only (one line per edge, however many
+    /// dashboards are open).
+    fn attention_edge(
+        &mut self,
+        id: PaneId,
+        edge: Option<Verdict>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(v) = edge else {
+            return;
+        };
         let Some(card) = self.cards.iter().find(|c| c.pane.id == id) else {
             return;
         };
-        let mut ev = self.event(
-            card,
-            if line.is_some() { "waiting" } else { "working" },
-            now,
-        );
-        ev.detail = line.map(str::to_string);
-        fx.push(Effect::Journal(ev));
-        let state = if line.is_some() { "waiting" } else { "running" };
-        fx.push(Effect::SetOptions(vec![(
-            id,
-            "@agentwatch_state".into(),
-            state.into(),
-        )]));
+        let mut ev = self.event(card, v.doing.word(), now);
+        ev.detail = Some(v.why.clone());
+        if v.doing == Doing::Waiting {
+            self.notes.push(ev.clone());
+        }
+        if self.supervising {
+            fx.push(Effect::Journal(ev));
+        }
     }
 
     fn looked(
@@ -677,30 +705,15 @@ impl State {
         let Ok(screens) = result else {
             return;
         };
-        let mut edges = Vec::new();
         for card in &mut self.cards {
             let Some(screen) = screens.get(&card.pane.id) else {
                 continue;
             };
             let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
-            let waiting = def.and_then(|d| d.waiting_on(screen));
-            let was = card.attention.waiting.is_some();
-            if waiting.is_some() != was {
-                tracing::info!("{}: waiting for input: {:?}", card.pane.id, waiting);
-                edges.push((card.pane.id, waiting.clone()));
-            }
-            card.attention.looked_at(waiting, now);
+            card.attention
+                .looked_at(def.and_then(|d| d.screen_says(screen)));
         }
-        for (id, line) in edges {
-            // Announced by every instance (the bell of a dashboard that does not supervise);
-            // journaled by the supervisor.
-            if let (Some(l), Some(card)) = (&line, self.cards.iter().find(|c| c.pane.id == id)) {
-                let mut ev = self.event(card, "waiting", now);
-                ev.detail = Some(l.clone());
-                self.notes.push(ev);
-            }
-            self.waiting_edge(id, line.as_deref(), now, fx);
-        }
+        self.settle_attention(now, fx);
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::core::attention::Doing;
 use crate::core::msg::{Action, Effect, Msg};
 use crate::core::pane::Exit;
 use crate::testkit::*;
@@ -127,6 +128,7 @@ fn live_agent_panes_get_remain_on_exit_and_their_cwd_and_id_recorded() {
         names,
         vec![
             "@agentwatch_session_id",
+            "@agentwatch_state",
             "remain-on-exit",
             "@agentwatch_agent",
             "@agentwatch_cwd",
@@ -877,8 +879,8 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
     );
     assert_eq!(
         s.cards[0].attention.state(),
-        None,
-        "quiet, nothing on screen: not known"
+        Some((Doing::Idle, T0 + 10)),
+        "quiet, no prompt and no `esc to interrupt` on screen: at its input box"
     );
     assert!(
         looks(&output(&mut s, 100, T0 + 500)).is_empty(),
@@ -886,7 +888,10 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
     );
     // Writing: working, and nothing looked at.
     assert!(looks(&output(&mut s, 5_000, T0 + 1_000)).is_empty());
-    assert_eq!(s.cards[0].attention.state(), Some(("working", T0 + 1_000)));
+    assert_eq!(
+        s.cards[0].attention.state(),
+        Some((Doing::Working, T0 + 1_000))
+    );
     assert!(looks(&output(&mut s, 9_000, T0 + 1_500)).is_empty());
     // Quiet for QUIET_MS: its screen is read, the prompt found.
     assert!(looks(&output(&mut s, 9_000, T0 + 2_000)).is_empty());
@@ -897,10 +902,13 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
         T0 + 3_510,
     );
     assert_eq!(
-        s.cards[0].attention.waiting,
-        Some(("Do you want to proceed?".to_string(), T0 + 1_500))
+        s.cards[0].attention.waiting_for(),
+        Some("Do you want to proceed?")
     );
-    assert_eq!(s.cards[0].attention.state(), Some(("waiting", T0 + 1_500)));
+    assert_eq!(
+        s.cards[0].attention.state(),
+        Some((Doing::Waiting, T0 + 1_500))
+    );
     assert_eq!(s.counts().waiting, 1);
     // Still quiet: not looked at again, still waiting.
     assert!(looks(&output(&mut s, 9_000, T0 + 10_000)).is_empty());
@@ -908,7 +916,10 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
     // Answered: it writes, and no longer waits.
     output(&mut s, 9_500, T0 + 11_000);
     assert_eq!(s.counts().waiting, 0);
-    assert_eq!(s.cards[0].attention.state(), Some(("working", T0 + 11_000)));
+    assert_eq!(
+        s.cards[0].attention.state(),
+        Some((Doing::Working, T0 + 11_000))
+    );
 }
 
 #[test]
@@ -983,9 +994,8 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
             )
         });
         assert_eq!(journaled(&fx), want.into_iter().collect::<Vec<_>>());
-        assert_eq!(state_opt(&fx), supervising.then(|| "waiting".to_string()));
         // Announced once, at the next poll, by every instance (a bell where it does not
-        // supervise).
+        // supervise); the pane option follows at that poll.
         let notified = |fx: &[Effect]| -> Vec<String> {
             fx.iter()
                 .filter_map(|e| match e {
@@ -995,13 +1005,23 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
                 .flatten()
                 .collect()
         };
-        assert_eq!(notified(&output(&mut s, 100, T0 + 15)), ["waiting"]);
+        s.update(Msg::OptionsSet(Ok(())), T0 + 12);
+        let fx = output(&mut s, 100, T0 + 15);
+        assert_eq!(notified(&fx), ["waiting"]);
+        assert_eq!(state_opt(&fx), supervising.then(|| "waiting".to_string()));
         // Looked at again, still waiting: no second edge.
         assert!(journaled(&s.update(prompt(), T0 + 20)).is_empty());
         assert!(notified(&output(&mut s, 100, T0 + 25)).is_empty());
+        s.update(Msg::OptionsSet(Ok(())), T0 + 30);
         let fx = output(&mut s, 200, T0 + 1_000);
-        let want = supervising.then(|| ("working".to_string(), None));
+        let want = supervising.then(|| {
+            (
+                "working".to_string(),
+                Some("its window has output".to_string()),
+            )
+        });
         assert_eq!(journaled(&fx), want.into_iter().collect::<Vec<_>>());
-        assert_eq!(state_opt(&fx), supervising.then(|| "running".to_string()));
+        assert_eq!(state_opt(&fx), supervising.then(|| "working".to_string()));
+        assert!(notified(&fx).is_empty(), "only a wait is announced");
     }
 }

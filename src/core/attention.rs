@@ -1,0 +1,389 @@
+//! What a live agent is doing, as far as can be told: working, waiting for its user, or idle
+//! at its input box. Each source that can tell is kept apart, and the most exact one that
+//! says something decides; when none does, it is not known and not said. Pure.
+//!
+//! The sources, most exact first:
+//! - the agent's own word: claude's per-process file (`~/.claude/sessions/<pid>.json`,
+//!   `status` idle or busy);
+//! - a hook's word: the pane options agent hook plugins write (`@pane_status`,
+//!   `@pane_wait_reason`), agentwatch's own hooks among them;
+//! - the window's output (tmux's `window_activity`): changing, the agent is working;
+//! - its screen once the output stopped: a prompt for its user (waiting), the line it shows
+//!   while it works (working), or, for a kind whose working line is known, neither (idle).
+//!
+//! A prompt for its user beats a busy word: claude's file says busy while it asks for a
+//! permission.
+
+use crate::core::msg::Millis;
+
+/// How long an agent's window has no output before its screen is looked at.
+pub const QUIET_MS: Millis = 2_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Doing {
+    Working,
+    /// A permission prompt, a question, a trust or login dialog: it waits for its user.
+    Waiting,
+    /// Its turn is over; it sits at its input box.
+    Idle,
+}
+
+impl Doing {
+    pub fn word(self) -> &'static str {
+        match self {
+            Doing::Working => "working",
+            Doing::Waiting => "waiting",
+            Doing::Idle => "idle",
+        }
+    }
+}
+
+/// Which source told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Told {
+    /// The agent's own state file.
+    File,
+    /// A pane option written by a hook.
+    Hook,
+    /// The window's output time.
+    Output,
+    /// A look at its screen.
+    Screen,
+}
+
+impl Told {
+    pub fn word(self) -> &'static str {
+        match self {
+            Told::File => "file",
+            Told::Hook => "hook",
+            Told::Output => "output",
+            Told::Screen => "screen",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Told::File => "the agent's own state file",
+            Told::Hook => "a hook's pane option",
+            Told::Output => "the window's output",
+            Told::Screen => "its screen",
+        }
+    }
+}
+
+/// One source's word: what the agent does, and the line or value that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub doing: Doing,
+    pub told: Told,
+    pub why: String,
+}
+
+impl Verdict {
+    pub fn new(doing: Doing, told: Told, why: impl Into<String>) -> Verdict {
+        Verdict {
+            doing,
+            told,
+            why: why.into(),
+        }
+    }
+}
+
+/// A hook's pane options as last read, and whether the window's output has since overtaken
+/// a `waiting` it said (answered prompts are not always followed by another hook call).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookWord {
+    pub status: String,
+    pub reason: String,
+    pub seen_at: Millis,
+    pub overtaken: bool,
+}
+
+/// The word of a hook plugin's `@pane_status` value, when it is one this knows. Plugins in
+/// use write `working`/`running`/`busy`, `waiting`/`needs-input`/`attention`/`permission`,
+/// and `idle`/`done`/`ready`.
+pub fn hook_doing(status: &str) -> Option<Doing> {
+    let s = status.trim().to_ascii_lowercase();
+    Some(match s.as_str() {
+        "working" | "running" | "busy" | "thinking" | "active" => Doing::Working,
+        "waiting" | "wait" | "needs-input" | "needs_input" | "input" | "attention"
+        | "permission" | "blocked" | "asking" => Doing::Waiting,
+        "idle" | "done" | "ready" | "finished" | "complete" | "completed" | "stopped" => {
+            Doing::Idle
+        }
+        _ => return None,
+    })
+}
+
+/// The word of claude's `status` field in its per-process file.
+pub fn file_doing(status: &str) -> Option<Doing> {
+    match status {
+        "busy" => Some(Doing::Working),
+        "idle" => Some(Doing::Idle),
+        "waiting" => Some(Doing::Waiting),
+        _ => None,
+    }
+}
+
+/// What a live agent is doing: each source's last word, and what was decided from them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Attention {
+    /// Its window's output time at the last look, and when that last changed (0: not seen
+    /// changing).
+    pub output: Option<(u64, Millis)>,
+    /// When the current stretch of output began.
+    pub working_since: Option<Millis>,
+    /// Its screen was looked at since the output stopped.
+    pub looked: bool,
+    /// What the last look at its screen said.
+    pub screen: Option<Verdict>,
+    /// What the agent's own state file says.
+    pub file: Option<Verdict>,
+    /// What a hook's pane options say.
+    pub hook: Option<HookWord>,
+    /// What was decided, and since when.
+    pub now: Option<(Verdict, Millis)>,
+}
+
+impl Attention {
+    /// The decided state and since when; `None` when it cannot be told.
+    pub fn state(&self) -> Option<(Doing, Millis)> {
+        self.now.as_ref().map(|(v, t)| (v.doing, *t))
+    }
+
+    pub fn is(&self, doing: Doing) -> bool {
+        self.state().is_some_and(|(d, _)| d == doing)
+    }
+
+    /// The line or value behind a wait, while it waits.
+    pub fn waiting_for(&self) -> Option<&str> {
+        match &self.now {
+            Some((v, _)) if v.doing == Doing::Waiting => Some(&v.why),
+            _ => None,
+        }
+    }
+
+    /// Takes in the window's output time at `now`; says whether the screen should be looked
+    /// at now (the output stopped and it was not looked at since).
+    pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
+        match self.output {
+            Some((old, _)) if old != at => {
+                self.output = Some((at, now));
+                self.working_since.get_or_insert(now);
+                self.looked = false;
+                self.screen = None;
+                // A wait a hook told of, answered: the agent writes again well after it.
+                if let Some(h) = self.hook.as_mut() {
+                    if hook_doing(&h.status) == Some(Doing::Waiting)
+                        && now.saturating_sub(h.seen_at) >= QUIET_MS
+                    {
+                        h.overtaken = true;
+                    }
+                }
+                false
+            }
+            Some((_, at)) => {
+                if now.saturating_sub(at) >= QUIET_MS {
+                    self.working_since = None;
+                }
+                self.working_since.is_none() && !self.looked
+            }
+            // First sight: whether it is writing is not known yet; its screen says the rest.
+            None => {
+                self.output = Some((at, 0));
+                !self.looked
+            }
+        }
+    }
+
+    /// Takes in what its screen said.
+    pub fn looked_at(&mut self, screen: Option<Verdict>) {
+        self.looked = true;
+        self.screen = screen;
+    }
+
+    /// Takes in a hook's pane options (empty: none set).
+    pub fn hook_says(&mut self, status: &str, reason: &str, now: Millis) {
+        if status.is_empty() {
+            self.hook = None;
+            return;
+        }
+        match &mut self.hook {
+            Some(h) if h.status == status => h.reason = reason.to_string(),
+            _ => {
+                self.hook = Some(HookWord {
+                    status: status.to_string(),
+                    reason: reason.to_string(),
+                    seen_at: now,
+                    overtaken: false,
+                })
+            }
+        }
+    }
+
+    /// The hook's word as a verdict, unless the output overtook it.
+    pub fn hook_verdict(&self) -> Option<Verdict> {
+        let h = self.hook.as_ref().filter(|h| !h.overtaken)?;
+        let doing = hook_doing(&h.status)?;
+        let why = if h.reason.is_empty() {
+            format!("@pane_status {}", h.status)
+        } else {
+            h.reason.clone()
+        };
+        Some(Verdict::new(doing, Told::Hook, why))
+    }
+
+    /// Each source's word, most exact first (what `explain` prints).
+    pub fn words(&self) -> Vec<Verdict> {
+        let output = self
+            .working_since
+            .map(|_| Verdict::new(Doing::Working, Told::Output, "its window has output"));
+        [
+            self.file.clone(),
+            self.hook_verdict(),
+            output,
+            self.screen.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// What the sources say together: a prompt for its user from a hook or on screen, else
+    /// the most exact source's word.
+    pub fn decide(&self) -> Option<Verdict> {
+        let words = self.words();
+        words
+            .iter()
+            .find(|v| v.doing == Doing::Waiting && v.told != Told::File)
+            .or_else(|| words.first())
+            .cloned()
+    }
+
+    /// Decides again at `now`; returns the decision when what the agent does changed (an
+    /// edge: `Some(None)` when it is no longer known).
+    pub fn settle(&mut self, now: Millis) -> Option<Option<Verdict>> {
+        // The output stopped and its screen is still to be read: what it shows decides, so
+        // the state holds till then (no working -> unknown -> waiting flutter).
+        if self.output.is_some() && self.working_since.is_none() && !self.looked {
+            return None;
+        }
+        let new = self.decide();
+        let old = self.now.as_ref().map(|(v, _)| v.doing);
+        match new {
+            Some(v) if Some(v.doing) == old => {
+                // Same state, maybe another line: kept, the time it began too.
+                if let Some((cur, _)) = self.now.as_mut() {
+                    *cur = v;
+                }
+                None
+            }
+            Some(v) => {
+                // A wait or an idle spell seen on a quiet screen began when the output stopped.
+                let quiet = self.output.map(|(_, at)| at).filter(|&at| at > 0);
+                let since = match (v.doing, v.told) {
+                    (Doing::Waiting | Doing::Idle, Told::Screen) => quiet.unwrap_or(now),
+                    _ => now,
+                };
+                self.now = Some((v.clone(), since.min(now)));
+                Some(Some(v))
+            }
+            None if old.is_some() => {
+                self.now = None;
+                Some(None)
+            }
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_beats_the_agents_own_busy_word_and_the_file_beats_the_output() {
+        let mut a = Attention {
+            file: Some(Verdict::new(Doing::Working, Told::File, "status busy")),
+            working_since: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(a.decide().map(|v| v.told), Some(Told::File));
+        a.screen = Some(Verdict::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Do you want to proceed?",
+        ));
+        let v = a.decide().unwrap();
+        assert_eq!((v.doing, v.told), (Doing::Waiting, Told::Screen));
+        a.screen = None;
+        a.file = Some(Verdict::new(Doing::Idle, Told::File, "status idle"));
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
+        a.file = None;
+        assert_eq!(a.decide().map(|v| v.told), Some(Told::Output));
+    }
+
+    #[test]
+    fn a_hooks_wait_is_overtaken_by_output_well_after_it_not_by_the_prompt_drawing_itself() {
+        let mut a = Attention::default();
+        a.saw_output(100, 1_000);
+        a.hook_says("waiting", "Claude needs your permission to use Bash", 1_000);
+        a.saw_output(101, 1_500);
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Waiting));
+        assert_eq!(
+            a.decide().map(|v| v.why).as_deref(),
+            Some("Claude needs your permission to use Bash")
+        );
+        a.saw_output(102, 9_000);
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Working));
+        // A new word from the hook counts again.
+        a.hook_says("idle", "", 10_000);
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
+        a.hook_says("", "", 11_000);
+        assert!(a.hook.is_none());
+    }
+
+    #[test]
+    fn an_unknown_hook_word_says_nothing() {
+        assert_eq!(hook_doing("Waiting"), Some(Doing::Waiting));
+        assert_eq!(hook_doing("done"), Some(Doing::Idle));
+        assert_eq!(hook_doing("compacting?"), None);
+        let mut a = Attention::default();
+        a.hook_says("compacting?", "", 0);
+        assert_eq!(a.decide(), None);
+    }
+
+    #[test]
+    fn settle_reports_edges_only_and_dates_a_quiet_wait_from_when_the_output_stopped() {
+        let mut a = Attention::default();
+        a.saw_output(1, 500);
+        a.saw_output(2, 1_000);
+        assert_eq!(
+            a.settle(1_000).flatten().map(|v| v.doing),
+            Some(Doing::Working)
+        );
+        assert_eq!(a.settle(1_200), None, "no edge while it stays working");
+        assert!(a.saw_output(2, 3_500), "quiet: look");
+        assert_eq!(a.settle(3_500), None, "held till its screen is read");
+        assert_eq!(a.state(), Some((Doing::Working, 1_000)));
+        a.looked_at(Some(Verdict::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Do you want to proceed?",
+        )));
+        assert_eq!(
+            a.settle(3_600).flatten().map(|v| v.doing),
+            Some(Doing::Waiting)
+        );
+        assert_eq!(a.state(), Some((Doing::Waiting, 1_000)));
+        assert_eq!(a.waiting_for(), Some("Do you want to proceed?"));
+        a.looked_at(Some(Verdict::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Enter to confirm · Esc to cancel",
+        )));
+        assert_eq!(a.settle(3_700), None, "another line, the same wait");
+        assert_eq!(a.state(), Some((Doing::Waiting, 1_000)));
+        assert_eq!(a.waiting_for(), Some("Enter to confirm · Esc to cancel"));
+    }
+}
