@@ -21,6 +21,9 @@ pub struct Config {
     pub retain_dead: bool,
     /// Show every pane, not only agents (like `--all`).
     pub show_all_panes: bool,
+    /// The order of the cards: `attention` (dead, waiting, idle, working; each in tmux's
+    /// order) or `tmux` (session, window, pane).
+    pub order: Order,
     /// Shells: a pane whose own process is one of these hosts agents typed at its prompt.
     pub shells: Vec<String>,
     /// Poll over a persistent tmux control-mode client (no process per tick); it falls back
@@ -31,6 +34,18 @@ pub struct Config {
     pub auto_resume: AutoResume,
     pub crash_records: CrashRecords,
     pub notify: Notify,
+}
+
+/// The order of the cards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// What needs its user first: dead, waiting, idle, working; a card moves down only once
+    /// its calmer state held for 10 s, so the grid does not jump.
+    #[default]
+    Attention,
+    /// tmux's order: session, window, pane.
+    Tmux,
 }
 
 /// `[notify]`: how a death (or auto-resume giving up) is announced.
@@ -81,6 +96,7 @@ impl Default for Config {
             tick_ms: 500,
             retain_dead: true,
             show_all_panes: false,
+            order: Order::Attention,
             control_mode: true,
             shells: [
                 "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh",

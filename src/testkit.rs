@@ -45,13 +45,17 @@ pub fn obs(panes: Vec<Pane>) -> Observation {
     }
 }
 
+/// A state in tmux's order: the tests about other things place cards by pane; the attention
+/// order has tests of its own.
 pub fn state(size: (u16, u16)) -> State {
-    State::new(
+    let mut s = State::new(
         &Config::default(),
         false,
         "/tmp/tmux-1000/default".into(),
         size,
-    )
+    );
+    s.order = crate::config::Order::Tmux;
+    s
 }
 
 /// Feeds a tick and a poll answer, as the loop would.

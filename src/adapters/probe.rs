@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use crate::adapters::claude_state::ClaudeStates;
 use crate::adapters::exits::ExitWatch;
 use crate::adapters::mirror::{Ask, Heard, Mirror};
 use crate::adapters::tmux::client::{Tmux, TmuxError};
@@ -34,6 +35,8 @@ pub struct Prober {
     waker: std::sync::OnceLock<()>,
     /// The last question to tmux failed.
     failing: std::sync::atomic::AtomicBool,
+    /// claude's per-process state files.
+    claude: Mutex<ClaudeStates>,
 }
 
 /// What the poller watches between polls, besides tmux.
@@ -116,6 +119,7 @@ impl Prober {
             signs: Mutex::new(Signs::default()),
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
+            claude: Mutex::new(ClaudeStates::new(None)),
         }
     }
 
@@ -225,6 +229,7 @@ impl Prober {
             .map(|p| (p.id, p.window_activity))
             .collect();
         obs.listing = listing;
+        obs.agent_files = self.agent_files(now);
         Ok(obs)
     }
 
@@ -311,6 +316,23 @@ impl Prober {
             .collect();
     }
 
+    /// The agents' own state files; once they are watched, a write wakes the loop.
+    fn agent_files(
+        &self,
+        now: std::time::Instant,
+    ) -> Arc<HashMap<u32, crate::core::attention::AgentFile>> {
+        let mut claude = lock(&self.claude);
+        let files = claude.current(now);
+        if !claude.waking {
+            let fd = claude.fd().and_then(|fd| fd.try_clone_to_owned().ok());
+            if let (Some(fd), Ok(_)) = (fd, tokio::runtime::Handle::try_current()) {
+                claude.waking = true;
+                wake_on_readable(fd, Arc::clone(self.tmux.notices()));
+            }
+        }
+        files
+    }
+
     /// Starts, once, the task that wakes the loop when a watched process ends.
     fn start_waker(&self) {
         self.waker.get_or_init(|| {
@@ -321,24 +343,7 @@ impl Prober {
             let (Some(fd), Ok(_)) = (fd, tokio::runtime::Handle::try_current()) else {
                 return;
             };
-            // SAFETY: `fd` is a descriptor of our own (a duplicate of the epoll set's), moved
-            // into the AsyncFd, which alone closes it.
-            let registered = unsafe {
-                tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-            };
-            let Ok(afd) = registered else {
-                return;
-            };
-            let notices = Arc::clone(self.tmux.notices());
-            tokio::spawn(async move {
-                loop {
-                    let Ok(mut ready) = afd.readable().await else {
-                        return;
-                    };
-                    ready.clear_ready();
-                    notices.wake.notify_one();
-                }
-            });
+            wake_on_readable(fd, Arc::clone(self.tmux.notices()));
         });
     }
 
@@ -530,6 +535,31 @@ impl Prober {
         cache.insert(pid, info.clone());
         Some(info)
     }
+}
+
+/// A task that wakes the loop each time `fd` (a duplicate of ours: the epoll set of ended
+/// processes, or the inotify watch of state files) becomes readable; the poll reads it.
+fn wake_on_readable(
+    fd: std::os::fd::OwnedFd,
+    notices: Arc<crate::adapters::tmux::control::Notices>,
+) {
+    // SAFETY: `fd` is a descriptor of our own (a duplicate), moved into the AsyncFd, which
+    // alone closes it.
+    let registered = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    };
+    let Ok(afd) = registered else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            let Ok(mut ready) = afd.readable().await else {
+                return;
+            };
+            ready.clear_ready();
+            notices.wake.notify_one();
+        }
+    });
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -125,6 +125,27 @@ pub fn file_doing(status: &str) -> Option<Doing> {
     }
 }
 
+/// An agent's own state file, as read (claude's `sessions/<pid>.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AgentFile {
+    pub status: String,
+    /// `updatedAt`, epoch ms.
+    pub updated_at: Option<Millis>,
+    /// `procStart`: the kernel's start time of the process it is about.
+    pub proc_start: Option<String>,
+}
+
+impl AgentFile {
+    pub fn verdict(&self) -> Option<Verdict> {
+        let doing = file_doing(&self.status)?;
+        Some(Verdict::new(
+            doing,
+            Told::File,
+            format!("status {}", self.status),
+        ))
+    }
+}
+
 /// What a live agent is doing: each source's last word, and what was decided from them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Attention {

@@ -110,8 +110,22 @@ pub const GRID: &[Binding] = &[
         None,
     ),
     b(
-        &[Char('p'), Code(KeyCode::Enter)],
-        "p/Enter",
+        &[Char('n'), Code(KeyCode::Tab)],
+        "n/Tab",
+        Action::NextNeed,
+        "select the next agent that needs you: dead or waiting",
+        Some("needs you"),
+    ),
+    b(
+        &[Char('g'), Code(KeyCode::Enter)],
+        "g/Enter",
+        Action::Jump,
+        "go to the pane in tmux (or show the attach command)",
+        None,
+    ),
+    b(
+        &[Char('p')],
+        "p",
         Action::Peek,
         "peek at the agent's whole output, colours included",
         Some("peek"),
@@ -156,13 +170,6 @@ pub const GRID: &[Binding] = &[
         "x",
         Action::Close,
         "close a dead pane (press x twice; never a live one)",
-        None,
-    ),
-    b(
-        &[Char('g')],
-        "g",
-        Action::Jump,
-        "go to the pane in tmux (or show the attach command)",
         None,
     ),
     b(

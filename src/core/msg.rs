@@ -45,11 +45,13 @@ pub enum Action {
     /// `y` / `n`: answer a question.
     Yes,
     No,
-    /// `p`/Enter: open the peek view on the selected pane.
+    /// `p`: open the peek view on the selected pane.
     Peek,
+    /// `n`/Tab: select the next agent that needs its user.
+    NextNeed,
     /// `x`: close a dead pane (asks once).
     Close,
-    /// `g`: go to the pane in tmux.
+    /// `g`/Enter: go to the pane in tmux.
     Jump,
     /// Peek: start a search.
     Search,
@@ -104,6 +106,8 @@ pub struct Observation {
     /// When each agent pane's window last had output (tmux's `window_activity`, epoch
     /// seconds), for the panes read this poll: changing, the agent is working.
     pub activity: HashMap<PaneId, u64>,
+    /// Agents' own state files by the pid they are about (claude's `sessions/<pid>.json`).
+    pub agent_files: Arc<HashMap<u32, crate::core::attention::AgentFile>>,
 }
 
 /// Something that happened.

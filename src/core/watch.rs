@@ -2,7 +2,7 @@
 //! card. Decides running / dead / finished, when it died, and whether the exit status is
 //! still being read (the lost-SIGCHLD case).
 
-use crate::core::attention::Attention;
+use crate::core::attention::{Attention, Doing};
 use crate::core::msg::Millis;
 use crate::core::pane::{Exit, Pane};
 use crate::core::supervisor::{Budget, Hold};
@@ -105,7 +105,14 @@ pub struct Card {
     pub tail_asked: bool,
     /// What the live agent is doing, as far as can be told.
     pub attention: Attention,
+    /// Its place in the attention order: the rank it is shown at, and a calmer rank it has
+    /// wanted since when (it moves down only once that held for [`ORDER_SETTLE_MS`]).
+    pub order: (u8, Option<(u8, Millis)>),
 }
+
+/// How long a card's calmer state must hold before it moves down the attention order: an
+/// agent that works between two prompts does not make the grid jump.
+pub const ORDER_SETTLE_MS: Millis = 10_000;
 
 /// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -190,6 +197,44 @@ impl Notice {
 }
 
 impl Card {
+    /// Where it belongs in the attention order, most in need of its user first: dead,
+    /// waiting, idle, working or not known, a shell whose agent is not running, any other
+    /// pane.
+    pub fn rank(&self) -> u8 {
+        if self.agent.is_none() {
+            return 5;
+        }
+        match self.life {
+            Life::Dead(_) | Life::Reading => 0,
+            Life::Idle => 4,
+            Life::Running => match self.attention.state() {
+                Some((Doing::Waiting, _)) => 1,
+                Some((Doing::Idle, _)) => 2,
+                _ => 3,
+            },
+        }
+    }
+
+    /// Takes in its rank at `now`: up at once, down once the calmer rank held.
+    pub fn settle_rank(&mut self, now: Millis) {
+        let want = self.rank();
+        let (shown, calmer) = self.order;
+        self.order = if want <= shown || shown == u8::MAX {
+            (want, None)
+        } else {
+            match calmer {
+                Some((r, since)) if r == want => {
+                    if now.saturating_sub(since) >= ORDER_SETTLE_MS {
+                        (want, None)
+                    } else {
+                        (shown, calmer)
+                    }
+                }
+                _ => (shown, Some((want, now))),
+            }
+        };
+    }
+
     /// One word for what the agent is (the pane option `@agentwatch_state`): `working`,
     /// `waiting`, `idle` or `running` (alive, doing what cannot be told), `dead`,
     /// `finished` (exit 0), `not_running` (its shell is at its prompt).
@@ -267,6 +312,7 @@ pub fn observe(
             resumed: c.resumed,
             tail_asked: false,
             attention: Attention::default(),
+            order: c.order,
             discovered_at: None,
             discovered_dead: false,
             budget: c.budget,
@@ -311,6 +357,7 @@ pub fn observe(
             resumed: None,
             tail_asked: false,
             attention: Attention::default(),
+            order: (u8::MAX, None),
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,

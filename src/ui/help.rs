@@ -38,7 +38,6 @@ pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf:
                 ])
             }),
     );
-    lines.push(Line::raw(""));
     lines.push(Line::from(Span::styled(
         " ✖ red banner: the agent crashed (exit code or signal shown)",
         t.alarm(),
@@ -46,6 +45,10 @@ pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf:
     lines.push(Line::from(Span::styled(
         " ✔ green line: the agent finished cleanly (exit code 0)",
         t.finished(),
+    )));
+    lines.push(Line::from(Span::styled(
+        " ◆ yellow: the agent waits for your input (a prompt or question)",
+        t.waiting(),
     )));
     lines.push(Line::raw(
         " (stale): tmux is not answering; the last known state is shown",

@@ -55,7 +55,10 @@ pub(super) fn live(dir: &Path, id: &str, not: &[u32], budget: &mut Budget) -> Op
         // A file left by a claude that was killed names a pid that is gone, or reused by
         // another process (its start time differs).
         let named = v.get("sessionId").and_then(Value::as_str) == Some(id);
-        if named && proc_start(pid).is_some() && same_process(pid, v.get("procStart")) {
+        if named
+            && crate::adapters::claude_state::proc_start(pid).is_some()
+            && same_process(pid, v.get("procStart"))
+        {
             return Some(pid);
         }
     }
@@ -98,14 +101,7 @@ fn same_process(pid: u32, recorded: Option<&Value>) -> bool {
         Some(Value::Number(n)) => n.to_string(),
         Some(_) => return false,
     };
-    proc_start(pid).is_none_or(|start| start == recorded)
-}
-
-/// Field 22 of `/proc/<pid>/stat`: the process start time in clock ticks since boot.
-fn proc_start(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19).map(str::to_owned)
+    crate::adapters::claude_state::proc_start(pid).is_none_or(|start| start == recorded)
 }
 
 /// The only transcript in the cwd's project folder written during the run and naming the cwd.
@@ -164,6 +160,7 @@ pub(super) fn slug(cwd: &str) -> String {
 mod tests {
     use super::super::{discover, put};
     use super::*;
+    use crate::adapters::claude_state::proc_start;
     use crate::core::msg::Millis;
 
     const SID: &str = "7f3c1e2a-9b4d-4c8e-a1f0-3d5b6c7e8f90";

@@ -2,16 +2,17 @@
 //! never reads the clock.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::config::Config;
+use crate::config::{Config, Order};
 use crate::core::agent::{Agents, Route, SESSION_ID};
-use crate::core::attention::{Doing, Verdict};
+use crate::core::attention::{AgentFile, Doing, Verdict};
 use crate::core::errors::TmuxError;
 use crate::core::layout::geometry;
 use crate::core::msg::{
     Action, CrashMeta, DiscoverRequest, Effect, Election, Millis, Msg, Observation, Supervisor,
 };
-use crate::core::pane::{Exit, Pane, PaneId};
+use crate::core::pane::{Exit, Pane, PaneId, ProcTree};
 use crate::core::prompt::Hosting;
 use crate::core::resume::{self, Refusal};
 use crate::core::supervisor::Policy;
@@ -50,6 +51,8 @@ pub enum Server {
 pub struct State {
     pub agents: Agents,
     pub retain_dead: bool,
+    /// How the cards are ordered: what needs its user first, or tmux's order.
+    pub order: Order,
     pub show_all: bool,
     /// The socket, for the header and messages.
     pub socket: String,
@@ -148,6 +151,7 @@ impl State {
         State {
             agents: config.agents(),
             retain_dead: config.retain_dead,
+            order: config.order,
             show_all: show_all || config.show_all_panes,
             socket,
             cards: Vec::new(),
@@ -388,6 +392,8 @@ impl State {
 
     fn absorb(&mut self, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
         let activity = std::mem::take(&mut obs.activity);
+        let files = std::mem::take(&mut obs.agent_files);
+        let trees = Arc::clone(&obs.tree);
         if obs.listing.malformed != self.malformed {
             if obs.listing.malformed > 0 {
                 tracing::warn!(
@@ -484,14 +490,8 @@ impl State {
             }
             cards.push(card);
         }
-        cards.sort_by(|a, b| {
-            (&a.pane.session, a.pane.window_index, a.pane.pane_index).cmp(&(
-                &b.pane.session,
-                b.pane.window_index,
-                b.pane.pane_index,
-            ))
-        });
         self.cards = cards;
+        self.sort_cards();
         self.listed = Some(listed);
         // Agent panes that vanished while their agent ran: never silence. (Not when a
         // record did not parse: that pane may still be there.)
@@ -550,7 +550,8 @@ impl State {
         }
 
         self.follow_server_auto(&obs.listing.auto_all);
-        self.attend(&activity, now, fx);
+        self.attend(&activity, &files, &trees, now, fx);
+        self.reorder(now);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.tell_history();
@@ -622,7 +623,14 @@ impl State {
     /// What each live agent does: its window's output time and a hook's pane options as
     /// read this poll, and the screen of one whose output stopped, read once until it
     /// writes again.
-    fn attend(&mut self, activity: &HashMap<PaneId, u64>, now: Millis, fx: &mut Vec<Effect>) {
+    fn attend(
+        &mut self,
+        activity: &HashMap<PaneId, u64>,
+        files: &HashMap<u32, AgentFile>,
+        trees: &HashMap<PaneId, Arc<ProcTree>>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
         let mut look = Vec::new();
         for card in &mut self.cards {
             if card.agent.is_none() || card.life != Life::Running {
@@ -630,6 +638,18 @@ impl State {
                 continue;
             }
             let a = &mut card.attention;
+            // The agent's own file, about the pane's process or one in its foreground.
+            let below = trees
+                .get(&card.pane.id)
+                .map(|t| &t.below[..])
+                .unwrap_or(&[]);
+            a.file = card
+                .pane
+                .pid
+                .into_iter()
+                .chain(below.iter().map(|p| p.pid))
+                .find_map(|pid| files.get(&pid))
+                .and_then(AgentFile::verdict);
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
                 if a.saw_output(output, now) && !self.look_in_flight {
@@ -714,6 +734,31 @@ impl State {
                 .looked_at(def.and_then(|d| d.screen_says(screen)));
         }
         self.settle_attention(now, fx);
+        self.reorder(now);
+    }
+
+    /// Each card's place in the attention order settled at `now`, and the cards sorted.
+    fn reorder(&mut self, now: Millis) {
+        for card in &mut self.cards {
+            card.settle_rank(now);
+        }
+        self.sort_cards();
+    }
+
+    /// What needs its user first (dead, waiting, idle, working), each rank in tmux's order
+    /// (session, window, pane); or tmux's order alone, as configured.
+    fn sort_cards(&mut self) {
+        let attention = self.order == Order::Attention;
+        fn key(c: &Card, attention: bool) -> (u8, &str, u32, u32) {
+            (
+                if attention { c.order.0 } else { 0 },
+                &c.pane.session,
+                c.pane.window_index,
+                c.pane.pane_index,
+            )
+        }
+        self.cards
+            .sort_by(|a, b| key(a, attention).cmp(&key(b, attention)));
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
@@ -782,6 +827,27 @@ impl State {
             (Action::Peek | Action::Close | Action::Jump, _) => {
                 self.grid_extra(a, now, fx);
                 return;
+            }
+            (Action::NextNeed, cur) => {
+                let needs = |c: &Card| {
+                    c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
+                };
+                let start = cur.map_or(0, |i| i + 1);
+                match (0..n)
+                    .map(|k| (start + k) % n)
+                    .find(|&j| needs(&self.cards[j]))
+                {
+                    Some(j) => j,
+                    None => {
+                        if let Some(i) = cur {
+                            self.cards[i].notice = Some(Notice::info(
+                                "no agent needs you: none is dead or waiting for input",
+                                Some(now + crate::core::state::NOTICE_MS),
+                            ));
+                        }
+                        return;
+                    }
+                }
             }
             (
                 Action::Search

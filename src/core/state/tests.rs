@@ -1025,3 +1025,91 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
         assert!(notified(&fx).is_empty(), "only a wait is announced");
     }
 }
+
+/// Four claude panes, %1..%4, polled at `now` with `activity` as their windows' output
+/// times; %2 is dead when `dead2`.
+fn four(s: &mut State, activity: [u64; 4], dead2: bool, now: Millis) -> Vec<Effect> {
+    let panes: Vec<Pane> = (1..=4)
+        .map(|i| {
+            let mut p = pane(i, i, "claude");
+            p.opt_agent = "claude".into();
+            if i == 2 && dead2 {
+                p = dead(p, Some(1), None);
+            }
+            p
+        })
+        .collect();
+    let mut o = obs(panes);
+    for (i, a) in activity.iter().enumerate() {
+        o.activity.insert(PaneId(i as u32 + 1), *a);
+    }
+    s.update(Msg::Tick, now);
+    s.update(Msg::Polled(Ok(o)), now)
+}
+
+fn order(s: &State) -> Vec<u32> {
+    s.cards.iter().map(|c| c.pane.id.0).collect()
+}
+
+#[test]
+fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
+    let mut s = state((200, 60));
+    s.order = crate::config::Order::Attention;
+    four(&mut s, [1, 1, 1, 1], false, T0);
+    let screens = |w: &str| -> Msg {
+        Msg::Looked(Ok((1..=4)
+            .map(|i| {
+                let text = match i {
+                    3 => "Do you want to proceed?",
+                    _ => w,
+                };
+                (PaneId(i), text.to_string())
+            })
+            .collect()))
+    };
+    s.update(screens("> "), T0 + 10);
+    // Waiting, then idle (in tmux's order).
+    assert_eq!(order(&s), [3, 1, 2, 4]);
+    // %2 dies: first at once.
+    four(&mut s, [1, 1, 1, 1], true, T0 + 500);
+    assert_eq!(order(&s), [2, 3, 1, 4]);
+    // %1 starts working: it keeps its place for a while, then moves down.
+    four(&mut s, [5, 1, 1, 1], true, T0 + 1_000);
+    four(&mut s, [6, 1, 1, 1], true, T0 + 2_000);
+    assert_eq!(order(&s), [2, 3, 1, 4], "no jump on a short burst of work");
+    four(
+        &mut s,
+        [7, 1, 1, 1],
+        true,
+        T0 + 1_000 + crate::core::watch::ORDER_SETTLE_MS,
+    );
+    assert_eq!(order(&s), [2, 3, 4, 1], "working for 10 s: below the idle");
+}
+
+#[test]
+fn n_selects_the_next_agent_that_needs_you_in_turn_and_says_when_none_does() {
+    let mut s = state((200, 60));
+    four(&mut s, [1, 1, 1, 1], true, T0);
+    s.update(
+        Msg::Looked(Ok(
+            [(PaneId(4), "Do you want to proceed?".to_string())].into()
+        )),
+        T0 + 10,
+    );
+    assert_eq!(s.selected, Some(PaneId(1)));
+    s.update(Msg::Action(Action::NextNeed), T0 + 20);
+    assert_eq!(s.selected, Some(PaneId(2)), "the dead one");
+    s.update(Msg::Action(Action::NextNeed), T0 + 30);
+    assert_eq!(s.selected, Some(PaneId(4)), "the waiting one");
+    s.update(Msg::Action(Action::NextNeed), T0 + 40);
+    assert_eq!(s.selected, Some(PaneId(2)), "round again");
+    // Nothing needs you: said, and the selection stays.
+    let mut s = state((200, 60));
+    four(&mut s, [1, 1, 1, 1], false, T0);
+    s.update(Msg::Action(Action::NextNeed), T0 + 20);
+    assert_eq!(s.selected, Some(PaneId(1)));
+    assert!(s.cards[0]
+        .notice
+        .as_ref()
+        .is_some_and(|n| n.text.contains("no agent needs you")));
+}
