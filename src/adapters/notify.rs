@@ -1,6 +1,7 @@
 //! Announcing deaths (and agents that wait for their user): the terminal bell, a desktop
 //! notification, a hook command (deaths only). Does I/O.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
@@ -46,19 +47,20 @@ pub fn summary(events: &[Event]) -> (String, String) {
     }
 }
 
-/// Announces a batch of events as configured: one bell, one desktop notification, and the
-/// hook once per event with the event as JSON on its stdin.
-pub async fn announce(cfg: &Notify, events: &[Event]) {
-    if events.is_empty() {
-        return;
-    }
-    let (title, body) = summary(events);
-    if cfg.bell {
-        let mut out = std::io::stdout();
-        let _ = out.write_all(b"\x07").and_then(|_| out.flush());
-    }
-    if cfg.desktop {
-        desktop(&title, &body).await;
+/// Announces a batch of events as configured: one bell, one desktop notification (neither
+/// for a pane its user is `looking` at, in a focused tmux client), and the hook once per
+/// death with the event as JSON on its stdin.
+pub async fn announce(cfg: &Notify, events: &[Event], looking: &HashSet<String>) {
+    let unseen = unseen(events, looking);
+    if !unseen.is_empty() {
+        let (title, body) = summary(&unseen);
+        if cfg.bell {
+            let mut out = std::io::stdout();
+            let _ = out.write_all(b"\x07").and_then(|_| out.flush());
+        }
+        if cfg.desktop {
+            desktop(&title, &body).await;
+        }
     }
     if let Some((program, args)) = cfg.on_death.split_first() {
         for e in events.iter().filter(|e| e.event != "waiting") {
@@ -68,6 +70,32 @@ pub async fn announce(cfg: &Notify, events: &[Event]) {
         }
     }
 }
+
+/// The events about panes nobody is looking at.
+fn unseen(events: &[Event], looking: &HashSet<String>) -> Vec<Event> {
+    events
+        .iter()
+        .filter(|e| !looking.contains(&e.pane))
+        .cloned()
+        .collect()
+}
+
+/// The panes shown in a focused tmux client (tmux 3.2+ says `focused` in `client_flags`; a
+/// terminal without focus reporting stays focused): the user is looking at them.
+pub fn looked_at(list_clients: &str) -> HashSet<String> {
+    list_clients
+        .lines()
+        .filter_map(|l| {
+            let (flags, pane) = l.split_once(' ')?;
+            let flags: Vec<&str> = flags.split(',').collect();
+            (flags.contains(&"focused") && !flags.contains(&"control-mode"))
+                .then(|| pane.trim().to_string())
+        })
+        .collect()
+}
+
+/// The `list-clients -F` format [`looked_at`] reads.
+pub const CLIENTS_FORMAT: &str = "#{client_flags} #{pane_id}";
 
 async fn desktop(title: &str, body: &str) {
     if let Some(path) = crate::adapters::which::find_program("notify-send") {
@@ -166,6 +194,20 @@ mod tests {
             detail: Some("process exited (code 1)".into()),
             ..Event::default()
         }
+    }
+
+    #[test]
+    fn nothing_is_announced_for_the_pane_in_a_focused_client_only_for_the_others() {
+        let clients = "attached,focused,UTF-8 %1\nattached,UTF-8 %2\n\
+                       attached,focused,control-mode,no-output %3\n";
+        let looking = looked_at(clients);
+        assert_eq!(looking, HashSet::from(["%1".to_string()]));
+        let events = [ev("waiting", "%1"), ev("died", "%2"), ev("waiting", "%3")];
+        let unseen: Vec<String> = unseen(&events, &looking)
+            .into_iter()
+            .map(|e| e.pane)
+            .collect();
+        assert_eq!(unseen, ["%2", "%3"]);
     }
 
     #[test]

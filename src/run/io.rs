@@ -200,7 +200,22 @@ impl Io {
                     } else {
                         cfg
                     };
-                    crate::adapters::notify::announce(cfg, &events).await;
+                    let looking = if cfg.bell || cfg.desktop {
+                        self.tmux()
+                            .run([
+                                "list-clients",
+                                "-F",
+                                crate::adapters::notify::CLIENTS_FORMAT,
+                            ])
+                            .await
+                            .map(|out| {
+                                crate::adapters::notify::looked_at(&String::from_utf8_lossy(&out))
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        Default::default()
+                    };
+                    crate::adapters::notify::announce(cfg, &events, &looking).await;
                 }
                 return None;
             }

@@ -47,6 +47,9 @@ pub enum Server {
     Down(TmuxError),
 }
 
+/// A pane's next wait is announced only this long after its last one.
+pub const NOTIFY_AGAIN_MS: Millis = 30_000;
+
 #[derive(Debug, Clone)]
 pub struct State {
     pub agents: Agents,
@@ -110,6 +113,8 @@ pub struct State {
     listed: Option<std::collections::HashSet<PaneId>>,
     /// Deaths and give-ups of this look, announced together at its end.
     notes: Vec<crate::core::msg::Event>,
+    /// When each pane's last wait was announced.
+    waits_told: HashMap<PaneId, Millis>,
     /// The peek view, when open.
     pub peek: Option<crate::core::peek_model::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
@@ -186,6 +191,7 @@ impl State {
             journal_asked: false,
             listed: None,
             notes: Vec::new(),
+            waits_told: HashMap::new(),
             peek: None,
             client: None,
             confirm_close: None,
@@ -492,6 +498,11 @@ impl State {
         }
         self.cards = cards;
         self.sort_cards();
+        if self.waits_told.len() > self.cards.len() {
+            let ids: std::collections::HashSet<PaneId> =
+                self.cards.iter().map(|c| c.pane.id).collect();
+            self.waits_told.retain(|id, _| ids.contains(id));
+        }
         self.listed = Some(listed);
         // Agent panes that vanished while their agent ran: never silence. (Not when a
         // record did not parse: that pane may still be there.)
@@ -707,8 +718,13 @@ impl State {
         };
         let mut ev = self.event(card, v.doing.word(), now);
         ev.detail = Some(v.why.clone());
+        // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
+        // agent asking one question after another while its user answers them is one call.
         if v.doing == Doing::Waiting {
-            self.notes.push(ev.clone());
+            let last = self.waits_told.insert(id, now);
+            if last.is_none_or(|t| now.saturating_sub(t) >= NOTIFY_AGAIN_MS) {
+                self.notes.push(ev.clone());
+            }
         }
         if self.supervising {
             fx.push(Effect::Journal(ev));

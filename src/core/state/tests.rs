@@ -1113,3 +1113,37 @@ fn n_selects_the_next_agent_that_needs_you_in_turn_and_says_when_none_does() {
         .as_ref()
         .is_some_and(|n| n.text.contains("no agent needs you")));
 }
+
+#[test]
+fn a_pane_that_asks_again_soon_after_is_announced_once() {
+    let notified = |fx: &[Effect]| -> usize {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Notify { events, .. } => Some(events.len()),
+                _ => None,
+            })
+            .sum()
+    };
+    let prompt = || {
+        Msg::Looked(Ok(
+            [(PaneId(1), "Do you want to proceed?".to_string())].into()
+        ))
+    };
+    let mut s = state((120, 40));
+    output(&mut s, 100, T0);
+    s.update(prompt(), T0 + 10);
+    assert_eq!(notified(&output(&mut s, 100, T0 + 20)), 1);
+    // Answered, and another question 5 s later: the user is at it; no second call.
+    output(&mut s, 200, T0 + 1_000);
+    let fx = output(&mut s, 200, T0 + 5_000);
+    assert_eq!(looks(&fx), [PaneId(1)]);
+    s.update(prompt(), T0 + 5_010);
+    assert_eq!(s.counts().waiting, 1, "still shown as waiting");
+    assert_eq!(notified(&output(&mut s, 200, T0 + 5_020)), 0);
+    // A wait well after the last call is announced again.
+    output(&mut s, 300, T0 + 40_000);
+    let fx = output(&mut s, 300, T0 + 43_000);
+    assert_eq!(looks(&fx), [PaneId(1)]);
+    s.update(prompt(), T0 + 43_010);
+    assert_eq!(notified(&output(&mut s, 300, T0 + 43_020)), 1);
+}
