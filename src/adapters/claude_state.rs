@@ -23,6 +23,8 @@ pub struct ClaudeStates {
     dir: PathBuf,
     inotify: Option<OwnedFd>,
     tried_at: Option<Instant>,
+    /// When the records were last checked against the processes they name.
+    checked_at: Option<Instant>,
     /// Every readable record, by pid.
     files: Arc<HashMap<u32, AgentFile>>,
     /// The fd was handed to the waker.
@@ -45,6 +47,7 @@ impl ClaudeStates {
             dir,
             inotify: None,
             tried_at: None,
+            checked_at: None,
             files: Arc::new(HashMap::new()),
             waking: false,
         }
@@ -67,6 +70,7 @@ impl ClaudeStates {
             self.inotify = watch(&self.dir);
             // Watching or not, the directory is read whole: without a watch, at this pace.
             self.files = Arc::new(read_all(&self.dir));
+            self.checked_at = Some(now);
             return Arc::clone(&self.files);
         }
         let Some(changed) = self.inotify.as_ref().map(drain) else {
@@ -90,6 +94,21 @@ impl ClaudeStates {
                 self.waking = false;
                 self.tried_at = None;
                 return self.current(now);
+            }
+        }
+        // A claude killed by SIGKILL leaves its record behind: once its pid is another
+        // process's, or nobody's, the record is dropped (checked at the retry pace).
+        if self
+            .checked_at
+            .is_none_or(|t| now.duration_since(t) >= RETRY)
+        {
+            self.checked_at = Some(now);
+            let alive = |pid: u32, f: &AgentFile| {
+                let start = proc_start(pid);
+                start.is_some() && (f.proc_start.is_none() || start == f.proc_start)
+            };
+            if self.files.iter().any(|(pid, f)| !alive(*pid, f)) {
+                Arc::make_mut(&mut self.files).retain(|pid, f| alive(*pid, f));
             }
         }
         Arc::clone(&self.files)
@@ -201,6 +220,10 @@ pub fn parse(text: &[u8]) -> Option<AgentFile> {
     let status = v.get("status")?.as_str()?.to_string();
     Some(AgentFile {
         status,
+        waiting_for: v
+            .get("waitingFor")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         updated_at: v.get("updatedAt").and_then(Value::as_u64),
         proc_start: match v.get("procStart") {
             Some(Value::String(s)) => Some(s.clone()),
@@ -256,6 +279,34 @@ mod tests {
         std::fs::write(sessions.join("12.json"), b"{\"status\": 3").unwrap();
         std::fs::write(sessions.join("notes.txt"), b"x").unwrap();
         assert!(s.current(t0).is_empty());
+    }
+
+    #[test]
+    fn a_record_left_by_a_killed_claude_is_dropped_once_its_process_is_gone() {
+        let home = tempfile::tempdir().unwrap();
+        let sessions = home.path().join("sessions");
+        std::fs::create_dir(&sessions).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let start = proc_start(pid).unwrap();
+        std::fs::write(
+            sessions.join(format!("{pid}.json")),
+            format!(r#"{{"status":"busy","procStart":"{start}"}}"#),
+        )
+        .unwrap();
+        let mut s = ClaudeStates::new(Some(home.path().to_path_buf()));
+        let t0 = Instant::now();
+        assert!(s.current(t0).contains_key(&pid));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            s.current(t0 + Duration::from_secs(1)).contains_key(&pid),
+            "not checked yet"
+        );
+        assert!(!s.current(t0 + RETRY).contains_key(&pid));
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! - its screen once the output stopped: a prompt for its user (waiting), the line it shows
 //!   while it works (working), or, for a kind whose working line is known, neither (idle).
 //!
-//! A prompt for its user beats a busy word: claude's file says busy while it asks for a
-//! permission.
+//! The agent's own word decides when there is one (claude says `waiting` itself, with what
+//! for); otherwise a prompt for its user from a hook or on its screen beats the rest.
 
 use crate::core::msg::Millis;
 
@@ -100,26 +100,29 @@ pub struct HookWord {
 }
 
 /// The word of a hook plugin's `@pane_status` value, when it is one this knows. Plugins in
-/// use write `working`/`running`/`busy`, `waiting`/`needs-input`/`attention`/`permission`,
-/// and `idle`/`done`/`ready`.
+/// use write `running`, `waiting`, `idle`, `background`, `error` (tmux-agent-sidebar, and
+/// agentwatch's own hooks), `running`, `needs-input`, `done` (agentgrid), and the like.
 pub fn hook_doing(status: &str) -> Option<Doing> {
     let s = status.trim().to_ascii_lowercase();
     Some(match s.as_str() {
         "working" | "running" | "busy" | "thinking" | "active" => Doing::Working,
         "waiting" | "wait" | "needs-input" | "needs_input" | "input" | "attention"
         | "permission" | "blocked" | "asking" => Doing::Waiting,
-        "idle" | "done" | "ready" | "finished" | "complete" | "completed" | "stopped" => {
-            Doing::Idle
-        }
+        // tmux-agent-sidebar: `background` (its turn over, a background shell runs) and
+        // `error` (the turn failed, e.g. StopFailure); the agent sits at its input box.
+        "idle" | "done" | "ready" | "finished" | "complete" | "completed" | "stopped"
+        | "background" | "error" => Doing::Idle,
         _ => return None,
     })
 }
 
-/// The word of claude's `status` field in its per-process file.
+/// The word of claude's `status` field in its per-process file (claude 2.1.197 writes
+/// `busy`, `waiting` with `waitingFor`, `idle`, and `shell`: idle with a background shell
+/// task alive).
 pub fn file_doing(status: &str) -> Option<Doing> {
     match status {
         "busy" => Some(Doing::Working),
-        "idle" => Some(Doing::Idle),
+        "idle" | "shell" => Some(Doing::Idle),
         "waiting" => Some(Doing::Waiting),
         _ => None,
     }
@@ -129,6 +132,8 @@ pub fn file_doing(status: &str) -> Option<Doing> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AgentFile {
     pub status: String,
+    /// `waitingFor`, while it waits (`permission prompt`, `dialog open`, `input needed`).
+    pub waiting_for: Option<String>,
     /// `updatedAt`, epoch ms.
     pub updated_at: Option<Millis>,
     /// `procStart`: the kernel's start time of the process it is about.
@@ -138,11 +143,12 @@ pub struct AgentFile {
 impl AgentFile {
     pub fn verdict(&self) -> Option<Verdict> {
         let doing = file_doing(&self.status)?;
-        Some(Verdict::new(
-            doing,
-            Told::File,
-            format!("status {}", self.status),
-        ))
+        let why = match (&self.waiting_for, self.status.as_str()) {
+            (Some(w), _) if doing == Doing::Waiting => w.clone(),
+            (_, "shell") => "idle, a background shell task runs".to_string(),
+            _ => format!("status {}", self.status),
+        };
+        Some(Verdict::new(doing, Told::File, why))
     }
 }
 
@@ -270,13 +276,16 @@ impl Attention {
         .collect()
     }
 
-    /// What the sources say together: a prompt for its user from a hook or on screen, else
-    /// the most exact source's word.
+    /// What the sources say together: the agent's own word; else a prompt for its user from
+    /// a hook or on screen; else the most exact source's word.
     pub fn decide(&self) -> Option<Verdict> {
+        if let Some(v) = &self.file {
+            return Some(v.clone());
+        }
         let words = self.words();
         words
             .iter()
-            .find(|v| v.doing == Doing::Waiting && v.told != Told::File)
+            .find(|v| v.doing == Doing::Waiting)
             .or_else(|| words.first())
             .cloned()
     }
@@ -286,7 +295,11 @@ impl Attention {
     pub fn settle(&mut self, now: Millis) -> Option<Option<Verdict>> {
         // The output stopped and its screen is still to be read: what it shows decides, so
         // the state holds till then (no working -> unknown -> waiting flutter).
-        if self.output.is_some() && self.working_since.is_none() && !self.looked {
+        if self.file.is_none()
+            && self.output.is_some()
+            && self.working_since.is_none()
+            && !self.looked
+        {
             return None;
         }
         let new = self.decide();
@@ -323,24 +336,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_prompt_beats_the_agents_own_busy_word_and_the_file_beats_the_output() {
-        let mut a = Attention {
-            file: Some(Verdict::new(Doing::Working, Told::File, "status busy")),
-            working_since: Some(1),
+    fn the_agents_own_word_decides_else_a_prompt_beats_the_output() {
+        let file = |status: &str, waiting_for: Option<&str>| AgentFile {
+            status: status.into(),
+            waiting_for: waiting_for.map(str::to_string),
             ..Default::default()
         };
-        assert_eq!(a.decide().map(|v| v.told), Some(Told::File));
-        a.screen = Some(Verdict::new(
-            Doing::Waiting,
-            Told::Screen,
-            "Do you want to proceed?",
-        ));
+        let mut a = Attention {
+            file: file("busy", None).verdict(),
+            working_since: Some(1),
+            screen: Some(Verdict::new(
+                Doing::Waiting,
+                Told::Screen,
+                "Do you want to proceed?",
+            )),
+            ..Default::default()
+        };
+        // The screen's match is old text: claude itself says it works.
+        assert_eq!(
+            a.decide().map(|v| (v.doing, v.told)),
+            Some((Doing::Working, Told::File))
+        );
+        a.file = file("waiting", Some("permission prompt")).verdict();
+        let v = a.decide().unwrap();
+        assert_eq!(
+            (v.doing, v.told, v.why.as_str()),
+            (Doing::Waiting, Told::File, "permission prompt")
+        );
+        a.file = file("shell", None).verdict();
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
+        a.file = file("compacting", None).verdict();
+        assert!(a.file.is_none(), "a word it does not know says nothing");
         let v = a.decide().unwrap();
         assert_eq!((v.doing, v.told), (Doing::Waiting, Told::Screen));
         a.screen = None;
-        a.file = Some(Verdict::new(Doing::Idle, Told::File, "status idle"));
-        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
-        a.file = None;
         assert_eq!(a.decide().map(|v| v.told), Some(Told::Output));
     }
 

@@ -663,7 +663,8 @@ impl State {
                 .and_then(AgentFile::verdict);
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
-                if a.saw_output(output, now) && !self.look_in_flight {
+                // Its own word needs no look at its screen.
+                if a.saw_output(output, now) && a.file.is_none() && !self.look_in_flight {
                     look.push(card.pane.id);
                 }
             }
