@@ -89,7 +89,10 @@ fn main() {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
-            "exit" => std::process::exit(num(arg) as i32),
+            "exit" => {
+                remove_state_file();
+                std::process::exit(num(arg) as i32)
+            }
             "signal" => {
                 let _ = std::process::Command::new("kill")
                     .arg(format!("-{}", num(arg)))
@@ -105,6 +108,9 @@ fn main() {
                     .open(base.join(arg));
             }
             "message" => session.message(),
+            // claude's own state file, as claude 2.1.197 keeps it: `state busy`,
+            // `state waiting permission prompt`, `state idle`.
+            "state" => claude_state(arg),
             // As an agent's UI does when a prompt is answered: the screen is redrawn.
             "clear" => {
                 let mut out = std::io::stdout().lock();
@@ -122,7 +128,70 @@ fn main() {
             }
         }
     }
+    remove_state_file();
     std::process::exit(0);
+}
+
+/// The state file written by the plan's `state` lines, removed when claude exits (as the
+/// real one does on exit and SIGTERM; SIGKILL leaves it behind).
+static STATE_FILE: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+
+/// Writes `<claude dir>/sessions/<pid>.json` with `status` (and `waitingFor`), in the real
+/// claude's fields: the file appears once claude is past its trust prompt and is rewritten in
+/// place on every change.
+fn claude_state(arg: &str) {
+    let (status, waiting_for) = arg.split_once(' ').unwrap_or((arg, ""));
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
+        .unwrap();
+    let dir = config.join("sessions");
+    let _ = std::fs::create_dir_all(&dir);
+    let pid = std::process::id();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let proc_start = stat[stat.rfind(')').unwrap() + 2..]
+        .split(' ')
+        .nth(19)
+        .unwrap()
+        .to_string();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    // The session it runs: the one it was started or resumed with, else a new one.
+    let args: Vec<String> = std::env::args().collect();
+    let session_id = flag(&args, &["--session-id"])
+        .or_else(|| flag(&args, &["--resume", "-r"]))
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut v = serde_json::json!({
+        "pid": pid,
+        "sessionId": session_id,
+        "cwd": cwd,
+        "startedAt": now,
+        "procStart": proc_start,
+        "version": "2.1.197",
+        "kind": "interactive",
+        "entrypoint": "cli",
+        "status": status,
+        "updatedAt": now,
+        "statusUpdatedAt": now,
+    });
+    if !waiting_for.is_empty() {
+        v["waitingFor"] = serde_json::Value::from(waiting_for);
+    }
+    let path = dir.join(format!("{pid}.json"));
+    std::fs::write(&path, v.to_string()).unwrap();
+    use std::os::unix::ffi::OsStrExt;
+    let _ = STATE_FILE.set(std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap());
+}
+
+fn remove_state_file() {
+    if let Some(p) = STATE_FILE.get() {
+        // SAFETY: a NUL-terminated path.
+        unsafe { libc::unlink(p.as_ptr()) };
+    }
 }
 
 fn num(s: &str) -> u64 {
@@ -269,6 +338,7 @@ fn flag(args: &[String], names: &[&str]) -> Option<String> {
 }
 
 extern "C" fn exit_on_signal(sig: libc::c_int) {
+    remove_state_file();
     // SAFETY: _exit is async-signal-safe.
     unsafe { libc::_exit(128 + sig) }
 }

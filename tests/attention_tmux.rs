@@ -52,20 +52,103 @@ fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
     server.wait_until("the edge is journaled", WAIT, || {
         server.journal_count("waiting", Some(&pane)) == 1
     });
-    assert_eq!(server.pane_field(&pane, "#{@agentwatch_state}"), "waiting");
-    // The other agent, quiet with nothing for its user on screen, is just running.
-    assert_eq!(status_row(&server, &busy)["state"], "running");
-    // Answered: it writes again, and waits no more.
+    server.wait_until("the pane option follows", WAIT, || {
+        server.pane_field(&pane, "#{@agentwatch_state}") == "waiting"
+    });
+    // The other agent, quiet with neither a prompt nor its working line on screen, is idle
+    // at its input box.
+    assert_eq!(status_row(&server, &busy)["state"], "idle");
+    // Answered: it writes again, and waits no more. tmux keeps a window's output time in
+    // whole seconds, so output in the very second of the prompt cannot be told from it (no
+    // person answers that fast; the test would).
+    std::thread::sleep(Duration::from_millis(1_100));
     std::fs::write(server.agent_dir.join("answered"), "").unwrap();
     let screen = ui.wait_for("the wait to end", WAIT, |s| {
         !s.contains("waiting for input") && !s.contains("waiting)")
     });
     assert!(screen.contains("2 running"), "{screen}");
-    assert_eq!(status_row(&server, &pane)["state"], "running");
     server.wait_until("the end of the wait is journaled", WAIT, || {
         server.journal_count("working", Some(&pane)) == 1
     });
-    assert_eq!(server.pane_field(&pane, "#{@agentwatch_state}"), "running");
+    // Its output over, it is idle at its input box.
+    server.wait_until("idle", WAIT, || {
+        status_row(&server, &pane)["state"] == "idle"
+            && server.pane_field(&pane, "#{@agentwatch_state}") == "idle"
+    });
     assert_eq!(server.journal_count("waiting", Some(&pane)), 1);
     assert_eq!(server.journal_count("waiting", Some(&busy)), 0);
+}
+
+#[test]
+fn claudes_own_state_file_says_working_waiting_and_idle_with_what_it_waits_for() {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "state busy\nprint 3\nwait asked\nstate waiting permission prompt\n\
+         wait answered\nstate idle\nhang\n",
+    );
+    let pane = server.new_window(&["claude"]);
+    let ui = server.start_agentwatch(120, 40, &[], &[]);
+    server.wait_until("working, from its own file", WAIT, || {
+        let row = status_row(&server, &pane);
+        row["state"] == "working" && row["told"] == "file"
+    });
+    std::fs::write(server.agent_dir.join("asked"), "").unwrap();
+    // No output at all: the file alone says it (and wakes agentwatch: no tick to wait for).
+    let screen = ui.wait_for_text("waiting for input", WAIT);
+    assert!(screen.contains("· permission prompt"), "{screen}");
+    assert!(screen.contains("(1 waiting)"), "{screen}");
+    let row = status_row(&server, &pane);
+    assert_eq!(
+        (&row["state"], &row["waiting_for"], &row["told"]),
+        (
+            &serde_json::json!("waiting"),
+            &serde_json::json!("permission prompt"),
+            &serde_json::json!("file")
+        ),
+        "{row}"
+    );
+    std::fs::write(server.agent_dir.join("answered"), "").unwrap();
+    ui.wait_for_text("· idle", WAIT);
+    assert_eq!(status_row(&server, &pane)["state"], "idle");
+    server.wait_until("each edge journaled once", WAIT, || {
+        server.journal_count("working", Some(&pane)) == 1
+            && server.journal_count("waiting", Some(&pane)) == 1
+            && server.journal_count("idle", Some(&pane)) == 1
+    });
+}
+
+#[test]
+fn a_hook_plugins_pane_options_say_what_the_agent_does_until_they_are_unset() {
+    let server = TmuxServer::start();
+    server.write_plan("codex", "print 3\nhang\n");
+    let pane = server.new_window(&["codex"]);
+    server.wait_until("idle from its screen", WAIT, || {
+        status_row(&server, &pane)["state"] == "idle"
+    });
+    // As tmux-agent-sidebar's Notification hook writes them.
+    server.tmux_ok(&["set-option", "-p", "-t", &pane, "@pane_status", "waiting"]);
+    server.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@pane_wait_reason",
+        "permission_prompt",
+    ]);
+    let row = status_row(&server, &pane);
+    assert_eq!(row["state"], "waiting", "{row}");
+    assert_eq!(row["waiting_for"], "permission_prompt", "{row}");
+    assert_eq!(row["told"], "hook", "{row}");
+    server.tmux_ok(&["set-option", "-p", "-t", &pane, "@pane_status", "running"]);
+    let row = status_row(&server, &pane);
+    assert_eq!(
+        (&row["state"], &row["told"]),
+        (&serde_json::json!("working"), &serde_json::json!("hook"))
+    );
+    // A word it does not know, or none: the screen decides again.
+    server.tmux_ok(&["set-option", "-p", "-t", &pane, "@pane_status", "pondering"]);
+    assert_eq!(status_row(&server, &pane)["state"], "idle");
+    server.tmux_ok(&["set-option", "-p", "-u", "-t", &pane, "@pane_status"]);
+    assert_eq!(status_row(&server, &pane)["state"], "idle");
 }

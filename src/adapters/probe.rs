@@ -218,14 +218,15 @@ impl Prober {
         drop(cache);
         self.note_shells(&listing.panes, &obs.comm);
         obs.tree = self.trees(&listing.panes, &obs.comm, &heard.ended);
-        // When each agent's window last had output, where read this poll (all of them with
-        // a brief or full listing, else those read whole): no news is no news.
+        // When each live pane's window last had output, where read this poll (all of them
+        // with a brief or full listing, else those read whole): no news is no news. The core
+        // knows which are agents (a one-shot `status` sees panes never marked as such).
         let fresh =
             |id: &PaneId| ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id);
         obs.activity = listing
             .panes
             .iter()
-            .filter(|p| !p.dead && !p.opt_agent.is_empty() && fresh(&p.id))
+            .filter(|p| !p.dead && fresh(&p.id))
             .map(|p| (p.id, p.window_activity))
             .collect();
         obs.listing = listing;
