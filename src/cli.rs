@@ -71,6 +71,26 @@ pub enum Command {
     /// A private tmux server with simulated agents that crash in different ways, and the
     /// dashboard on it; removed when you quit. No real agent needed.
     Demo,
+    /// Add agentwatch's hooks to claude's settings.json or codex's hooks.json (shows the
+    /// change), or remove exactly those: the agent then tells agentwatch itself when it
+    /// works, waits for you or is idle.
+    Hooks {
+        #[arg(value_enum)]
+        action: HooksAction,
+        #[arg(value_enum)]
+        agent: crate::commands::hooks::HookAgent,
+        /// Show the change and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Run by an agent's hook: reads the event's JSON on stdin and writes what the agent
+    /// does into its pane's options.
+    #[command(hide = true)]
+    Hook {
+        #[arg(value_enum)]
+        agent: crate::commands::hooks::HookAgent,
+        event: String,
+    },
     /// Print shell completions: bash, zsh, fish, elvish, powershell.
     Completions {
         #[arg(value_enum)]
@@ -84,6 +104,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: ShellKind,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HooksAction {
+    Install,
+    Uninstall,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

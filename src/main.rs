@@ -21,6 +21,39 @@ fn main() -> ExitCode {
             print!("{}", shell.snippet());
             return ExitCode::SUCCESS;
         }
+        Some(Command::Hook { agent, event }) => {
+            agentwatch::commands::hooks::run_hook(*agent, event);
+            return ExitCode::SUCCESS;
+        }
+        Some(Command::Hooks {
+            action,
+            agent,
+            dry_run,
+        }) => {
+            use agentwatch::commands::hooks;
+            let Some(path) = agent.config_path() else {
+                eprintln!("agentwatch hooks: no home directory (set HOME)");
+                return ExitCode::from(2);
+            };
+            let exe = match std::env::current_exe() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("agentwatch hooks: cannot find my own binary: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let install = *action == agentwatch::cli::HooksAction::Install;
+            return match hooks::change(*agent, install, *dry_run, &path, &exe) {
+                Ok(out) => {
+                    print!("{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("agentwatch hooks: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cmd, "agentwatch", &mut std::io::stdout());
@@ -153,6 +186,8 @@ async fn run(cli: Cli) -> ExitCode {
             | Command::Completions { .. }
             | Command::Man
             | Command::Events { .. }
+            | Command::Hooks { .. }
+            | Command::Hook { .. }
             | Command::Doctor,
         ) => ExitCode::SUCCESS,
         Some(Command::Demo) => ExitCode::SUCCESS,

@@ -152,3 +152,121 @@ fn a_hook_plugins_pane_options_say_what_the_agent_does_until_they_are_unset() {
     server.tmux_ok(&["set-option", "-p", "-u", "-t", &pane, "@pane_status"]);
     assert_eq!(status_row(&server, &pane)["state"], "idle");
 }
+
+/// `agentwatch hook AGENT EVENT` as an agent's hook runs it: the event's JSON on stdin, the
+/// agent's environment (for claude, `$TMUX` and `$TMUX_PANE` of its pane).
+fn run_hook(server: &TmuxServer, agent: &str, event: &str, pane: Option<&str>, json: &str) {
+    use std::io::Write;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    cmd.env("TMUX", server.tmux_env_value());
+    match pane {
+        Some(p) => cmd.env("TMUX_PANE", p),
+        None => cmd.env_remove("TMUX_PANE"),
+    };
+    let mut child = cmd
+        .args(["hook", agent, event])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
+    assert!(
+        child.wait().unwrap().success(),
+        "a hook never fails its agent"
+    );
+}
+
+#[test]
+fn agentwatchs_own_hooks_install_run_and_uninstall() {
+    let server = TmuxServer::start();
+    // Installed into claude's settings, beside what the user has there.
+    let settings = server.agent_store("claude").join("settings.json");
+    let user = "{\n  \"model\": \"opus\"\n}\n";
+    std::fs::write(&settings, user).unwrap();
+    let out = server
+        .agentwatch_command(&["hooks", "install", "claude"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("+ ") && said.contains("hook claude Notification"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let command = v["hooks"]["Notification"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(command.ends_with(" hook claude Notification"), "{command}");
+
+    // The hook, run as claude runs it, tells agentwatch the agent waits.
+    server.write_plan("claude", "print 3\nhang\n");
+    let pane = server.new_window(&["claude"]);
+    run_hook(
+        &server,
+        "claude",
+        "Notification",
+        Some(&pane),
+        r#"{"hook_event_name":"Notification","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}"#,
+    );
+    let row = status_row(&server, &pane);
+    assert_eq!(
+        (&row["state"], &row["waiting_for"], &row["told"]),
+        (
+            &serde_json::json!("waiting"),
+            &serde_json::json!("Claude needs your permission to use Bash"),
+            &serde_json::json!("hook")
+        ),
+        "{row}"
+    );
+    run_hook(&server, "claude", "Stop", Some(&pane), "{}");
+    let row = status_row(&server, &pane);
+    assert_eq!(
+        (&row["state"], &row["told"]),
+        (&serde_json::json!("idle"), &serde_json::json!("hook"))
+    );
+    run_hook(&server, "claude", "SessionEnd", Some(&pane), "{}");
+    assert_eq!(server.pane_field(&pane, "#{@pane_status}"), "");
+
+    // codex's hooks run in its background server, whose $TMUX_PANE may be another pane's:
+    // the session id agentwatch recorded on the pane finds it.
+    server.write_plan("codex", "print 3\nhang\n");
+    let codex = server.new_window(&["codex"]);
+    let id = "5f0c2a7e-7d0b-4b7e-9a51-3c1b2d4e5f60";
+    server.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &codex,
+        "@agentwatch_session_id",
+        id,
+    ]);
+    run_hook(
+        &server,
+        "codex",
+        "PermissionRequest",
+        Some(&pane),
+        &format!(r#"{{"session_id":"{id}","tool_name":"shell"}}"#),
+    );
+    assert_eq!(server.pane_field(&codex, "#{@pane_status}"), "waiting");
+    assert_eq!(
+        server.pane_field(&pane, "#{@pane_status}"),
+        "",
+        "not the pane in $TMUX_PANE"
+    );
+
+    // Uninstalled: exactly what was added is gone.
+    let out = server
+        .agentwatch_command(&["hooks", "uninstall", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), user);
+}

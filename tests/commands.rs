@@ -73,7 +73,8 @@ fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead(
             assert!(obj.contains_key(k), "{k} missing in {r}");
         }
     }
-    assert_eq!(row(&live)["state"], "running");
+    // Quiet, with no prompt and no `esc to interrupt` on its screen: at its input box.
+    assert_eq!(row(&live)["state"], "idle");
     assert_eq!(
         row(&live)["session_id"],
         "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11"
@@ -90,7 +91,7 @@ fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead(
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(text.starts_with("PANE"), "{text}");
     assert!(
-        text.contains("exited") && text.contains("finished") && text.contains("running"),
+        text.contains("exited") && text.contains("finished") && text.contains("idle"),
         "{text}"
     );
     // status is read-only: it set nothing on the panes.
@@ -157,9 +158,15 @@ fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
     ui.wait_for_text("process exited (code 1)", WAIT);
 
+    // The death, after what the agent was doing (working, idle) as it happened.
     let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let ev: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let ev = loop {
+        let line = lines.next().unwrap().unwrap();
+        let ev: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if !["working", "waiting", "idle"].contains(&ev["event"].as_str().unwrap_or_default()) {
+            break ev;
+        }
+    };
     assert_eq!(ev["event"], "died");
     assert_eq!(ev["pane"], pane);
     assert_eq!(ev["exit_code"], 1);
