@@ -53,6 +53,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What a pane's agent does (working, waiting for input, idle), which source decided it
+    /// and why, and what every other source says.
+    Explain {
+        /// The pane: %N, or a target like main:2.0.
+        pane: String,
+    },
     /// The lifecycle journal: deaths, resumes, give-ups, relaunches, lost servers.
     Events {
         /// Keep printing new events as they happen.

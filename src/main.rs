@@ -215,6 +215,22 @@ async fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Some(Command::Explain { pane }) => {
+            let prober = Prober::new(tmux).with_shells(&config.shells);
+            let now = run::Clock::start().now();
+            match agentwatch::commands::explain::run(&config, &prober, pane, now, run::utc_offset())
+                .await
+            {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("agentwatch explain: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Some(Command::Spawn(a)) => {
             let req = agentwatch::commands::spawn::Request {
                 agent: a.agent.clone(),

@@ -108,6 +108,38 @@ fn claudes_own_state_file_says_working_waiting_and_idle_with_what_it_waits_for()
         ),
         "{row}"
     );
+    // explain names the source that decided and what the others say.
+    let out = server
+        .agentwatch_command(&["explain", &pane])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("now: waiting for input since")
+            && text.contains("told by the agent's own state file: permission prompt"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "1. the agent's own state file   waiting: permission prompt (claude's sessions/"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("2. a hook's pane option         nothing: @pane_status is not set"),
+        "{text}"
+    );
+    assert!(
+        text.contains("4. its screen                   idle:"),
+        "{text}"
+    );
+    let out = server
+        .agentwatch_command(&["explain", "%99"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no pane %99 on this server"));
     std::fs::write(server.agent_dir.join("answered"), "").unwrap();
     ui.wait_for_text("· idle", WAIT);
     assert_eq!(status_row(&server, &pane)["state"], "idle");

@@ -6,6 +6,8 @@ pub mod demo;
 pub mod doctor;
 /// `agentwatch events`: the journal printed and followed.
 pub mod events;
+/// `agentwatch explain %N`: which source decided what a pane's agent does, and why.
+pub mod explain;
 /// `agentwatch hooks install|uninstall`: agentwatch's own agent hooks, and the command they run.
 pub mod hooks;
 /// `agentwatch spawn`: start an agent with its session id and directory recorded.

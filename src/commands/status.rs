@@ -76,10 +76,17 @@ fn state_word(card: &Card, max_attempts: u32) -> &'static str {
 
 /// Looks once (kicking the server for lost exit statuses, as the dashboard does).
 pub async fn snapshot(config: &Config, prober: &Prober) -> Result<Vec<Row>, TmuxError> {
+    Ok(rows(&look(config, prober, false).await?))
+}
+
+/// The core's state after one look: every pane read, the screens of agents seen for the
+/// first time read, lost exit statuses kicked for (a few rounds at most).
+/// `all`: every pane is a card, not only agents'.
+pub async fn look(config: &Config, prober: &Prober, all: bool) -> Result<State, TmuxError> {
     let clock = Clock::start();
     let mut state = State::new(
         config,
-        false,
+        all,
         prober.tmux().socket().display().to_string(),
         (200, 50),
     );
@@ -108,7 +115,7 @@ pub async fn snapshot(config: &Config, prober: &Prober) -> Result<Vec<Row>, Tmux
         }
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
-    Ok(rows(&state))
+    Ok(state)
 }
 
 fn rows(state: &State) -> Vec<Row> {

@@ -19,6 +19,9 @@ use crate::core::msg::Millis;
 /// How long an agent's window has no output before its screen is looked at.
 pub const QUIET_MS: Millis = 2_000;
 
+/// A window's output time older than this is not taken as the start of a wait.
+const PLAUSIBLE_MS: Millis = 30 * 24 * 3_600_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Doing {
     Working,
@@ -164,8 +167,9 @@ pub struct Attention {
     pub looked: bool,
     /// What the last look at its screen said.
     pub screen: Option<Verdict>,
-    /// What the agent's own state file says.
+    /// What the agent's own state file says, and the pid it is about.
     pub file: Option<Verdict>,
+    pub file_pid: Option<u32>,
     /// What a hook's pane options say.
     pub hook: Option<HookWord>,
     /// What was decided, and since when.
@@ -313,8 +317,18 @@ impl Attention {
                 None
             }
             Some(v) => {
-                // A wait or an idle spell seen on a quiet screen began when the output stopped.
-                let quiet = self.output.map(|(_, at)| at).filter(|&at| at > 0);
+                // A wait or an idle spell seen on a quiet screen began when the output stopped:
+                // the window's last output time (tmux's, whole seconds) where it is plausible
+                // (not in the future, not over 30 days old), else when the output was seen to
+                // change.
+                let quiet = self.output.and_then(|(secs, seen)| {
+                    let at = secs.saturating_mul(1000);
+                    if at <= now && at.saturating_add(PLAUSIBLE_MS) >= now {
+                        Some(at)
+                    } else {
+                        Some(seen).filter(|&s| s > 0)
+                    }
+                });
                 let since = match (v.doing, v.told) {
                     (Doing::Waiting | Doing::Idle, Told::Screen) => quiet.unwrap_or(now),
                     _ => now,
@@ -405,35 +419,48 @@ mod tests {
 
     #[test]
     fn settle_reports_edges_only_and_dates_a_quiet_wait_from_when_the_output_stopped() {
+        // tmux's output times are epoch seconds; the core's clock epoch milliseconds.
+        const T: Millis = 1_780_000_000_000;
+        let secs = |ms: Millis| ms / 1000;
         let mut a = Attention::default();
-        a.saw_output(1, 500);
-        a.saw_output(2, 1_000);
+        a.saw_output(secs(T), T + 500);
+        a.saw_output(secs(T + 1_000), T + 1_000);
         assert_eq!(
-            a.settle(1_000).flatten().map(|v| v.doing),
+            a.settle(T + 1_000).flatten().map(|v| v.doing),
             Some(Doing::Working)
         );
-        assert_eq!(a.settle(1_200), None, "no edge while it stays working");
-        assert!(a.saw_output(2, 3_500), "quiet: look");
-        assert_eq!(a.settle(3_500), None, "held till its screen is read");
-        assert_eq!(a.state(), Some((Doing::Working, 1_000)));
+        assert_eq!(a.settle(T + 1_200), None, "no edge while it stays working");
+        assert!(a.saw_output(secs(T + 1_000), T + 3_500), "quiet: look");
+        assert_eq!(a.settle(T + 3_500), None, "held till its screen is read");
+        assert_eq!(a.state(), Some((Doing::Working, T + 1_000)));
         a.looked_at(Some(Verdict::new(
             Doing::Waiting,
             Told::Screen,
             "Do you want to proceed?",
         )));
         assert_eq!(
-            a.settle(3_600).flatten().map(|v| v.doing),
+            a.settle(T + 3_600).flatten().map(|v| v.doing),
             Some(Doing::Waiting)
         );
-        assert_eq!(a.state(), Some((Doing::Waiting, 1_000)));
+        assert_eq!(
+            a.state(),
+            Some((Doing::Waiting, T + 1_000)),
+            "since its window's last output"
+        );
         assert_eq!(a.waiting_for(), Some("Do you want to proceed?"));
         a.looked_at(Some(Verdict::new(
             Doing::Waiting,
             Told::Screen,
             "Enter to confirm · Esc to cancel",
         )));
-        assert_eq!(a.settle(3_700), None, "another line, the same wait");
-        assert_eq!(a.state(), Some((Doing::Waiting, 1_000)));
+        assert_eq!(a.settle(T + 3_700), None, "another line, the same wait");
+        assert_eq!(a.state(), Some((Doing::Waiting, T + 1_000)));
         assert_eq!(a.waiting_for(), Some("Enter to confirm · Esc to cancel"));
+        // Seen for the first time, quiet for an hour: waiting since then, not since now.
+        let mut b = Attention::default();
+        assert!(b.saw_output(secs(T), T + 3_600_000));
+        b.looked_at(Some(Verdict::new(Doing::Waiting, Told::Screen, "?")));
+        b.settle(T + 3_600_000);
+        assert_eq!(b.state(), Some((Doing::Waiting, T)));
     }
 }

@@ -654,13 +654,14 @@ impl State {
                 .get(&card.pane.id)
                 .map(|t| &t.below[..])
                 .unwrap_or(&[]);
-            a.file = card
+            let file = card
                 .pane
                 .pid
                 .into_iter()
                 .chain(below.iter().map(|p| p.pid))
-                .find_map(|pid| files.get(&pid))
-                .and_then(AgentFile::verdict);
+                .find_map(|pid| files.get(&pid).map(|f| (pid, f)));
+            a.file_pid = file.map(|(pid, _)| pid);
+            a.file = file.and_then(|(_, f)| f.verdict());
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
                 // Its own word needs no look at its screen.

@@ -1,0 +1,198 @@
+//! `agentwatch explain %N`: what agentwatch says a pane's agent does, which source decided
+//! it and why, and what every other source says: the same core and adapters as the
+//! dashboard, one read-only look.
+
+use crate::adapters::probe::Prober;
+use crate::config::Config;
+use crate::core::attention::{Attention, Doing, Told, Verdict, QUIET_MS};
+use crate::core::msg::Millis;
+use crate::core::state::State;
+use crate::core::text::duration;
+use crate::core::timefmt::clock;
+use crate::core::watch::{Card, Life};
+
+/// Looks once and explains `pane` (`%3`, or a target `main:2.0`).
+pub async fn run(
+    config: &Config,
+    prober: &Prober,
+    pane: &str,
+    now: Millis,
+    utc_offset: i64,
+) -> Result<String, String> {
+    let state = crate::commands::status::look(config, prober, true)
+        .await
+        .map_err(|e| e.to_string())?;
+    let card = find(&state, pane)?;
+    // Its screen as it is now, whichever source decided (the dashboard reads it only when
+    // its output stopped and nothing more exact spoke).
+    let screen = if card.agent.is_some() && card.life == Life::Running {
+        prober
+            .tmux()
+            .capture_screens(&[card.pane.id], 0)
+            .await
+            .ok()
+            .and_then(|mut s| s.remove(&card.pane.id))
+    } else {
+        None
+    };
+    Ok(explain(&state, card, screen.as_deref(), now, utc_offset))
+}
+
+fn find<'a>(state: &'a State, pane: &str) -> Result<&'a Card, String> {
+    let want = pane.trim();
+    let want = if want.chars().all(|c| c.is_ascii_digit()) && !want.is_empty() {
+        format!("%{want}")
+    } else {
+        want.to_string()
+    };
+    state
+        .cards
+        .iter()
+        .find(|c| c.pane.id.to_string() == want || c.pane.target() == want)
+        .ok_or_else(|| {
+            format!(
+                "no pane {pane} on this server: name one as %N (`agentwatch status` lists the agents' panes, `tmux list-panes -a` every pane)"
+            )
+        })
+}
+
+/// The explanation, as printed.
+pub fn explain(
+    state: &State,
+    card: &Card,
+    screen: Option<&str>,
+    now: Millis,
+    utc_offset: i64,
+) -> String {
+    let p = &card.pane;
+    let mut out = format!("{} · {} · window {}\n", p.id, p.target(), p.window_name);
+    let Some(kind) = card.agent.as_deref() else {
+        out.push_str(&format!(
+            "not an agent: it runs `{}`. Agents are told by their program (claude, codex, gemini, opencode, aider, cursor-agent, amp, and [agents.*] in the config); a wrapper is named with `wrappers`.\n",
+            p.current_command
+        ));
+        return out;
+    };
+    out.push_str(&format!("agent: {kind}\n"));
+    match card.life {
+        Life::Running => {}
+        Life::Idle => {
+            out.push_str(
+                "its shell is at its prompt: the agent is not running, so it does nothing.\n",
+            );
+            return out;
+        }
+        Life::Reading | Life::Dead(_) => {
+            let exit = match card.life {
+                Life::Dead(e) => e.describe(),
+                _ => "process exited (code unknown)".to_string(),
+            };
+            out.push_str(&format!(
+                "dead: {exit}. What an agent does is told only while it runs.\n"
+            ));
+            return out;
+        }
+    }
+    let a = &card.attention;
+    match &a.now {
+        Some((v, since)) => out.push_str(&format!(
+            "now: {} since {} ({}), told by {}: {}\n",
+            said(v.doing),
+            clock(*since, utc_offset),
+            duration(now.saturating_sub(*since)),
+            v.told.describe(),
+            v.why
+        )),
+        None => out.push_str("now: running; what it does cannot be told (no source says)\n"),
+    }
+    out.push_str("\nwhat each source says, most exact first:\n");
+    let line =
+        |n: usize, told: Told, says: String| format!("  {n}. {:<28} {says}\n", told.describe());
+    out.push_str(&line(1, Told::File, file_says(a, kind)));
+    out.push_str(&line(2, Told::Hook, hook_says(a, p)));
+    out.push_str(&line(
+        3,
+        Told::Output,
+        output_says(p.window_activity, now, utc_offset),
+    ));
+    let def = state.agents.get(kind);
+    let screen_word = screen.and_then(|s| def.and_then(|d| d.screen_says(s)));
+    out.push_str(&line(
+        4,
+        Told::Screen,
+        match (&screen_word, screen, def) {
+            (_, None, _) => "not read".to_string(),
+            (Some(v), _, _) => format!("{}: {}", v.doing.word(), v.why),
+            (None, Some(_), Some(d)) if d.waiting.is_empty() && d.working.is_empty() => format!(
+                "nothing: {kind} has no `waiting` or `working` lines (set them under [agents.{kind}])"
+            ),
+            (None, Some(_), _) => format!(
+                "nothing: none of {kind}'s waiting lines at the bottom, and no working lines to tell idle"
+            ),
+        },
+    ));
+    out.push_str(
+        "\nthe rule: the agent's own word decides when there is one; else a prompt for its user\n\
+         from a hook or on its screen; else the most exact source that says something.\n",
+    );
+    if !p.opt_state.is_empty() {
+        out.push_str(&format!(
+            "the pane option @agentwatch_state (kept by the supervisor): {}\n",
+            p.opt_state
+        ));
+    }
+    out
+}
+
+fn said(d: Doing) -> &'static str {
+    match d {
+        Doing::Waiting => "waiting for input",
+        Doing::Idle => "idle at its input box",
+        Doing::Working => "working",
+    }
+}
+
+fn file_says(a: &Attention, kind: &str) -> String {
+    match (&a.file, a.file_pid) {
+        (Some(v), Some(pid)) => format!("{}: {} (claude's sessions/{pid}.json)", v.doing.word(), v.why),
+        (Some(v), None) => format!("{}: {}", v.doing.word(), v.why),
+        (None, Some(pid)) => format!("a status it does not know (claude's sessions/{pid}.json)"),
+        (None, None) if kind == "claude" => {
+            "nothing: no sessions/<pid>.json for its process (claude writes it once past its trust prompt)".to_string()
+        }
+        (None, None) => format!("nothing: {kind} keeps no state file agentwatch reads"),
+    }
+}
+
+fn hook_says(a: &Attention, p: &crate::core::pane::Pane) -> String {
+    if p.hook_status.is_empty() {
+        return "nothing: @pane_status is not set (`agentwatch hooks install claude|codex` sets it)".to_string();
+    }
+    match (a.hook_verdict(), &a.hook) {
+        (Some(Verdict { doing, why, .. }), _) => {
+            format!("{}: {why} (@pane_status {})", doing.word(), p.hook_status)
+        }
+        (None, Some(h)) if h.overtaken => format!(
+            "overtaken: @pane_status {} was set, and the window wrote well after it",
+            p.hook_status
+        ),
+        _ => format!("a word it does not know: @pane_status {:?}", p.hook_status),
+    }
+}
+
+fn output_says(activity: u64, now: Millis, utc_offset: i64) -> String {
+    if activity == 0 {
+        return "not known".to_string();
+    }
+    let at = activity.saturating_mul(1000);
+    let ago = now.saturating_sub(at);
+    if ago < QUIET_MS {
+        format!("working: output {} ago", duration(ago))
+    } else {
+        format!(
+            "quiet: last output at {} ({} ago)",
+            clock(at, utc_offset),
+            duration(ago)
+        )
+    }
+}
