@@ -134,10 +134,11 @@ fn x_closes_a_dead_pane_only_after_a_second_x_and_never_a_live_one() {
     server.wait_pane_exit(&dead, WAIT);
     let ui = ui(&server, &[]);
     ui.wait_for_text("process exited (code 2)", WAIT);
-    ui.send_keys(&["x"]);
+    // What needs you first: the dead pane is the first card, the live one below it.
+    ui.send_keys(&["j", "x"]);
     ui.wait_for_text("still running: x only closes dead panes", WAIT);
     assert!(server.pane_exists(&live));
-    ui.send_keys(&["j", "x"]);
+    ui.send_keys(&["k", "x"]);
     ui.wait_for_text(&format!("press x again to close {dead}"), WAIT);
     assert!(server.pane_exists(&dead));
     ui.send_keys(&["x"]);

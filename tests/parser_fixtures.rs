@@ -43,6 +43,10 @@ fn a_live_pane_and_its_agentwatch_options() {
     assert_eq!(p.opt_cwd, "/home/u/a b;");
     assert_eq!(p.opt_args, r#"["--model","x y"]"#);
     assert!(p.remain_on_exit);
+    // A hook plugin's words, as tmux-agent-sidebar writes them.
+    assert_eq!(p.hook_status, "waiting");
+    assert_eq!(p.hook_reason, "Claude needs your permission");
+    assert_eq!(l.panes[1].hook_status, "");
 }
 
 #[test]
