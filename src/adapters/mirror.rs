@@ -242,8 +242,6 @@ impl Mirror {
             for b in &batch.brief {
                 if let Some(p) = self.panes.get_mut(&b.id) {
                     p.window_activity = p.window_activity.max(b.activity);
-                    p.hook_status.clone_from(&b.hook_status);
-                    p.hook_reason.clone_from(&b.hook_reason);
                 }
                 let stale = match self.panes.get(&b.id) {
                     None => true,

@@ -209,6 +209,26 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             }
         }
     }
+    // agentwatch's own agent hooks, where installed.
+    for agent in [
+        crate::commands::hooks::HookAgent::Claude,
+        crate::commands::hooks::HookAgent::Codex,
+    ] {
+        let what = format!("{} hooks", agent.name());
+        match crate::commands::hooks::check(agent) {
+            None => {}
+            Some(Ok(detail)) => out.push(Check::new(Level::Ok, &what, detail, None)),
+            Some(Err(detail)) => out.push(Check::new(
+                Level::Warn,
+                &what,
+                detail,
+                Some(format!(
+                    "agentwatch hooks install {} (updates them to this agentwatch)",
+                    agent.name()
+                )),
+            )),
+        }
+    }
     // Config, journal.
     out.push(match &ctx.config {
         Ok((_, Some(path))) => Check::new(

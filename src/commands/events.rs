@@ -63,6 +63,14 @@ pub fn run(
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let cutoff = since.map(|s| now.saturating_sub(s)).unwrap_or(0);
+    // The journal before the current one first (moved aside when it grew full).
+    for e in
+        crate::adapters::store::journal::read_one(&crate::adapters::store::journal::older(path))
+            .into_iter()
+            .filter(|e| e.ts >= cutoff)
+    {
+        print(&mut out, &e, json, utc_offset)?;
+    }
     let mut offset = 0u64;
     let mut pending = String::new();
     loop {

@@ -148,6 +148,20 @@ pub fn installed(config: &Value, exe: &Path, agent: HookAgent) -> Result<Value, 
             .as_array_mut()
             .ok_or_else(|| format!("\"hooks\".\"{event}\" is not a list"))?;
         let command = hook_command(exe, agent, event);
+        // Installed before from another path (agentwatch moved): the command is updated in
+        // place.
+        for group in list.iter_mut() {
+            if let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                for h in hs.iter_mut() {
+                    let stale = h.get("command").and_then(Value::as_str).is_some_and(|c| {
+                        c != command && is_ours(c, agent) && c.ends_with(&format!(" {event}"))
+                    });
+                    if stale {
+                        h["command"] = Value::from(command.clone());
+                    }
+                }
+            }
+        }
         let present = list.iter().any(|group| {
             handlers(group).any(|h| h.get("command").and_then(Value::as_str) == Some(&command))
         });
@@ -158,6 +172,52 @@ pub fn installed(config: &Value, exe: &Path, agent: HookAgent) -> Result<Value, 
         }
     }
     Ok(config)
+}
+
+/// Where agentwatch's hooks for `agent` stand in `config`: the programs their commands run
+/// (none: not installed).
+pub fn installed_programs(config: &Value, agent: HookAgent) -> Vec<String> {
+    let mut programs: Vec<String> = config
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|h| h.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .flat_map(handlers)
+        .filter_map(|h| h.get("command").and_then(Value::as_str))
+        .filter(|c| is_ours(c, agent))
+        .filter_map(|c| crate::core::words::command_words(c).into_iter().next())
+        .collect();
+    programs.sort();
+    programs.dedup();
+    programs
+}
+
+/// `doctor`'s word on agentwatch's hooks for `agent`: `None` when not installed.
+pub fn check(agent: HookAgent) -> Option<Result<String, String>> {
+    let path = agent.config_path()?;
+    let (_, config) = read_config(&path).ok()?;
+    let programs = installed_programs(&config, agent);
+    if programs.is_empty() {
+        return None;
+    }
+    let gone: Vec<&String> = programs
+        .iter()
+        .filter(|p| !Path::new(p.as_str()).is_file())
+        .collect();
+    Some(if gone.is_empty() {
+        Ok(format!("installed in {}", path.display()))
+    } else {
+        Err(format!(
+            "installed in {}, but they run {}, which is not there",
+            path.display(),
+            gone.iter()
+                .map(|g| g.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }
 
 /// The config with every handler of agentwatch's removed, and what that left empty.

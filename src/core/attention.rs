@@ -174,6 +174,9 @@ pub struct Attention {
     pub hook: Option<HookWord>,
     /// What was decided, and since when.
     pub now: Option<(Verdict, Millis)>,
+    /// A source's word changed since the last decision (an unchanged card costs nothing to
+    /// settle: this runs for every card on every poll).
+    pub changed: bool,
 }
 
 impl Attention {
@@ -200,28 +203,33 @@ impl Attention {
         match self.output {
             Some((old, _)) if old != at => {
                 self.output = Some((at, now));
+                self.changed |= self.working_since.is_none() || self.screen.is_some();
                 self.working_since.get_or_insert(now);
                 self.looked = false;
                 self.screen = None;
                 // A wait a hook told of, answered: the agent writes again well after it.
                 if let Some(h) = self.hook.as_mut() {
-                    if hook_doing(&h.status) == Some(Doing::Waiting)
+                    if !h.overtaken
+                        && hook_doing(&h.status) == Some(Doing::Waiting)
                         && now.saturating_sub(h.seen_at) >= QUIET_MS
                     {
                         h.overtaken = true;
+                        self.changed = true;
                     }
                 }
                 false
             }
             Some((_, at)) => {
-                if now.saturating_sub(at) >= QUIET_MS {
+                if now.saturating_sub(at) >= QUIET_MS && self.working_since.is_some() {
                     self.working_since = None;
+                    self.changed = true;
                 }
                 self.working_since.is_none() && !self.looked
             }
             // First sight: whether it is writing is not known yet; its screen says the rest.
             None => {
                 self.output = Some((at, 0));
+                self.changed = true;
                 !self.looked
             }
         }
@@ -231,17 +239,33 @@ impl Attention {
     pub fn looked_at(&mut self, screen: Option<Verdict>) {
         self.looked = true;
         self.screen = screen;
+        self.changed = true;
+    }
+
+    /// Takes in the agent's own state file's word, and the pid it is about.
+    pub fn file_says(&mut self, pid: Option<u32>, file: Option<Verdict>) {
+        if self.file != file || self.file_pid != pid {
+            self.file = file;
+            self.file_pid = pid;
+            self.changed = true;
+        }
     }
 
     /// Takes in a hook's pane options (empty: none set).
     pub fn hook_says(&mut self, status: &str, reason: &str, now: Millis) {
         if status.is_empty() {
-            self.hook = None;
+            self.changed |= self.hook.take().is_some();
             return;
         }
         match &mut self.hook {
-            Some(h) if h.status == status => h.reason = reason.to_string(),
+            Some(h) if h.status == status => {
+                if h.reason != reason {
+                    h.reason = reason.to_string();
+                    self.changed = true;
+                }
+            }
             _ => {
+                self.changed = true;
                 self.hook = Some(HookWord {
                     status: status.to_string(),
                     reason: reason.to_string(),
@@ -297,6 +321,9 @@ impl Attention {
     /// Decides again at `now`; returns the decision when what the agent does changed (an
     /// edge: `Some(None)` when it is no longer known).
     pub fn settle(&mut self, now: Millis) -> Option<Option<Verdict>> {
+        if !self.changed {
+            return None;
+        }
         // The output stopped and its screen is still to be read: what it shows decides, so
         // the state holds till then (no working -> unknown -> waiting flutter).
         if self.file.is_none()
@@ -306,6 +333,7 @@ impl Attention {
         {
             return None;
         }
+        self.changed = false;
         let new = self.decide();
         let old = self.now.as_ref().map(|(v, _)| v.doing);
         match new {

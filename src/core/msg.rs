@@ -274,7 +274,8 @@ pub enum Effect {
 pub struct Event {
     /// Epoch milliseconds.
     pub ts: Millis,
-    /// `died`, `scheduled`, `resumed`, `resume_failed`, `gave_up`, `cancelled`, `relaunched`.
+    /// `died`, `scheduled`, `resumed`, `resume_failed`, `gave_up`, `cancelled`, `relaunched`,
+    /// `gone`; what a live agent does: `working`, `waiting`, `idle`.
     pub event: String,
     pub pane: String,
     /// The tmux server's socket: pane ids are only unique within one server.

@@ -11,9 +11,28 @@ pub fn default_path() -> Option<PathBuf> {
     super::state_dir().map(|d| d.join("journal.jsonl"))
 }
 
+/// Past this size the journal is moved aside to `journal.jsonl.1` (replacing the one there)
+/// and a new one begun: what agents do is journaled at every turn, and the journal is read
+/// whole at start.
+pub const ROTATE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The journal before the current one.
+pub fn older(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".1");
+    PathBuf::from(p)
+}
+
 pub fn append(path: &Path, event: &Event) -> std::io::Result<()> {
+    append_capped(path, event, ROTATE_BYTES)
+}
+
+fn append_capped(path: &Path, event: &Event, cap: u64) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() >= cap) {
+        std::fs::rename(path, older(path))?;
     }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -38,8 +57,16 @@ pub fn append(path: &Path, event: &Event) -> std::io::Result<()> {
     f.write_all(&line)
 }
 
-/// Every readable event; a corrupt or truncated line is skipped with a warning in the log.
+/// Every readable event, of the journal before this one too; a corrupt or truncated line is
+/// skipped with a warning in the log.
 pub fn read(path: &Path) -> Vec<Event> {
+    let mut events = read_one(&older(path));
+    events.extend(read_one(path));
+    events
+}
+
+/// The readable events of one journal file.
+pub fn read_one(path: &Path) -> Vec<Event> {
     let Ok(text) = std::fs::read(path) else {
         return Vec::new();
     };
@@ -59,6 +86,33 @@ pub fn read(path: &Path) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_journal_is_moved_aside_once_and_both_are_read_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let ev = |ts| Event {
+            ts,
+            event: "idle".into(),
+            pane: "%1".into(),
+            ..Event::default()
+        };
+        for ts in 1..=3 {
+            append_capped(&path, &ev(ts), 60).unwrap();
+        }
+        assert!(older(&path).exists());
+        let ts: Vec<u64> = read(&path).iter().map(|e| e.ts).collect();
+        assert_eq!(ts, [1, 2, 3]);
+        for ts in 4..=9 {
+            append_capped(&path, &ev(ts), 60).unwrap();
+        }
+        let ts: Vec<u64> = read(&path).iter().map(|e| e.ts).collect();
+        assert!(
+            ts.ends_with(&[8, 9]) && ts.windows(2).all(|w| w[0] < w[1]),
+            "{ts:?}"
+        );
+        assert!(std::fs::metadata(&path).unwrap().len() < 200);
+    }
 
     #[test]
     fn events_round_trip_and_bad_lines_are_skipped() {

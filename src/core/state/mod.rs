@@ -115,6 +115,10 @@ pub struct State {
     notes: Vec<crate::core::msg::Event>,
     /// When each pane's last wait was announced.
     waits_told: HashMap<PaneId, Millis>,
+    /// Panes whose screens were just read: their whole records (a hook's pane options with
+    /// them) are read at the next poll. The brief listing of every pane carries no options:
+    /// two option lookups made it 40 % dearer for tmux at 1000 panes.
+    reread: std::collections::HashSet<PaneId>,
     /// The peek view, when open.
     pub peek: Option<crate::core::peek_model::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
@@ -192,6 +196,7 @@ impl State {
             listed: None,
             notes: Vec::new(),
             waits_told: HashMap::new(),
+            reread: Default::default(),
             peek: None,
             client: None,
             confirm_close: None,
@@ -281,11 +286,13 @@ impl State {
         if !on_screen.is_empty() {
             self.screen_read_at = self.now;
         }
+        let reread = std::mem::take(&mut self.reread);
         self.cards
             .iter()
             .enumerate()
             .filter(|(i, c)| {
                 on_screen.contains(i)
+                    || reread.contains(&c.pane.id)
                     || c.life == Life::Reading
                     || c.relaunching
                     || c.auto_in_flight.is_some()
@@ -660,8 +667,10 @@ impl State {
                 .into_iter()
                 .chain(below.iter().map(|p| p.pid))
                 .find_map(|pid| files.get(&pid).map(|f| (pid, f)));
-            a.file_pid = file.map(|(pid, _)| pid);
-            a.file = file.and_then(|(_, f)| f.verdict());
+            a.file_says(
+                file.map(|(pid, _)| pid),
+                file.and_then(|(_, f)| f.verdict()),
+            );
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
                 // Its own word needs no look at its screen.
@@ -750,6 +759,7 @@ impl State {
             let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
             card.attention
                 .looked_at(def.and_then(|d| d.screen_says(screen)));
+            self.reread.insert(card.pane.id);
         }
         self.settle_attention(now, fx);
         self.reorder(now);
