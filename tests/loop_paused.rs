@@ -96,7 +96,8 @@ impl Answer for Fake {
             | Effect::Notify { .. }
             | Effect::Elect
             | Effect::ReadJournal { .. }
-            | Effect::SetServerOption { .. } => None,
+            | Effect::SetServerOption { .. }
+            | Effect::Attend(_) => None,
         }
     }
 

@@ -65,6 +65,9 @@ pub struct Heard {
     /// The kernel tells of every pane process's end and of every new one, and the control
     /// connection of new windows.
     pub watched: bool,
+    /// Some agent's output time is wanted often: one works or waits, and has no state file
+    /// of its own to say so (the core's word; until it has spoken, yes).
+    pub attending: bool,
 }
 
 /// What one poll asks.
@@ -164,13 +167,11 @@ impl Mirror {
         if full {
             return Ask::full();
         }
-        // Live agents are attended to: their windows' output times, every 2 s, tell
-        // whether they write (and when they stopped, whether a prompt waits for their user).
-        let attending = self
-            .panes
-            .values()
-            .any(|p| !p.dead && !p.opt_agent.is_empty());
-        let every = if heard.watched && !attending {
+        // Agents that work or wait are attended to: their windows' output times, every 2 s,
+        // tell when they stop (and a prompt may wait for their user) or write again (the
+        // prompt was answered). Idle ones are looked at every 10 s: a user who types at one
+        // is at its pane.
+        let every = if heard.watched && !heard.attending {
             BRIEF_EVERY_WATCHED
         } else {
             BRIEF_EVERY

@@ -37,6 +37,8 @@ pub struct Prober {
     failing: std::sync::atomic::AtomicBool,
     /// claude's per-process state files.
     claude: Mutex<ClaudeStates>,
+    /// The core wants agents' output times often (see [`Heard::attending`]).
+    attending: std::sync::atomic::AtomicBool,
 }
 
 /// What the poller watches between polls, besides tmux.
@@ -120,6 +122,7 @@ impl Prober {
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
             claude: Mutex::new(ClaudeStates::new(None)),
+            attending: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -133,6 +136,13 @@ impl Prober {
 
     pub fn tmux(&self) -> &Tmux {
         &self.tmux
+    }
+
+    /// Whether agents' output times are wanted every 2 s (some agent works or waits), or
+    /// every 10 s will do.
+    pub fn attend(&self, often: bool) {
+        self.attending
+            .store(often, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Options agentwatch wrote to panes: known from now on without asking tmux.
@@ -278,6 +288,7 @@ impl Prober {
         }
         // A pane whose process ends before the server's children are read leaves no trace
         // there: only the control connection's notice of its window tells of it.
+        heard.attending = self.attending.load(std::sync::atomic::Ordering::SeqCst);
         heard.watched = signs.children.is_some()
             && notices.listening.load(std::sync::atomic::Ordering::SeqCst)
             && lock(&self.trees).exits.epoll_fd().is_some();

@@ -223,6 +223,9 @@ pub enum Effect {
     /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
     /// their user on screen?); answers [`Msg::Looked`].
     LookAtScreens(Vec<PaneId>),
+    /// Whether agents' output times are wanted often (an agent works or waits with no state
+    /// file of its own) or now and then will do; answers nothing.
+    Attend(bool),
     /// Send SIGCHLD to the tmux server (lost exit status workaround).
     KickServer(u32),
     /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].

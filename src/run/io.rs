@@ -132,6 +132,10 @@ impl Io {
     pub async fn answer(&self, effect: Effect) -> Option<Msg> {
         Some(match effect {
             Effect::Poll(hot) => Msg::Polled(self.prober.observe_hot(&hot).await),
+            Effect::Attend(often) => {
+                self.prober.attend(often);
+                return None;
+            }
             Effect::KickServer(pid) => {
                 if let Err(e) = kick_server(pid) {
                     tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");

@@ -115,6 +115,8 @@ pub struct State {
     notes: Vec<crate::core::msg::Event>,
     /// When each pane's last wait was announced.
     waits_told: HashMap<PaneId, Millis>,
+    /// What the poller was last told of output times (see [`Effect::Attend`]).
+    attending: Option<bool>,
     /// Panes whose screens were just read: their whole records (a hook's pane options with
     /// them) are read at the next poll. The brief listing of every pane carries no options:
     /// two option lookups made it 40 % dearer for tmux at 1000 panes.
@@ -196,6 +198,7 @@ impl State {
             listed: None,
             notes: Vec::new(),
             waits_told: HashMap::new(),
+            attending: None,
             reread: Default::default(),
             peek: None,
             client: None,
@@ -707,6 +710,23 @@ impl State {
         }
         for (id, edge) in edges {
             self.attention_edge(id, edge, now, fx);
+        }
+        // Output times are wanted often while an agent works or waits (to see it stop, or
+        // its prompt answered) with no state file of its own, or is not read yet.
+        let often = self.cards.iter().any(|c| {
+            c.agent.is_some()
+                && c.life == Life::Running
+                && c.attention.file.is_none()
+                && (c.attention.output.is_none()
+                    || !c.attention.looked
+                    || matches!(
+                        c.attention.state(),
+                        Some((Doing::Working | Doing::Waiting, _))
+                    ))
+        });
+        if self.attending != Some(often) {
+            self.attending = Some(often);
+            fx.push(Effect::Attend(often));
         }
     }
 

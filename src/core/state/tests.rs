@@ -1147,3 +1147,37 @@ fn a_pane_that_asks_again_soon_after_is_announced_once() {
     s.update(prompt(), T0 + 43_010);
     assert_eq!(notified(&output(&mut s, 300, T0 + 43_020)), 1);
 }
+
+#[test]
+fn output_times_are_wanted_often_only_while_an_agent_works_or_waits() {
+    let attend = |fx: &[Effect]| {
+        fx.iter().find_map(|e| match e {
+            Effect::Attend(b) => Some(*b),
+            _ => None,
+        })
+    };
+    let mut s = state((120, 40));
+    // Not read yet: often.
+    assert_eq!(attend(&output(&mut s, 100, T0)), Some(true));
+    // Idle at its input box: now and then will do.
+    let fx = s.update(
+        Msg::Looked(Ok([(PaneId(1), "> ".to_string())].into())),
+        T0 + 10,
+    );
+    assert_eq!(attend(&fx), Some(false));
+    assert_eq!(attend(&output(&mut s, 100, T0 + 500)), None, "said once");
+    // It writes: often again, till it is idle or waits and is seen to.
+    assert_eq!(attend(&output(&mut s, 200, T0 + 1_000)), Some(true));
+    output(&mut s, 200, T0 + 3_500);
+    let fx = s.update(
+        Msg::Looked(Ok(
+            [(PaneId(1), "Do you want to proceed?".to_string())].into()
+        )),
+        T0 + 3_510,
+    );
+    assert_eq!(
+        attend(&fx),
+        None,
+        "waiting: still often, to see it answered"
+    );
+}
