@@ -47,6 +47,9 @@ pub enum Server {
     Down(TmuxError),
 }
 
+/// The most screens read in one look.
+const LOOK_AT_ONCE: usize = 100;
+
 /// A pane's next wait is announced only this long after its last one.
 pub const NOTIFY_AGAIN_MS: Millis = 30_000;
 
@@ -683,6 +686,9 @@ impl State {
             }
         }
         self.settle_attention(now, fx);
+        // A few screens at a time: a thousand quiet agents seen at once are read over a few
+        // polls, not held in memory together (the rest are still due at the next poll).
+        look.truncate(LOOK_AT_ONCE);
         if !look.is_empty() {
             self.look_in_flight = true;
             fx.push(Effect::LookAtScreens(look));
@@ -805,8 +811,14 @@ impl State {
                 c.pane.pane_index,
             )
         }
-        self.cards
-            .sort_by(|a, b| key(a, attention).cmp(&key(b, attention)));
+        // Mostly in order already: checked first, for a sort moves whole cards.
+        if !self
+            .cards
+            .is_sorted_by(|a, b| key(a, attention) <= key(b, attention))
+        {
+            self.cards
+                .sort_by(|a, b| key(a, attention).cmp(&key(b, attention)));
+        }
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {

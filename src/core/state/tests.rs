@@ -1181,3 +1181,31 @@ fn output_times_are_wanted_often_only_while_an_agent_works_or_waits() {
         "waiting: still often, to see it answered"
     );
 }
+
+#[test]
+fn many_quiet_agents_seen_at_once_are_looked_at_a_hundred_at_a_time() {
+    let mut s = state((120, 40));
+    let panes = || -> Observation {
+        let mut o = obs((1..=150)
+            .map(|i| {
+                let mut p = pane(i, i, "claude");
+                p.opt_agent = "claude".into();
+                p
+            })
+            .collect());
+        for i in 1..=150 {
+            o.activity.insert(PaneId(i), 100);
+        }
+        o
+    };
+    s.update(Msg::Tick, T0);
+    let first = looks(&s.update(Msg::Polled(Ok(panes())), T0));
+    assert_eq!(first.len(), 100);
+    let screens =
+        |ids: &[PaneId]| Msg::Looked(Ok(ids.iter().map(|id| (*id, "> ".to_string())).collect()));
+    s.update(screens(&first), T0 + 10);
+    s.update(Msg::Tick, T0 + 500);
+    let second = looks(&s.update(Msg::Polled(Ok(panes())), T0 + 500));
+    assert_eq!(second.len(), 50);
+    assert!(second.iter().all(|id| !first.contains(id)));
+}
