@@ -64,6 +64,10 @@ pub struct State {
     pub socket: String,
     pub cards: Vec<Card>,
     pub selected: Option<PaneId>,
+    /// The user chose the selected card (a key moved it): it follows that pane wherever the
+    /// order moves it. Until then the selection stays on the first card, what needs the user
+    /// most.
+    pub chosen: bool,
     /// First visible row of cards.
     pub scroll: usize,
     pub size: (u16, u16),
@@ -170,6 +174,7 @@ impl State {
             socket,
             cards: Vec::new(),
             selected: None,
+            chosen: false,
             scroll: 0,
             size,
             server: Server::Connecting,
@@ -700,6 +705,7 @@ impl State {
     fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         let mut edges = Vec::new();
         for card in &mut self.cards {
+            let first = card.attention.now.is_none();
             if let Some(edge) = card.attention.settle(now) {
                 tracing::info!(
                     "{}: {}",
@@ -711,11 +717,11 @@ impl State {
                         v.why
                     ))
                 );
-                edges.push((card.pane.id, edge));
+                edges.push((card.pane.id, edge, first));
             }
         }
-        for (id, edge) in edges {
-            self.attention_edge(id, edge, now, fx);
+        for (id, edge, first) in edges {
+            self.attention_edge(id, edge, first, now, fx);
         }
         // Output times are wanted often while an agent works or waits (to see it stop, or
         // its prompt answered) with no state file of its own, or is not read yet.
@@ -740,10 +746,13 @@ impl State {
     /// by every instance when it waits (the bell of a dashboard that does not supervise),
     /// journaled by the supervising instance only (one line per edge, however many
     /// dashboards are open).
+    /// `first`: nothing was known of the agent before (it was just seen, or agentwatch just
+    /// started).
     fn attention_edge(
         &mut self,
         id: PaneId,
         edge: Option<Verdict>,
+        first: bool,
         now: Millis,
         fx: &mut Vec<Effect>,
     ) {
@@ -755,15 +764,20 @@ impl State {
         };
         let mut ev = self.event(card, v.doing.word(), now);
         ev.detail = Some(v.why.clone());
+        // What the pane option already says, of an agent just seen, is where things stood
+        // when this instance started (the supervisor before it wrote it): no news.
+        let known = card.pane.opt_state == v.doing.word();
         // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
         // agent asking one question after another while its user answers them is one call.
-        if v.doing == Doing::Waiting {
+        if v.doing == Doing::Waiting && !(first && known) {
             let last = self.waits_told.insert(id, now);
             if last.is_none_or(|t| now.saturating_sub(t) >= NOTIFY_AGAIN_MS) {
                 self.notes.push(ev.clone());
             }
         }
-        if self.supervising {
+        // Not again what the pane option already says: a supervisor that starts again (or
+        // takes over) finds the agents as the last one left them, and that is no edge.
+        if self.supervising && !known {
             fx.push(Effect::Journal(ev));
         }
     }
@@ -795,8 +809,17 @@ impl State {
     fn reorder(&mut self, now: Millis) {
         for card in &mut self.cards {
             card.settle_rank(now);
+            // A spell dates from the agent's start at the earliest (a window's output time
+            // may be older than the agent in it).
+            if let (Some((_, since)), Some(start)) = (card.attention.now.as_mut(), card.started_at)
+            {
+                *since = (*since).max(start);
+            }
         }
         self.sort_cards();
+        if !self.chosen {
+            self.selected = self.cards.first().map(|c| c.pane.id);
+        }
     }
 
     /// What needs its user first (dead, waiting, idle, working), each rank in tmux's order
@@ -934,6 +957,7 @@ impl State {
             (Action::Last, _) => n.saturating_sub(1),
         };
         self.selected = self.cards.get(target).map(|c| c.pane.id);
+        self.chosen = true;
     }
 
     fn keep_selection_visible(&mut self) {

@@ -155,6 +155,7 @@ impl State {
             Action::Relaunch | Action::RelaunchFresh => {
                 let pane = p.pane;
                 self.selected = Some(pane);
+                self.chosen = true;
                 self.relaunch(a == Action::RelaunchFresh, now, fx);
                 // Leave the view on the grid card, where the outcome is shown.
                 self.peek = None;

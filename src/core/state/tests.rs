@@ -1070,9 +1070,15 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
     s.update(screens("> "), T0 + 10);
     // Waiting, then idle (in tmux's order).
     assert_eq!(order(&s), [3, 1, 2, 4]);
-    // %2 dies: first at once.
+    assert_eq!(s.selected, Some(PaneId(3)), "not chosen: the first card");
+    // %2 dies: first at once, and selected while the user chose none.
     four(&mut s, [1, 1, 1, 1], true, T0 + 500);
     assert_eq!(order(&s), [2, 3, 1, 4]);
+    assert_eq!(s.selected, Some(PaneId(2)));
+    // Chosen by a key: the selection follows that pane wherever it moves.
+    s.update(Msg::Action(Action::Right), T0 + 600);
+    s.update(Msg::Action(Action::Right), T0 + 600);
+    assert_eq!(s.selected, Some(PaneId(1)));
     // %1 starts working: it keeps its place for a while, then moves down.
     four(&mut s, [5, 1, 1, 1], true, T0 + 1_000);
     four(&mut s, [6, 1, 1, 1], true, T0 + 2_000);
@@ -1084,6 +1090,7 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
         T0 + 1_000 + crate::core::watch::ORDER_SETTLE_MS,
     );
     assert_eq!(order(&s), [2, 3, 4, 1], "working for 10 s: below the idle");
+    assert_eq!(s.selected, Some(PaneId(1)), "the chosen card, moved");
 }
 
 #[test]
@@ -1208,4 +1215,34 @@ fn many_quiet_agents_seen_at_once_are_looked_at_a_hundred_at_a_time() {
     let second = looks(&s.update(Msg::Polled(Ok(panes())), T0 + 500));
     assert_eq!(second.len(), 50);
     assert!(second.iter().all(|id| !first.contains(id)));
+}
+
+#[test]
+fn a_supervisor_that_starts_again_finds_a_wait_the_last_one_told_and_says_nothing_new() {
+    let mut s = state((120, 40));
+    s.supervising = true;
+    let mut p = pane(1, 1, "claude");
+    p.opt_agent = "claude".into();
+    p.opt_state = "waiting".into();
+    let mut o = obs(vec![p]);
+    o.activity.insert(PaneId(1), 100);
+    s.update(Msg::Tick, T0);
+    s.update(Msg::Polled(Ok(o)), T0);
+    let fx = s.update(
+        Msg::Looked(Ok(
+            [(PaneId(1), "Do you want to proceed?".to_string())].into()
+        )),
+        T0 + 10,
+    );
+    assert!(s.cards[0].attention.is(Doing::Waiting));
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Journal(_))),
+        "not journaled again: {fx:?}"
+    );
+    assert_eq!(s.counts().waiting, 1);
+    let fx = output(&mut s, 100, T0 + 500);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Notify { .. })),
+        "not announced again: {fx:?}"
+    );
 }
