@@ -48,7 +48,7 @@ pub enum Server {
 }
 
 /// The most screens read in one look.
-const LOOK_AT_ONCE: usize = 100;
+const LOOK_AT_ONCE: usize = 200;
 
 /// A pane's next wait is announced only this long after its last one.
 pub const NOTIFY_AGAIN_MS: Millis = 30_000;
@@ -684,10 +684,13 @@ impl State {
             );
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
-                // Its own word needs no look at its screen.
-                if a.saw_output(output, now) && a.file.is_none() && !self.look_in_flight {
-                    look.push(card.pane.id);
-                }
+                a.saw_output(output, now);
+            }
+            // Quiet and not looked at since (its own word needs no look at its screen): due
+            // now, whether or not this poll read its output time.
+            let due = a.output.is_some() && a.working_since.is_none() && !a.looked;
+            if due && a.file.is_none() && !self.look_in_flight {
+                look.push(card.pane.id);
             }
         }
         self.settle_attention(now, fx);
