@@ -104,7 +104,8 @@ pub struct Card {
     /// The dead pane's last lines were asked for (a quick death after a resume).
     pub tail_asked: bool,
     /// What the live agent is doing, as far as can be told.
-    pub attention: Attention,
+    /// Boxed: every card is moved on every poll, and this is a sixth of its size.
+    pub attention: Box<Attention>,
     /// Its place in the attention order: the rank it is shown at, and a calmer rank it has
     /// wanted since when (it moves down only once that held for [`ORDER_SETTLE_MS`]).
     pub order: (u8, Option<(u8, Millis)>),
@@ -311,7 +312,7 @@ pub fn observe(
             no_session: c.no_session,
             resumed: c.resumed,
             tail_asked: false,
-            attention: Attention::default(),
+            attention: Box::default(),
             order: c.order,
             discovered_at: None,
             discovered_dead: false,
@@ -356,7 +357,7 @@ pub fn observe(
             no_session: None,
             resumed: None,
             tail_asked: false,
-            attention: Attention::default(),
+            attention: Box::default(),
             order: (u8::MAX, None),
             discovered_at: None,
             discovered_dead: false,

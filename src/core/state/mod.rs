@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, Order};
 use crate::core::agent::{Agents, Route, SESSION_ID};
-use crate::core::attention::{AgentFile, Doing, Verdict};
+use crate::core::attention::{AgentFile, Attention, Doing, Verdict};
 use crate::core::errors::TmuxError;
 use crate::core::layout::geometry;
 use crate::core::msg::{
@@ -663,7 +663,9 @@ impl State {
         let mut look = Vec::new();
         for card in &mut self.cards {
             if card.agent.is_none() || card.life != Life::Running {
-                card.attention = Default::default();
+                if *card.attention != Attention::default() {
+                    *card.attention = Attention::default();
+                }
                 continue;
             }
             let a = &mut card.attention;
