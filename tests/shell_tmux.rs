@@ -319,6 +319,11 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     }
     let server = TmuxServer::start();
     let pane = server.new_window(&["zsh", "-f"]);
+    // Its prompt first: on a loaded machine a line typed before zsh's line editor started
+    // could be lost.
+    common::wait_until("zsh's prompt", Duration::from_secs(20), || {
+        !server.capture(&pane).trim().is_empty()
+    });
     let file = snippet(&server, "zsh");
     let log = server.dir.path().join("hook.log");
     type_line(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));

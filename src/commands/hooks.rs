@@ -406,6 +406,13 @@ pub fn change(
         out.push_str("(dry run: nothing written)\n");
         return Ok(out);
     }
+    // Nothing left but agentwatch's own hooks had been there: the file goes, as it came
+    // (an empty settings file and none mean the same to the agent).
+    if !install && new.as_object().is_some_and(|o| o.is_empty()) {
+        std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        out.push_str("Removed agentwatch's hooks; the file held nothing else, so it is gone.\n");
+        return Ok(out);
+    }
     write_config(path, &new_text)?;
     out.push_str(&match (install, agent) {
         (true, HookAgent::Claude) => "Installed. claude sessions started from now on tell agentwatch what they do; `agentwatch hooks uninstall claude` removes exactly these lines.\n".to_string(),
@@ -555,6 +562,17 @@ mod tests {
         std::fs::write(&path, "[1]").unwrap();
         let err = change(HookAgent::Claude, true, false, &path, Path::new(EXE)).unwrap_err();
         assert!(err.contains("not a JSON object"), "{err}");
+    }
+
+    #[test]
+    fn a_file_made_by_install_is_removed_by_uninstall() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".codex/hooks.json");
+        change(HookAgent::Codex, true, false, &path, Path::new(EXE)).unwrap();
+        assert!(path.exists());
+        let out = change(HookAgent::Codex, false, false, &path, Path::new(EXE)).unwrap();
+        assert!(out.contains("so it is gone"), "{out}");
+        assert!(!path.exists());
     }
 
     #[test]
