@@ -233,11 +233,10 @@ pub fn parse(text: &[u8]) -> Option<AgentFile> {
     })
 }
 
-/// Field 22 of `/proc/<pid>/stat`: the process start time in clock ticks since boot.
+/// Field 22 of `/proc/<pid>/stat` (the process start time in clock ticks since boot), as
+/// claude writes it in `procStart`: read by the poller's own parser of that file.
 pub(crate) fn proc_start(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19).map(str::to_owned)
+    crate::adapters::probe::start_ticks(pid).map(|t| t.to_string())
 }
 
 #[cfg(test)]

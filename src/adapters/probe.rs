@@ -764,6 +764,11 @@ struct Stat {
     start_ticks: u64,
 }
 
+/// Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot.
+pub fn start_ticks(pid: u32) -> Option<u64> {
+    read_stat(pid).map(|s| s.start_ticks)
+}
+
 /// Fields of `/proc/<pid>/stat` after the `(comm)`, which may itself hold spaces and `)`.
 fn read_stat(pid: u32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
