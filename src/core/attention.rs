@@ -197,8 +197,14 @@ impl Attention {
         }
     }
 
+    /// Whether its screen is due a look: its output stopped (or is known and has not been
+    /// seen to change) and it was not looked at since.
+    pub fn look_due(&self) -> bool {
+        self.output.is_some() && self.working_since.is_none() && !self.looked
+    }
+
     /// Takes in the window's output time at `now`; says whether the screen should be looked
-    /// at now (the output stopped and it was not looked at since).
+    /// at now ([`Attention::look_due`]).
     pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
         match self.output {
             Some((old, _)) if old != at => {
@@ -217,22 +223,20 @@ impl Attention {
                         self.changed = true;
                     }
                 }
-                false
             }
             Some((_, at)) => {
                 if now.saturating_sub(at) >= QUIET_MS && self.working_since.is_some() {
                     self.working_since = None;
                     self.changed = true;
                 }
-                self.working_since.is_none() && !self.looked
             }
             // First sight: whether it is writing is not known yet; its screen says the rest.
             None => {
                 self.output = Some((at, 0));
                 self.changed = true;
-                !self.looked
             }
         }
+        self.look_due()
     }
 
     /// Takes in what its screen said.
@@ -319,18 +323,15 @@ impl Attention {
     }
 
     /// Decides again at `now`; returns the decision when what the agent does changed (an
-    /// edge: `Some(None)` when it is no longer known).
-    pub fn settle(&mut self, now: Millis) -> Option<Option<Verdict>> {
+    /// edge: `Some(None)` when it is no longer known). A new spell dates from `start` (the
+    /// agent's) at the earliest: a window's output time may be older than the agent in it.
+    pub fn settle(&mut self, now: Millis, start: Option<Millis>) -> Option<Option<Verdict>> {
         if !self.changed {
             return None;
         }
         // The output stopped and its screen is still to be read: what it shows decides, so
         // the state holds till then (no working -> unknown -> waiting flutter).
-        if self.file.is_none()
-            && self.output.is_some()
-            && self.working_since.is_none()
-            && !self.looked
-        {
+        if self.file.is_none() && self.look_due() {
             return None;
         }
         self.changed = false;
@@ -361,7 +362,8 @@ impl Attention {
                     (Doing::Waiting | Doing::Idle, Told::Screen) => quiet.unwrap_or(now),
                     _ => now,
                 };
-                self.now = Some((v.clone(), since.min(now)));
+                let since = since.max(start.unwrap_or(0)).min(now);
+                self.now = Some((v.clone(), since));
                 Some(Some(v))
             }
             None if old.is_some() => {
@@ -454,12 +456,20 @@ mod tests {
         a.saw_output(secs(T), T + 500);
         a.saw_output(secs(T + 1_000), T + 1_000);
         assert_eq!(
-            a.settle(T + 1_000).flatten().map(|v| v.doing),
+            a.settle(T + 1_000, None).flatten().map(|v| v.doing),
             Some(Doing::Working)
         );
-        assert_eq!(a.settle(T + 1_200), None, "no edge while it stays working");
+        assert_eq!(
+            a.settle(T + 1_200, None),
+            None,
+            "no edge while it stays working"
+        );
         assert!(a.saw_output(secs(T + 1_000), T + 3_500), "quiet: look");
-        assert_eq!(a.settle(T + 3_500), None, "held till its screen is read");
+        assert_eq!(
+            a.settle(T + 3_500, None),
+            None,
+            "held till its screen is read"
+        );
         assert_eq!(a.state(), Some((Doing::Working, T + 1_000)));
         a.looked_at(Some(Verdict::new(
             Doing::Waiting,
@@ -467,7 +477,7 @@ mod tests {
             "Do you want to proceed?",
         )));
         assert_eq!(
-            a.settle(T + 3_600).flatten().map(|v| v.doing),
+            a.settle(T + 3_600, None).flatten().map(|v| v.doing),
             Some(Doing::Waiting)
         );
         assert_eq!(
@@ -481,14 +491,24 @@ mod tests {
             Told::Screen,
             "Enter to confirm · Esc to cancel",
         )));
-        assert_eq!(a.settle(T + 3_700), None, "another line, the same wait");
+        assert_eq!(
+            a.settle(T + 3_700, None),
+            None,
+            "another line, the same wait"
+        );
         assert_eq!(a.state(), Some((Doing::Waiting, T + 1_000)));
         assert_eq!(a.waiting_for(), Some("Enter to confirm · Esc to cancel"));
         // Seen for the first time, quiet for an hour: waiting since then, not since now.
         let mut b = Attention::default();
         assert!(b.saw_output(secs(T), T + 3_600_000));
         b.looked_at(Some(Verdict::new(Doing::Waiting, Told::Screen, "?")));
-        b.settle(T + 3_600_000);
+        b.settle(T + 3_600_000, None);
         assert_eq!(b.state(), Some((Doing::Waiting, T)));
+        // ... but not before the agent started: the window was there before it.
+        let mut c = Attention::default();
+        c.saw_output(secs(T), T + 3_600_000);
+        c.looked_at(Some(Verdict::new(Doing::Idle, Told::Screen, "-")));
+        c.settle(T + 3_600_000, Some(T + 600_000));
+        assert_eq!(c.state(), Some((Doing::Idle, T + 600_000)));
     }
 }

@@ -580,7 +580,6 @@ impl State {
 
         self.follow_server_auto(&obs.listing.auto_all);
         self.attend(&activity, &files, &trees, now, fx);
-        self.reorder(now);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.tell_history();
@@ -688,10 +687,9 @@ impl State {
             if let Some(&output) = activity.get(&card.pane.id) {
                 a.saw_output(output, now);
             }
-            // Quiet and not looked at since (its own word needs no look at its screen): due
-            // now, whether or not this poll read its output time.
-            let due = a.output.is_some() && a.working_since.is_none() && !a.looked;
-            if due && a.file.is_none() && !self.look_in_flight {
+            // Due whether or not this poll read its output time; its own word needs no look
+            // at its screen.
+            if a.look_due() && a.file.is_none() && !self.look_in_flight {
                 look.push(card.pane.id);
             }
         }
@@ -706,12 +704,12 @@ impl State {
     }
 
     /// Decides again what each live agent does; each edge is announced (into waiting) and
-    /// journaled.
+    /// journaled; the cards take their places in the order.
     fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         let mut edges = Vec::new();
         for card in &mut self.cards {
             let first = card.attention.now.is_none();
-            if let Some(edge) = card.attention.settle(now) {
+            if let Some(edge) = card.attention.settle(now, card.started_at) {
                 tracing::info!(
                     "{}: {}",
                     card.pane.id,
@@ -745,6 +743,7 @@ impl State {
             self.attending = Some(often);
             fx.push(Effect::Attend(often));
         }
+        self.reorder(now);
     }
 
     /// An agent began working, waiting or idling (or it can no longer be told): announced
@@ -807,19 +806,12 @@ impl State {
             self.reread.insert(card.pane.id);
         }
         self.settle_attention(now, fx);
-        self.reorder(now);
     }
 
     /// Each card's place in the attention order settled at `now`, and the cards sorted.
     fn reorder(&mut self, now: Millis) {
         for card in &mut self.cards {
             card.settle_rank(now);
-            // A spell dates from the agent's start at the earliest (a window's output time
-            // may be older than the agent in it).
-            if let (Some((_, since)), Some(start)) = (card.attention.now.as_mut(), card.started_at)
-            {
-                *since = (*since).max(start);
-            }
         }
         self.sort_cards();
         if !self.chosen {
@@ -930,7 +922,7 @@ impl State {
                         if let Some(i) = cur {
                             self.cards[i].notice = Some(Notice::info(
                                 "no agent needs you: none is dead or waiting for input",
-                                Some(now + crate::core::state::NOTICE_MS),
+                                Some(now + NOTICE_MS),
                             ));
                         }
                         return;
