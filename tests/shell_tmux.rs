@@ -61,6 +61,24 @@ fn type_line(server: &TmuxServer, pane: &str, line: &str) {
     server.tmux_ok(&["send-keys", "-t", pane, "Enter"]);
 }
 
+/// Waits for the shell's answer to a typed `echo`: the first line of the screen that starts
+/// with `prefix`. The typed line holds the prefix too, but after the prompt, so the command
+/// line is never taken for the answer (it was, under load, before the answer was printed).
+/// Returns that line and the whole screen, for messages.
+fn answer(server: &TmuxServer, pane: &str, prefix: &str) -> (String, String) {
+    let find = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .map(|l| l.trim_end().to_string())
+    };
+    common::wait_until("the shell's answer", Duration::from_secs(20), || {
+        find(&server.capture(pane)).is_some()
+    });
+    let screen = server.capture(pane);
+    (find(&screen).unwrap_or_default(), screen)
+}
+
 fn snippet(server: &TmuxServer, shell: &str) -> String {
     let path = server.dir.path().join(format!("agentwatch.{shell}"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"))
@@ -234,12 +252,9 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
     type_line(&server, &pane, "(exit 7)");
     wait_published(&server, &pane, 7);
     type_line(&server, &pane, "echo \"pc=[$PROMPT_COMMAND]\"");
-    common::wait_until("PROMPT_COMMAND printed", Duration::from_secs(20), || {
-        server.capture(&pane).contains("pc=[")
-    });
-    let screen = server.capture(&pane);
+    let (line, screen) = answer(&server, &pane, "pc=[");
     assert_eq!(
-        screen.matches("__agentwatch_status").count(),
+        line.matches("__agentwatch_status").count(),
         1,
         "hooked once: {screen}"
     );
@@ -304,11 +319,8 @@ fn the_fish_snippet_publishes_the_status_once_however_often_it_is_sourced() {
         &pane,
         "echo handlers=(functions --handlers | string match -r __agentwatch_status | count)",
     );
-    common::wait_until("handlers printed", Duration::from_secs(20), || {
-        server.capture(&pane).contains("handlers=")
-    });
-    let screen = server.capture(&pane);
-    assert!(screen.contains("handlers=1"), "hooked once: {screen}");
+    let (line, screen) = answer(&server, &pane, "handlers=");
+    assert_eq!(line, "handlers=1", "hooked once: {screen}");
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
 }
 
@@ -332,13 +344,7 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     type_line(&server, &pane, "true");
     wait_published(&server, &pane, 0);
     type_line(&server, &pane, "echo \"hooks=[${precmd_functions[*]}]\"");
-    common::wait_until("hooks printed", Duration::from_secs(20), || {
-        server.capture(&pane).contains("hooks=[")
-    });
-    let screen = server.capture(&pane);
-    assert!(
-        screen.contains("hooks=[__agentwatch_status other]"),
-        "{screen}"
-    );
+    let (line, screen) = answer(&server, &pane, "hooks=[");
+    assert_eq!(line, "hooks=[__agentwatch_status other]", "{screen}");
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
 }
