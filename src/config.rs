@@ -24,6 +24,12 @@ pub struct Config {
     /// The order of the cards: `attention` (dead, waiting, idle, working; each in tmux's
     /// order) or `tmux` (session, window, pane).
     pub order: Order,
+    /// `auto` (cards when they all fit, else one line per agent), `cards` or `list`; `v`
+    /// switches while running.
+    pub view: crate::core::layout::Mode,
+    /// Clicks select, a double click peeks, the wheel scrolls. Off, the terminal keeps its
+    /// own selection of text without Shift.
+    pub mouse: bool,
     /// Shells: a pane whose own process is one of these hosts agents typed at its prompt.
     pub shells: Vec<String>,
     /// Poll over a persistent tmux control-mode client (no process per tick); it falls back
@@ -97,6 +103,8 @@ impl Default for Config {
             retain_dead: true,
             show_all_panes: false,
             order: Order::Attention,
+            view: crate::core::layout::Mode::Auto,
+            mouse: true,
             control_mode: true,
             shells: [
                 "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh",

@@ -77,7 +77,7 @@ impl Answer for Fake {
                 })
             }
             Effect::SetOptions(_) => Some(Msg::OptionsSet(Ok(()))),
-            Effect::CaptureScreens(_) => Some(Msg::Screens(Ok(Default::default()))),
+            Effect::CaptureScreens { .. } => Some(Msg::Screens(Ok(Default::default()))),
             Effect::LookAtScreens(_) => Some(Msg::Looked(Ok(Default::default()))),
             Effect::Discover(r) => Some(Msg::Discovered {
                 pane: r.pane,

@@ -121,7 +121,7 @@ pub const GRID: &[Binding] = &[
         "g/Enter",
         Action::Jump,
         "go to the pane in tmux (or show the attach command)",
-        None,
+        Some("go"),
     ),
     b(
         &[Char('p')],
@@ -136,6 +136,20 @@ pub const GRID: &[Binding] = &[
         Action::Relaunch,
         "relaunch a dead agent: same session, same pane and directory",
         Some("relaunch"),
+    ),
+    b(
+        &[Char('/')],
+        "/",
+        Action::Filter,
+        "filter by kind, window, session, directory, state; Enter keeps",
+        Some("filter"),
+    ),
+    b(
+        &[Char('v')],
+        "v",
+        Action::SwitchView,
+        "one line per agent, or cards (a list when cards do not fit)",
+        Some("view"),
     ),
     b(
         &[Char('R')],
@@ -183,7 +197,7 @@ pub const GRID: &[Binding] = &[
         &[Code(KeyCode::Esc)],
         "Esc",
         Action::Back,
-        "close this help",
+        "clear the filter; close this help",
         None,
     ),
     b(
@@ -245,8 +259,14 @@ pub const PEEK: &[Binding] = &[
         "search forward; Enter confirms, Esc cancels",
         Some("search"),
     ),
-    b(&[Char('n')], "n", Action::Next, "next match", None),
-    b(&[Char('N')], "N", Action::Prev, "previous match", None),
+    b(&[Char('n')], "n", Action::Next, "next match", Some("next")),
+    b(
+        &[Char('N')],
+        "N",
+        Action::Prev,
+        "previous match",
+        Some("previous"),
+    ),
     b(
         &[Char('[')],
         "[",
@@ -259,14 +279,14 @@ pub const PEEK: &[Binding] = &[
         "]",
         Action::Newer,
         "show the next newer record (the live pane last)",
-        None,
+        Some("newer"),
     ),
     b(
         &[Char('s')],
         "s",
         Action::Refresh,
         "take a new snapshot of the pane",
-        None,
+        Some("refresh"),
     ),
     b(
         &[Char('r')],
@@ -280,7 +300,7 @@ pub const PEEK: &[Binding] = &[
         "?",
         Action::Help,
         "show or hide this help",
-        None,
+        Some("help"),
     ),
     b(
         &[Code(KeyCode::Esc), Char('q')],
@@ -321,7 +341,7 @@ pub const LOST: &[Binding] = &[
         "?",
         Action::Help,
         "show or hide this help",
-        None,
+        Some("help"),
     ),
     b(
         &[Char('q'), Ctrl('c')],
@@ -360,10 +380,15 @@ pub fn action_for(view: View, ev: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// The footer text: movement summarised, then every footer key.
-pub fn footer_items(view: View) -> Vec<(&'static str, &'static str)> {
+/// The footer: movement summarised, then each footer key that does something now
+/// (`applies`), in the table's order, which is their order of importance.
+pub fn footer_items(
+    view: View,
+    applies: impl Fn(Action) -> bool,
+) -> Vec<(&'static str, &'static str)> {
     let mut items = vec![match view {
-        View::Grid => ("←↓↑→/hjkl", "move"),
+        // The arrows need no saying on the grid; `?` lists them with the rest.
+        View::Grid => ("", ""),
         View::Peek => ("↓↑/jk", "scroll"),
         View::Lost => ("", ""),
     }];
@@ -371,6 +396,7 @@ pub fn footer_items(view: View) -> Vec<(&'static str, &'static str)> {
     items.extend(
         table(view)
             .iter()
+            .filter(|b| applies(b.action))
             .filter_map(|b| b.footer.map(|word| (b.label, word))),
     );
     items

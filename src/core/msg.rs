@@ -63,6 +63,10 @@ pub enum Action {
     Newer,
     /// Peek: a new snapshot of the pane.
     Refresh,
+    /// `/` on the grid: type a filter.
+    Filter,
+    /// `v`: the list instead of cards, or cards instead of the list.
+    SwitchView,
     /// Esc: close whatever overlay is open.
     Back,
     Quit,
@@ -120,6 +124,8 @@ pub enum Msg {
     Looked(Result<HashMap<PaneId, String>, TmuxError>),
     /// A key press, translated by the key table of the view it lands in.
     Key(crossterm::event::KeyEvent),
+    /// A click or a turn of the wheel, where the terminal reports them.
+    Mouse(crossterm::event::MouseEvent),
     Action(Action),
     Resize {
         width: u16,
@@ -229,7 +235,7 @@ pub enum Effect {
     /// Send SIGCHLD to the tmux server (lost exit status workaround).
     KickServer(u32),
     /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].
-    CaptureScreens(Vec<PaneId>),
+    CaptureScreens { panes: Vec<PaneId>, lines: usize },
     /// Set pane options in one call; answers [`Msg::OptionsSet`].
     SetOptions(Vec<(PaneId, String, String)>),
     /// Capture the dead pane's output into a crash record, then respawn it (never `-k`);

@@ -34,32 +34,113 @@ pub fn printable(s: &str) -> String {
         .collect()
 }
 
+/// How many terminal columns `s` takes: wide (CJK, most emoji) characters take two,
+/// combining marks none. Every cut and every pad on screen is measured with this, never
+/// with a count of characters.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The longest start of `s` that takes at most `cols` columns.
+fn take_cols(s: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += char_width(c);
+        if used > cols {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The longest end of `s` that takes at most `cols` columns.
+fn take_cols_end(s: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += char_width(c);
+        if used > cols {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
+}
+
 /// Cuts `s` to at most `width` columns, marking the cut with `…`. Control characters are
-/// shown as `?` so that nothing from a pane can move the cursor.
-pub fn fit(s: &str, width: usize) -> String {
+/// shown as `?` so that nothing from a pane can move the cursor. A wide character that
+/// would straddle the edge is left out whole, never halved.
+pub fn fit(s: &str, cols: usize) -> String {
     let clean = printable(s);
-    if clean.chars().count() <= width {
+    if width(&clean) <= cols {
         return clean;
     }
-    if width == 0 {
+    if cols == 0 {
         return String::new();
     }
-    let mut out: String = clean.chars().take(width - 1).collect();
+    let mut out = take_cols(&clean, cols - 1).to_string();
     out.push('…');
     out
 }
 
 /// Cuts from the left: `…/deep/path` keeps the end, which says more.
-pub fn fit_left(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width {
-        return fit(s, width);
+pub fn fit_left(s: &str, cols: usize) -> String {
+    let clean = printable(s);
+    if width(&clean) <= cols {
+        return clean;
     }
-    if width == 0 {
+    if cols == 0 {
         return String::new();
     }
-    let tail: String = s.chars().skip(n - (width - 1)).collect();
-    fit(&format!("…{tail}"), width)
+    format!("…{}", take_cols_end(&clean, cols - 1))
+}
+
+/// `s` fit to exactly `cols` columns: cut with `…`, or padded with spaces.
+pub fn pad(s: &str, cols: usize) -> String {
+    let mut out = fit(s, cols);
+    let w = width(&out);
+    out.extend(std::iter::repeat_n(' ', cols.saturating_sub(w)));
+    out
+}
+
+/// `s` broken into lines of at most `cols` columns, at spaces where it can be, inside a
+/// word where one is longer than a line.
+pub fn wrap(s: &str, cols: usize) -> Vec<String> {
+    let cols = cols.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in s.split(' ').filter(|w| !w.is_empty()) {
+        let sep = usize::from(!line.is_empty());
+        if width(&line) + sep + width(word) <= cols {
+            if sep == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        let mut rest = word;
+        while width(rest) > cols {
+            let head = take_cols(rest, cols);
+            let head = if head.is_empty() {
+                // A character wider than the line: alone on it.
+                &rest[..rest.chars().next().map_or(0, char::len_utf8)]
+            } else {
+                head
+            };
+            lines.push(head.to_string());
+            rest = &rest[head.len()..];
+        }
+        line.push_str(rest);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// The first 8 characters of an id: enough to tell sessions apart on a card.
@@ -86,5 +167,37 @@ mod tests {
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit_left("/a/b/c/d", 5), "…/c/d");
         assert_eq!(fit("a\x1b[2Jb", 10), "a?[2Jb");
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_inside_words_too_long_for_a_line() {
+        assert_eq!(
+            wrap("go to the pane in tmux", 10),
+            vec!["go to the", "pane in", "tmux"]
+        );
+        assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("日本語の窓", 4), vec!["日本", "語の", "窓"]);
+        assert_eq!(wrap("", 4), vec![""]);
+        for l in wrap("filter by kind, window, session, directory or state", 12) {
+            assert!(width(&l) <= 12, "{l}");
+        }
+    }
+
+    #[test]
+    fn cuts_are_measured_in_columns_not_characters() {
+        // Each of these takes two columns.
+        assert_eq!(width("日本語"), 6);
+        assert_eq!(fit("日本語の窓", 6), "日本…");
+        // A wide character is never halved: one column short, it is left out.
+        assert_eq!(fit("日本語の窓", 5), "日本…");
+        assert_eq!(width(&fit("日本語の窓", 5)), 5);
+        assert_eq!(fit_left("/home/u/日本語", 6), "…本語");
+        assert_eq!(width(&fit_left("/home/u/日本語", 6)), 5);
+        assert_eq!(pad("日本", 6), "日本  ");
+        assert_eq!(pad("日本語の窓", 4), "日… ");
+        // Combining marks take no column of their own.
+        assert_eq!(width("e\u{301}"), 1);
+        assert_eq!(fit("", 0), "");
+        assert_eq!(fit("abc", 0), "");
     }
 }

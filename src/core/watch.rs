@@ -248,6 +248,21 @@ impl Card {
         }
     }
 
+    /// Whether a word of the filter (lower case) is in what the card shows: its kind,
+    /// window, session, target, pane id, directory or state (`dead`, `waiting`...; a
+    /// finished card is `finished` and not `dead`, as it says).
+    pub fn matches(&self, word: &str) -> bool {
+        let p = &self.pane;
+        let has = |s: &str| s.to_lowercase().contains(word);
+        has(self.agent.as_deref().unwrap_or("pane"))
+            || has(&p.window_name)
+            || has(&p.session)
+            || has(&p.target())
+            || has(&p.id.to_string())
+            || has(p.cwd())
+            || self.state_word().replace('_', " ").contains(word)
+    }
+
     /// Whether the server should be kicked now for this card's lost exit status.
     pub fn kick_due(&self, now: Millis) -> bool {
         // A shell-hosted agent's status comes from the shell, not from tmux.

@@ -143,7 +143,9 @@ impl Io {
                 return None;
             }
             // A few lines of history too: a dying pane scrolls its screen up a line.
-            Effect::CaptureScreens(ids) => Msg::Screens(self.tmux().capture_screens(&ids, 8).await),
+            Effect::CaptureScreens { panes, lines } => {
+                Msg::Screens(self.tmux().capture_screens(&panes, lines as u32).await)
+            }
             // The screen alone: a prompt answered and cleared away is in the history.
             Effect::LookAtScreens(ids) => Msg::Looked(self.tmux().capture_screens(&ids, 0).await),
             Effect::SetOptions(mut sets) => {

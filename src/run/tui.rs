@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream};
+use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures_util::StreamExt;
 
 use crate::adapters::probe::Prober;
@@ -50,11 +50,19 @@ pub async fn dashboard(
     // ratatui's hook restores the terminal, then color-eyre's prints the report; ours
     // first writes the details to the log file.
     let mut terminal = ratatui::init();
+    let mouse = config.mouse;
+    if mouse {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+    }
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let bt = std::backtrace::Backtrace::force_capture();
         tracing::error!("panic: {info}\n{bt}");
         super::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        if mouse {
+            // ratatui's own hook, next, leaves the alternate screen but not mouse reporting.
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        }
         report(info);
     }));
     let size = terminal
@@ -72,6 +80,15 @@ pub async fn dashboard(
     let keys = EventStream::new().filter_map(|ev| async move {
         match ev {
             Ok(Event::Key(k)) => Some(Msg::Key(k)),
+            // Clicks and the wheel; the pointer's moves and drags mean nothing here.
+            Ok(Event::Mouse(m))
+                if matches!(
+                    m.kind,
+                    MouseEventKind::Down(_) | MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
+                ) =>
+            {
+                Some(Msg::Mouse(m))
+            }
             Ok(Event::Resize(width, height)) => Some(Msg::Resize { width, height }),
             _ => None,
         }
@@ -126,6 +143,9 @@ pub async fn dashboard(
     // After a panic the hook has restored the terminal already; leaving the alternate
     // screen a second time would wipe the report it printed.
     if !super::PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+        if mouse {
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        }
         ratatui::restore();
     }
     if let (Err(_), Some(log)) = (&result, log) {

@@ -10,7 +10,7 @@ use super::theme::Theme;
 use crate::core::attention::Doing;
 use crate::core::msg::Millis;
 use crate::core::supervisor::Hold;
-use crate::core::text::{duration, fit, fit_left, short_id, tilde};
+use crate::core::text::{duration, fit, fit_left, pad, short_id, tilde, width};
 use crate::core::watch::{Auto, Card, Life};
 
 /// Everything a card needs besides itself.
@@ -127,10 +127,19 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     let p = &card.pane;
     let kind = card.agent.as_deref().unwrap_or("pane");
     let inner_w = usize::from(area.width.saturating_sub(2));
-    let title = fit(
-        &format!(" {kind} · {} {} · {} ", p.target(), p.window_name, p.id),
-        inner_w.saturating_sub(2),
-    );
+    // The window's name is what gives way: the pane id at the end tells panes apart.
+    let room = inner_w.saturating_sub(2);
+    let head = format!(" {kind} · {} ", p.target());
+    let tail = format!(" · {} ", p.id);
+    let window_w = room.saturating_sub(width(&head) + width(&tail));
+    let title = if window_w >= 3 || width(&p.window_name) <= window_w {
+        fit(
+            &format!("{head}{}{tail}", fit(&p.window_name, window_w)),
+            room,
+        )
+    } else {
+        fit(&format!("{head}{tail}"), room)
+    };
     let block = Block::new()
         .borders(Borders::ALL)
         .border_type(if ctx.selected {
@@ -150,11 +159,11 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = Vec::with_capacity(usize::from(inner.height));
     // The banner comes first: it is what must be seen even on the smallest card.
     let (status, style) = status_line(card, ctx);
-    let mut banner = fit(&format!(" {status}"), w);
-    if card.life.is_alarm() {
-        let pad = w.saturating_sub(banner.chars().count());
-        banner.push_str(&" ".repeat(pad));
-    }
+    let banner = if card.life.is_alarm() {
+        pad(&format!(" {status}"), w)
+    } else {
+        fit(&format!(" {status}"), w)
+    };
     lines.push(Line::from(Span::styled(banner, style)));
 
     let id = if p.opt_session_id.is_empty() {
@@ -162,9 +171,11 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     } else {
         format!("id {}", short_id(&p.opt_session_id))
     };
-    let cwd_w = w.saturating_sub(id.chars().count() + 2);
+    // At least a space between the directory and the id, whatever the width.
+    let cwd_w = w.saturating_sub(width(&id) + if id.is_empty() { 2 } else { 3 });
     let cwd = format!(" {}", fit_left(&tilde(p.cwd(), ctx.home), cwd_w));
-    let gap = w.saturating_sub(cwd.chars().count() + id.chars().count() + 1);
+    let id = fit(&id, w.saturating_sub(width(&cwd) + 1));
+    let gap = w.saturating_sub(width(&cwd) + width(&id) + 1);
     lines.push(Line::from(vec![
         Span::raw(cwd),
         Span::raw(" ".repeat(gap)),
@@ -194,7 +205,7 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
 }
 
 /// The line of news for a card: its live notice, else what a dead card lacks.
-fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
+pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     let max = ctx.max_attempts;
     let story = card.notice.as_ref().filter(|n| n.story && n.live(ctx.now));
     if let (Some(s), Auto::Held(Hold::GaveUp { .. }), true) =

@@ -1,7 +1,9 @@
-//! The help overlay: every key from the one key table, and what the banners mean.
+//! The help overlay: every key of the view shown, from the one key table, what the banners
+//! mean, and the auto-resume policy as the config has it, wrapped inside its border.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
@@ -9,71 +11,95 @@ use super::Look;
 use crate::core::keymap;
 use crate::core::msg::Action;
 use crate::core::supervisor::Policy;
+use crate::core::text::{fit, wrap};
+
+/// Columns of the key column.
+const KEY_W: usize = 9;
 
 pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
-    // Movement keys share one line; every other key has its own.
+    let w = area.width.min(78);
+    let text_w = usize::from(w.saturating_sub(2)).saturating_sub(1);
+    let mut lines: Vec<Line> = Vec::new();
+    // One entry: its key in the key column, its words wrapped beside it.
+    let mut entry = |key: &str, style: Style, words: &str| {
+        let key_w = if key.is_empty() { 0 } else { KEY_W };
+        let room = text_w.saturating_sub(key_w).max(8);
+        for (k, l) in wrap(words, room).into_iter().enumerate() {
+            let key = if k == 0 { key } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!(" {key:<key_w$}", key = fit(key, key_w)), t.key()),
+                Span::styled(l, style),
+            ]));
+        }
+    };
+    // Movement keys share one entry; every other key has its own.
     let moves = keymap::table(view)
         .iter()
         .filter(|b| is_move(b.action))
         .map(|b| b.label)
         .collect::<Vec<_>>()
         .join(" ");
-    let mut lines: Vec<Line> = vec![Line::from(vec![
-        Span::styled(format!(" {moves}"), t.key()),
-        Span::raw(match view {
-            keymap::View::Grid => "  move, page, first, last",
-            keymap::View::Peek => "  scroll, page, top, bottom",
+    if !moves.is_empty() {
+        let what = match view {
+            keymap::View::Grid => "move, page, first, last",
+            keymap::View::Peek => "scroll, page, top, bottom",
             keymap::View::Lost => "",
-        }),
-    ])];
-    lines.extend(
-        keymap::table(view)
-            .iter()
-            .filter(|b| !is_move(b.action))
-            .map(|b| {
-                Line::from(vec![
-                    Span::styled(format!(" {:<9}", b.label), t.key()),
-                    Span::raw(b.help),
-                ])
-            }),
-    );
-    lines.push(Line::from(Span::styled(
-        " ✖ red banner: the agent crashed (exit code or signal shown)",
+        };
+        entry("", Style::new(), &format!("{moves}  {what}"));
+    }
+    for b in keymap::table(view).iter().filter(|b| !is_move(b.action)) {
+        entry(b.label, Style::new(), b.help);
+    }
+    entry(
+        "",
         t.alarm(),
-    )));
-    lines.push(Line::from(Span::styled(
-        " ✔ green line: the agent finished cleanly (exit code 0)",
+        "✖ the agent crashed (its exit code or signal)",
+    );
+    entry(
+        "",
         t.finished(),
-    )));
-    lines.push(Line::from(Span::styled(
-        " ◆ yellow: the agent waits for your input (a prompt or question)",
+        "✔ the agent finished cleanly (exit code 0)",
+    );
+    entry(
+        "",
         t.waiting(),
-    )));
-    lines.push(Line::raw(
-        " (stale): tmux is not answering; the last known state is shown",
-    ));
+        "◆ the agent waits for your input (a prompt or question)",
+    );
+    entry(
+        "",
+        Style::new(),
+        "(stale) tmux is not answering; the last known state is shown",
+    );
     if view == keymap::View::Grid {
         let delays: Vec<String> = policy
             .backoff_secs
             .iter()
             .map(|s| format!("{s}s"))
             .collect();
-        lines.push(Line::raw(if policy.enabled {
+        let words = if policy.enabled {
             format!(
-                " Auto-resume: after {}, at most {} times; a run",
+                "Auto-resume: after {}, at most {} times, {} an hour; a run of {}s refills it ([auto_resume] in the config).",
                 delays.join(", "),
-                policy.max_attempts
+                policy.max_attempts,
+                policy.max_per_hour,
+                policy.healthy_after_secs
             )
         } else {
-            " Auto-resume is off in the config ([auto_resume] enabled = false)".to_string()
-        }));
-        lines.push(Line::raw(format!(
-            " of {}s refills it. See [auto_resume] in the config.",
-            policy.healthy_after_secs
-        )));
+            "Auto-resume is off in the config ([auto_resume] enabled = false).".to_string()
+        };
+        entry("", Style::new(), &words);
     }
-    let w = area.width.min(72);
+    // What does not fit is said, never cut silently.
+    let room = usize::from(area.height.saturating_sub(2));
+    if lines.len() > room && room > 0 {
+        let more = lines.len() - (room - 1);
+        lines.truncate(room - 1);
+        lines.push(Line::styled(
+            format!(" … {more} more lines (a taller terminal shows them)"),
+            t.dim(),
+        ));
+    }
     let h = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect {
         x: area.x + (area.width - w) / 2,
@@ -82,12 +108,9 @@ pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf:
         height: h,
     };
     Clear.render(rect, buf);
+    let title = fit(" keys · Esc or ? closes ", usize::from(w.saturating_sub(2)));
     Paragraph::new(lines)
-        .block(
-            Block::new()
-                .borders(Borders::ALL)
-                .title(" keys · Esc or ? closes "),
-        )
+        .block(Block::new().borders(Borders::ALL).title(title))
         .render(rect, buf);
 }
 

@@ -34,7 +34,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         ),
         w,
     );
-    banner.push_str(&" ".repeat(w.saturating_sub(banner.chars().count())));
+    banner.push_str(&" ".repeat(w.saturating_sub(crate::core::text::width(&banner))));
     let mut lines = vec![Line::from(Span::styled(banner, t.alarm()))];
     let now = match &state.server {
         Server::Up => "A tmux server runs there again.".to_string(),
@@ -113,6 +113,12 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             height: 1,
             ..area
         };
-        Line::from(super::footer_spans(look, crate::core::keymap::View::Lost)).render(footer, buf);
+        Line::from(super::footer_spans(
+            state,
+            look,
+            crate::core::keymap::View::Lost,
+            w,
+        ))
+        .render(footer, buf);
     }
 }

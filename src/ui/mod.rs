@@ -2,6 +2,7 @@
 
 pub mod card;
 pub mod help;
+pub mod list;
 pub mod lost;
 pub mod peek;
 pub mod theme;
@@ -13,7 +14,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::core::keymap;
 use crate::core::state::{Server, State};
-use crate::core::{layout, text};
+use crate::core::text;
 use card::CardCtx;
 use theme::Theme;
 
@@ -47,52 +48,49 @@ impl Widget for Screen<'_> {
         if area.height == 0 || area.width == 0 {
             return;
         }
-        let full_screen = if let Some(p) = &self.state.peek {
-            peek::render(self.state, p, self.look, area, buf);
+        let state = self.state;
+        let full_screen = if let Some(p) = &state.peek {
+            peek::render(state, p, self.look, area, buf);
             true
-        } else if self.state.lost_view() {
-            lost::render(self.state, self.look, area, buf);
+        } else if state.lost_view() {
+            lost::render(state, self.look, area, buf);
             true
         } else {
             false
         };
-        if full_screen {
-            if self.state.show_help {
-                let policy = self.state.policy(None);
-                help::render(self.look, self.state.view(), policy, area, buf);
+        if !full_screen {
+            let header = Rect { height: 1, ..area };
+            render_header(state, self.look, header, buf);
+            if area.height >= 3 {
+                let footer = Rect {
+                    y: area.bottom() - 1,
+                    height: 1,
+                    ..area
+                };
+                render_footer(state, self.look, footer, buf);
             }
-            return;
-        }
-        let header = Rect { height: 1, ..area };
-        render_header(self.state, self.look, header, buf);
-        if area.height >= 3 {
-            let footer = Rect {
-                y: area.bottom() - 1,
-                height: 1,
+            let body = Rect {
+                y: area.y + 1,
+                height: area
+                    .height
+                    .saturating_sub(if area.height >= 3 { 2 } else { 1 }),
                 ..area
             };
-            render_footer(self.look, footer, buf);
+            if state.shown.is_empty() {
+                render_empty(state, self.look, body, buf);
+            } else if state.geometry().list {
+                list::render(state, self.look, area, buf);
+            } else {
+                render_grid(state, self.look, area, buf);
+            }
         }
-        let body = Rect {
-            y: area.y + 1,
-            height: area
-                .height
-                .saturating_sub(if area.height >= 3 { 2 } else { 1 }),
-            ..area
-        };
-        if self.state.cards.is_empty() {
-            render_empty(self.state, self.look, body, buf);
-        } else {
-            render_grid(self.state, self.look, body, buf);
-        }
-        if self.state.show_help {
-            help::render(
-                self.look,
-                self.state.view(),
-                self.state.policy(None),
-                area,
-                buf,
+        if state.show_help {
+            let policy = state.policy(
+                state
+                    .selected_index()
+                    .and_then(|i| state.cards[i].agent.as_deref()),
             );
+            help::render(self.look, state.view(), policy, area, buf);
         }
     }
 }
@@ -129,6 +127,13 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         spans.push(st(format!(" · {} dead ({})", c.dead, of_dead.join(", "))));
     }
     spans.push(st(format!(" · {} finished", c.finished)));
+    if !state.filter.is_empty() {
+        spans.push(st(format!(
+            " · {} of {} shown",
+            state.shown.len(),
+            state.cards.len()
+        )));
+    }
     if !state.auto_on {
         spans.push(st(" · auto-resume off (A)".into()));
     }
@@ -148,9 +153,9 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         Server::Up => {}
         Server::Down(e) => spans.push(st(format!(" · {e}"))),
     }
+    let used = |spans: &[Span]| -> usize { spans.iter().map(|s| text::width(&s.content)).sum() };
     if !state.supervising {
         // Who supervises: said in full when it fits, else as short as it can be said.
-        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
         let long = format!(
             " · supervised by {}",
             crate::core::state::supervisor_name(state.supervisor.as_ref())
@@ -160,46 +165,142 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             Some(s) => format!(" · supervisor pid {}", s.pid),
             None => " · supervised elsewhere".to_string(),
         };
-        let fits = used + long.chars().count() <= usize::from(area.width);
+        let fits = used(&spans) + text::width(&long) <= usize::from(area.width);
         spans.push(st(if fits { long } else { short }));
     }
-    let left: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let left = used(&spans);
     let sock = format!("{} ", state.socket);
     let room = usize::from(area.width).saturating_sub(left + 2);
     if room >= 20 {
-        spans.push(Span::styled(
-            format!(" {:>room$}", text::fit_left(&sock, room)),
-            base,
-        ));
+        let sock = text::fit_left(&sock, room);
+        let pad = room - text::width(&sock);
+        spans.push(Span::styled(format!(" {}{sock}", " ".repeat(pad)), base));
     }
-    Line::from(spans).render(area, buf);
+    line_fit(spans, area.width).render(area, buf);
 }
 
-fn render_footer(look: &Look, area: Rect, buf: &mut Buffer) {
-    Line::from(footer_spans(look, keymap::View::Grid)).render(area, buf);
+/// The spans cut to `width` columns, by display width, with `…` where a cut falls.
+pub fn line_fit(spans: Vec<Span<'_>>, width: u16) -> Line<'_> {
+    let mut room = usize::from(width);
+    let mut out = Vec::with_capacity(spans.len());
+    for s in spans {
+        if room == 0 {
+            break;
+        }
+        let w = text::width(&s.content);
+        if w <= room {
+            room -= w;
+            out.push(s);
+        } else {
+            out.push(Span::styled(text::fit(&s.content, room), s.style));
+            break;
+        }
+    }
+    Line::from(out)
 }
 
-/// The main keys of a view, from the key table.
-pub fn footer_spans(look: &Look, view: keymap::View) -> Vec<Span<'static>> {
+fn render_footer(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
+    let w = usize::from(area.width);
+    let mut lead: Vec<Span> = Vec::new();
+    if state.filter_typing {
+        lead.push(Span::styled("/", t.key()));
+        lead.push(Span::raw(text::printable(&state.filter)));
+        lead.push(Span::styled("█", t.dim()));
+        lead.push(Span::styled(
+            format!(
+                "  {} of {} · Enter keeps · Esc clears",
+                state.shown.len(),
+                state.cards.len()
+            ),
+            t.dim(),
+        ));
+        line_fit(lead, area.width).render(area, buf);
+        return;
+    }
+    if !state.filter.is_empty() {
+        lead.push(Span::styled(
+            format!("filter {:?} ", text::printable(&state.filter)),
+            t.notice(),
+        ));
+        lead.push(Span::styled("Esc", t.key()));
+        lead.push(Span::raw(" clears  "));
+    }
+    let used: usize = lead.iter().map(|s| text::width(&s.content)).sum();
+    lead.extend(footer_spans(
+        state,
+        look,
+        keymap::View::Grid,
+        w.saturating_sub(used),
+    ));
+    line_fit(lead, area.width).render(area, buf);
+}
+
+/// The keys that work now in a view, from the key table, as many as fit in `room`
+/// columns; `?` (all the keys) is always among them.
+pub fn footer_spans(
+    state: &State,
+    look: &Look,
+    view: keymap::View,
+    room: usize,
+) -> Vec<Span<'static>> {
+    let t = &look.theme;
+    let list = state.geometry().list;
+    let items: Vec<(&str, &str)> = keymap::footer_items(view, |a| state.applies(a))
+        .into_iter()
+        .map(|(key, what)| match (key, what) {
+            // `v` says where it goes.
+            ("v", _) => (key, if list { "cards" } else { "list" }),
+            _ => (key, what),
+        })
+        .collect();
+    // `?` (every key) and the way out are always there.
+    let always = |k: &str| matches!(k, "?" | "q" | "Esc/q");
+    let cost = |(k, w): &(&str, &str)| text::width(k) + 1 + text::width(w) + 2;
+    let mut budget = room.saturating_sub(
+        items
+            .iter()
+            .filter(|(k, _)| always(k))
+            .map(cost)
+            .sum::<usize>(),
+    );
+    let mut keep = vec![false; items.len()];
+    for (i, item) in items.iter().enumerate() {
+        if always(item.0) {
+            keep[i] = true;
+        } else if cost(item) <= budget {
+            budget -= cost(item);
+            keep[i] = true;
+        } else {
+            // In order of importance: once one does not fit, the rest are left out too.
+            budget = 0;
+        }
+    }
     let mut spans = Vec::new();
-    for (i, (key, what)) in keymap::footer_items(view).into_iter().enumerate() {
-        if i > 0 {
+    for (item, _) in items.iter().zip(&keep).filter(|(_, k)| **k) {
+        if !spans.is_empty() {
             spans.push(Span::raw("  "));
         }
-        spans.push(Span::styled(key, t.key()));
-        spans.push(Span::raw(format!(" {what}")));
+        spans.push(Span::styled(item.0.to_string(), t.key()));
+        spans.push(Span::raw(format!(" {}", item.1)));
     }
     spans
 }
 
 fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let other = "Another server: agentwatch -L NAME or -S PATH (the socket `tmux -L NAME` or `tmux -S PATH` uses).";
     let msg = match &state.server {
         Server::Connecting => format!("Connecting to the tmux server at {}…", state.socket),
-        Server::Down(e) => format!("{e}.\nagentwatch keeps polling: agents show up here as soon as a server runs there (start one with `tmux`, or pick another with -L NAME or -S PATH)."),
+        Server::Down(e) => format!(
+            "{e}.\nagentwatch keeps polling: agents show up here as soon as a server runs there (start one with `tmux`).\n{other}\n`agentwatch demo` shows what it looks like, on a server of its own."
+        ),
+        Server::Up if !state.cards.is_empty() => format!(
+            "No agent matches the filter {:?} (kind, window, session, directory or state).\nEsc clears it.",
+            text::printable(&state.filter)
+        ),
         Server::Up if state.show_all => "The tmux server has no panes.".to_string(),
         Server::Up => format!(
-            "No agent panes on {}.\nStart an agent (claude, codex, gemini, opencode, aider, cursor-agent, amp) in a tmux pane, or run `agentwatch spawn claude`. `agentwatch --all` shows every pane.",
+            "No agent panes on {}.\nStart an agent (claude, codex, gemini, opencode, aider, cursor-agent, amp) in a tmux pane, or run `agentwatch spawn claude`.\n`agentwatch demo` shows what it looks like, with fake agents on a server of its own.\n{other}\n`agentwatch --all` shows every pane.",
             state.socket
         ),
     };
@@ -217,79 +318,86 @@ fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         );
 }
 
+/// Everything a card needs of the state besides itself.
+pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
+    let card = &state.cards[i];
+    let policy = state.policy(card.agent.as_deref());
+    CardCtx {
+        theme: look.theme,
+        now: state.now,
+        selected: state.selected_index() == Some(i),
+        stale: state.is_stale(),
+        home: look.home.as_deref(),
+        utc_offset: look.utc_offset,
+        lacks_id: crate::core::resume::lacks_id(card, &state.agents),
+        relaunch: relaunch_words(card, state),
+        max_attempts: policy.max_attempts,
+        max_per_hour: policy.max_per_hour,
+    }
+}
+
 fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
-    let g = layout::geometry(area.width, area.height + layout::CHROME_H);
-    let col_w = area.width / g.cols as u16;
-    let selected = state.selected_index();
+    let g = state.geometry();
     for (slot, i) in state.visible().enumerate() {
-        let (row, col) = (slot / g.cols, slot % g.cols);
-        let x = area.x + col as u16 * col_w;
-        let w = if col + 1 == g.cols {
-            area.right() - x
-        } else {
-            col_w
-        };
-        let y = area.y + row as u16 * g.card_h;
-        let h = g.card_h.min(area.bottom().saturating_sub(y));
-        if h == 0 {
+        let Some(cell) = g.cell(area.width, area.height, slot) else {
             break;
-        }
-        let ctx = CardCtx {
-            theme: look.theme,
-            now: state.now,
-            selected: selected == Some(i),
-            stale: state.is_stale(),
-            home: look.home.as_deref(),
-            utc_offset: look.utc_offset,
-            lacks_id: crate::core::resume::lacks_id(&state.cards[i], &state.agents),
-            relaunch: relaunch_words(&state.cards[i], state),
-            max_attempts: state.policy(state.cards[i].agent.as_deref()).max_attempts,
-            max_per_hour: state.policy(state.cards[i].agent.as_deref()).max_per_hour,
         };
         card::render(
             &state.cards[i],
-            &ctx,
+            &card_ctx(state, look, i),
             Rect {
-                x,
-                y,
-                width: w,
-                height: h,
+                x: area.x + cell.x,
+                y: area.y + cell.y,
+                width: cell.w,
+                height: cell.h,
             },
             buf,
         );
     }
     // Say there is more, on the bottom border, rather than hide it.
-    let visible = state.visible();
-    let hidden_below = state.cards.len() - visible.end;
-    let hidden_above = visible.start;
-    if hidden_above + hidden_below > 0 && area.width > 20 {
-        // A crash off screen must not go unnoticed: say so, in the alarm style.
-        let dead_off = state
-            .cards
-            .iter()
-            .enumerate()
-            .filter(|(i, c)| !visible.contains(i) && c.life.is_alarm())
-            .count();
-        let (note, style) = if dead_off > 0 {
-            (
-                format!(
-                    " {hidden_above} above · {hidden_below} below · {dead_off} dead off screen "
-                ),
-                look.theme.alarm(),
-            )
-        } else {
-            (
-                format!(" {hidden_above} above · {hidden_below} below "),
-                look.theme.dim(),
-            )
-        };
-        let x = area.right().saturating_sub(note.chars().count() as u16 + 2);
-        let y = area.y
-            + (g.rows as u16 * g.card_h)
-                .min(area.height)
-                .saturating_sub(1);
-        buf.set_string(x, y, note, style);
+    let bottom = area.y + (g.top() + g.rows as u16 * g.card_h).min(area.height.saturating_sub(1));
+    more_note(state, look, area, bottom.saturating_sub(1), buf);
+}
+
+/// `3 above · 5 below` at the right of row `y`, in the alarm style when a dead agent is
+/// among those off screen (or hidden by the filter): a crash must not go unnoticed.
+pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffer) {
+    let page = state.page();
+    let above = page.start;
+    let below = state.shown.len() - page.end;
+    let on_page: std::collections::HashSet<usize> = state.visible().collect();
+    let dead_off = state
+        .cards
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| !on_page.contains(i) && c.agent.is_some() && c.life.is_alarm())
+        .count();
+    let filtered = state.cards.len() - state.shown.len();
+    if above + below + dead_off == 0 || area.width <= 20 {
+        return;
     }
+    let mut parts = Vec::new();
+    if above + below > 0 {
+        parts.push(format!("{above} above · {below} below"));
+    }
+    if dead_off > 0 {
+        parts.push(if filtered > 0 {
+            format!("{dead_off} dead off screen or filtered out")
+        } else {
+            format!("{dead_off} dead off screen")
+        });
+    }
+    let note = text::fit(
+        &format!(" {} ", parts.join(" · ")),
+        usize::from(area.width.saturating_sub(4)),
+    );
+    let style = if dead_off > 0 {
+        look.theme.alarm()
+    } else {
+        look.theme.dim()
+    };
+    let x = area.right().saturating_sub(text::width(&note) as u16 + 2);
+    buf.set_string(x, y, note, style);
 }
 
 #[cfg(test)]

@@ -11,8 +11,7 @@ use super::card::{clock, status_line, CardCtx};
 use super::Look;
 use crate::core::peek_model::{Peek, Source};
 use crate::core::state::State;
-use crate::core::text::fit;
-use crate::core::text::short_id;
+use crate::core::text::{fit, short_id, width};
 
 pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
@@ -80,13 +79,11 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
     };
     let title = Rect { height: 1, ..area };
     buf.set_style(title, style);
+    let who = fit(&who, w);
     let line = Line::from(vec![
         Span::styled(who.clone(), style.add_modifier(Modifier::BOLD)),
         Span::styled(
-            fit(
-                &format!(" {state_text}"),
-                w.saturating_sub(who.chars().count()),
-            ),
+            fit(&format!(" {state_text}"), w.saturating_sub(width(&who))),
             style,
         ),
     ]);
@@ -166,11 +163,16 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
         .map(|e| format!(" · {e}"))
         .unwrap_or_default();
     // Where we are and what was found come first; the keys fill what is left.
-    let status = format!("{pos}{search}{note} ");
+    let status = format!("{pos}{search}{note}  ");
+    let used = width(&status);
     let mut spans = vec![Span::styled(status, t.dim())];
-    spans.push(Span::raw(" "));
-    spans.extend(super::footer_spans(look, crate::core::keymap::View::Peek));
-    Line::from(spans).render(footer, buf);
+    spans.extend(super::footer_spans(
+        state,
+        look,
+        crate::core::keymap::View::Peek,
+        w.saturating_sub(used),
+    ));
+    super::line_fit(spans, area.width).render(footer, buf);
 }
 
 /// Reverse-video on each occurrence of the needle in a line (the current match bold too).
@@ -187,8 +189,9 @@ fn highlight(buf: &mut Buffer, r: Rect, plain: &str, needle: &str, current: bool
     }
     let mut from = 0;
     while let Some(pos) = hay[from..].find(&pat) {
-        let start = hay[..from + pos].chars().count();
-        let len = pat.chars().count();
+        // Columns, not characters: a wide character before the match takes two.
+        let start = width(&hay[..from + pos]);
+        let len = width(&pat);
         for x in start..start + len {
             if x < usize::from(r.width) {
                 let cell = &mut buf[(r.x + x as u16, r.y)];

@@ -11,6 +11,8 @@ use crate::testkit::*;
 /// A server with one of everything: running, crashed, killed, finished, unknown.
 fn fleet(size: (u16, u16)) -> State {
     let mut s = state(size);
+    // Cards, as the card tests expect; the list has its own tests.
+    s.mode = crate::core::layout::Mode::Cards;
     let mut o = obs(vec![
         pane(1, 0, "claude"),
         pane(2, 1, "codex"),
@@ -414,4 +416,437 @@ fn a_journal_that_cannot_be_written_is_said_in_the_header_until_a_write_succeeds
     s.update(Msg::Journaled(Ok(())), s.now);
     let t = render(&s, 160, 30, &Look::plain());
     assert!(find(&t, "not written").is_none());
+}
+
+/// Every view, as a user sees it at 80x24 and at 40x12 (issue 18): the grid's cards and
+/// list, the filter typed and kept, the empty screens, help, peek (live and a crash
+/// record) and the lost-server screen.
+mod views {
+    use super::*;
+    use crate::core::layout::Mode;
+    use crate::core::roster::{LostAgent, Roster};
+    use crossterm::event::{
+        KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+    };
+    use std::sync::Arc;
+
+    const SIZES: [(u16, u16); 2] = [(80, 24), (40, 12)];
+
+    fn key(s: &mut State, c: KeyCode) {
+        s.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)), s.now);
+    }
+
+    fn typed(s: &mut State, text: &str) {
+        for c in text.chars() {
+            key(s, KeyCode::Char(c));
+        }
+    }
+
+    /// Twelve agents of every kind and state, with a Japanese window name and a long one.
+    pub fn twelve(size: (u16, u16)) -> State {
+        let mut s = state(size);
+        let kinds = [
+            "claude", "codex", "gemini", "opencode", "aider", "amp", "claude", "codex", "claude",
+            "gemini", "claude", "codex",
+        ];
+        let names = [
+            "api",
+            "web",
+            "文書の整理と翻訳",
+            "infra",
+            "docs",
+            "night shift",
+            "migrations-and-a-very-long-window-name",
+            "billing",
+            "search",
+            "mobile",
+            "auth",
+            "etl",
+        ];
+        let panes: Vec<_> = (1..=12u32)
+            .map(|i| {
+                let k = (i - 1) as usize;
+                let mut p = pane(i, i, kinds[k]);
+                p.window_name = names[k].into();
+                p.current_path = format!(
+                    "/home/u/src/{}",
+                    [
+                        "api", "web", "docs-jp", "infra", "docs", "nightly", "db", "billing",
+                        "search", "mobile", "auth", "etl"
+                    ][k]
+                );
+                if i % 3 != 0 {
+                    p.opt_session_id = format!("{i:08x}-4f7b-4a43-9d55-3f1f1b7f0a11");
+                }
+                p
+            })
+            .collect();
+        let mut o = obs(panes.clone());
+        for i in 1..=12 {
+            o.started.insert(PaneId(i), T0 - 600_000 * u64::from(i));
+        }
+        s.update(Msg::Tick, T0);
+        s.update(Msg::Polled(Ok(o.clone())), T0);
+        let mut o2 = o.clone();
+        o2.listing.panes[1] = dead(panes[1].clone(), Some(1), None);
+        o2.listing.panes[4] = dead(panes[4].clone(), None, Some(9));
+        o2.listing.panes[7] = dead(panes[7].clone(), Some(0), None);
+        for p in &mut o2.listing.panes {
+            p.dead_time = Some((T0 + 60_000) / 1000);
+        }
+        s.update(Msg::Polled(Ok(o2)), T0 + 60_000);
+        s.update(
+            Msg::Screens(Ok((1..=12u32)
+                .map(|i| {
+                    (
+                        PaneId(i),
+                        format!("step {i} of the plan: editing src/{i}.rs\n"),
+                    )
+                })
+                .collect())),
+            T0 + 61_000,
+        );
+        s
+    }
+
+    fn lost(size: (u16, u16)) -> State {
+        let mut s = state(size);
+        s.update(Msg::Tick, T0);
+        let agents = (1..=3)
+            .map(|i| LostAgent {
+                agent: "claude".into(),
+                pane: format!("%{i}"),
+                target: format!("work:{i}.0"),
+                session: "work".into(),
+                window_name: format!("w{i}"),
+                session_id: Some(format!("{i:08x}-4f7b-4a43-9d55-3f1f1b7f0a11")),
+                cwd: format!("/home/u/src/proj{i}"),
+                args: Vec::new(),
+                state: "running".into(),
+            })
+            .collect();
+        s.update(
+            Msg::RosterLoaded(Some(Roster {
+                socket: s.socket.clone(),
+                lost_at: T0 - 60_000,
+                agents,
+            })),
+            T0,
+        );
+        s
+    }
+
+    fn peeking(size: (u16, u16), older: bool) -> State {
+        let mut s = twelve(size);
+        // The dead codex.
+        s.update(Msg::Action(Action::NextNeed), s.now);
+        s.update(Msg::Action(Action::Peek), s.now);
+        let pane = s.peek.as_ref().map(|p| p.pane).unwrap_or(PaneId(0));
+        s.update(
+            Msg::History {
+                pane,
+                result: Ok(Arc::new(crate::core::peek_model::PeekText::from_ansi(
+                    b"\x1b[1mcargo test\x1b[0m\nerror[E0432]: unresolved import\n\x1b[31mError: rate limited\x1b[0m\n",
+                ))),
+            },
+            s.now,
+        );
+        let record = crate::core::crash::CrashRecord {
+            agent: "codex".into(),
+            pane: pane.to_string(),
+            target: "work:2.0".into(),
+            session_id: None,
+            cwd: "/home/u/src/web".into(),
+            exit: "killed by signal 9 (SIGKILL)".into(),
+            died_at: Some(T0 - 3_600_000),
+            started_at: None,
+            uptime_ms: None,
+            saved_at: T0,
+            output: "an older run\nit was killed\n".into(),
+        };
+        s.update(
+            Msg::Records {
+                pane,
+                records: vec![Arc::new(record)],
+            },
+            s.now,
+        );
+        if older {
+            s.update(Msg::Action(Action::Older), s.now);
+        }
+        s
+    }
+
+    fn all_views(size: (u16, u16)) -> Vec<(&'static str, State)> {
+        let mut v = Vec::new();
+        v.push(("cards", {
+            let mut s = fleet(size);
+            s.update(Msg::Tick, s.now);
+            s
+        }));
+        v.push(("list", twelve(size)));
+        v.push(("filter_typing", {
+            let mut s = twelve(size);
+            key(&mut s, KeyCode::Char('/'));
+            typed(&mut s, "cod");
+            s
+        }));
+        v.push(("filter_kept", {
+            let mut s = twelve(size);
+            key(&mut s, KeyCode::Char('/'));
+            typed(&mut s, "api");
+            key(&mut s, KeyCode::Enter);
+            s
+        }));
+        v.push(("filter_nothing", {
+            let mut s = twelve(size);
+            key(&mut s, KeyCode::Char('/'));
+            typed(&mut s, "zzz");
+            key(&mut s, KeyCode::Enter);
+            s
+        }));
+        v.push(("no_agents", {
+            let mut s = state(size);
+            poll(&mut s, vec![pane(1, 0, "bash")], T0);
+            s
+        }));
+        v.push(("no_server", {
+            let mut s = state(size);
+            s.update(Msg::Tick, T0);
+            s.update(
+                Msg::Polled(Err(crate::core::errors::TmuxError::NoServer {
+                    socket: s.socket.clone().into(),
+                })),
+                T0,
+            );
+            s
+        }));
+        v.push(("help", {
+            let mut s = twelve(size);
+            key(&mut s, KeyCode::Char('?'));
+            s
+        }));
+        v.push(("peek_live", peeking(size, false)));
+        v.push(("peek_record", peeking(size, true)));
+        v.push(("peek_help", {
+            let mut s = peeking(size, true);
+            key(&mut s, KeyCode::Char('?'));
+            s
+        }));
+        v.push(("lost", lost(size)));
+        v
+    }
+
+    /// The columns a row of the screen takes in a terminal: a wide character is drawn in
+    /// two cells, and one that starts in the last cell would spill over the edge.
+    fn overflow(t: &Terminal<TestBackend>) -> Option<String> {
+        let buf = t.backend().buffer();
+        for y in 0..buf.area.height {
+            let mut x = 0;
+            while x < buf.area.width {
+                let sym = buf[(x, y)].symbol();
+                let w = crate::core::text::width(sym).max(1) as u16;
+                if x + w > buf.area.width {
+                    return Some(format!("row {y}: {sym:?} at column {x} spills over"));
+                }
+                x += w;
+            }
+        }
+        None
+    }
+
+    /// A row as the terminal shows it: a wide character once, not with the cell it covers.
+    fn row(t: &Terminal<TestBackend>, y: u16) -> String {
+        let buf = t.backend().buffer();
+        let mut out = String::new();
+        let mut x = 0;
+        while x < buf.area.width {
+            let sym = buf[(x, y)].symbol();
+            out.push_str(sym);
+            x += crate::core::text::width(sym).max(1) as u16;
+        }
+        out
+    }
+
+    #[test]
+    fn every_view_at_80x24_and_40x12() {
+        for (w, h) in SIZES {
+            for (name, mut s) in all_views((w, h)) {
+                s.size = (w, h);
+                s.update(
+                    Msg::Resize {
+                        width: w,
+                        height: h,
+                    },
+                    s.now,
+                );
+                let t = render(&s, w, h, &Look::plain());
+                assert_eq!(overflow(&t), None, "{name} at {w}x{h}");
+                insta::assert_snapshot!(format!("{name}_{w}x{h}"), t.backend());
+            }
+        }
+    }
+
+    #[test]
+    fn twelve_agents_at_80x24_are_all_on_one_screen() {
+        let s = twelve((80, 24));
+        assert!(s.geometry().list, "the list, since twelve cards do not fit");
+        let t = render(&s, 80, 24, &Look::plain());
+        for i in 1..=12 {
+            assert!(
+                find(&t, &format!("work:{i}.0 ")).is_some(),
+                "agent {i} is shown"
+            );
+        }
+        // The deaths in their short words, and the selected one's banner in full.
+        assert!(find(&t, "✖ exit 1").is_some());
+        assert!(find(&t, "✖ SIGKILL").is_some());
+        assert!(find(&t, "✔ finished").is_some());
+        // v: cards, two a screen, and back.
+        let mut s = s;
+        key(&mut s, KeyCode::Char('v'));
+        assert!(!s.geometry().list);
+        assert_eq!(s.page().len(), 2);
+        key(&mut s, KeyCode::Char('v'));
+        assert!(s.geometry().list);
+    }
+
+    #[test]
+    fn slash_api_leaves_the_matching_agent_and_esc_brings_all_back() {
+        let mut s = twelve((80, 24));
+        key(&mut s, KeyCode::Char('/'));
+        typed(&mut s, "api");
+        assert!(s.filter_typing);
+        let names = |s: &State| -> Vec<String> {
+            s.shown
+                .iter()
+                .map(|&i| s.cards[i].pane.window_name.clone())
+                .collect()
+        };
+        assert_eq!(names(&s), vec!["api"]);
+        assert_eq!(
+            s.selected,
+            Some(PaneId(1)),
+            "the selection follows the filter"
+        );
+        // Enter keeps it and gives the keys back: j moves, q would quit.
+        key(&mut s, KeyCode::Enter);
+        assert!(!s.filter_typing);
+        assert_eq!(names(&s), vec!["api"]);
+        let t = render(&s, 80, 24, &Look::plain());
+        assert!(find(&t, "1 of 12 shown").is_some());
+        assert!(
+            find(&t, "dead off screen or filtered out").is_some(),
+            "a death the filter hides is said"
+        );
+        key(&mut s, KeyCode::Esc);
+        assert_eq!(s.shown.len(), 12);
+        // State words and several words at once.
+        key(&mut s, KeyCode::Char('/'));
+        typed(&mut s, "dead");
+        assert_eq!(
+            names(&s),
+            vec!["web", "docs"],
+            "a finished agent is not dead"
+        );
+        key(&mut s, KeyCode::Backspace);
+        key(&mut s, KeyCode::Backspace);
+        key(&mut s, KeyCode::Backspace);
+        key(&mut s, KeyCode::Backspace);
+        typed(&mut s, "codex web");
+        assert_eq!(names(&s), vec!["web"]);
+        key(&mut s, KeyCode::Esc);
+        assert!(!s.filter_typing && s.filter.is_empty() && s.shown.len() == 12);
+    }
+
+    #[test]
+    fn a_click_selects_a_double_click_peeks_and_the_wheel_moves() {
+        let mut s = twelve((80, 24));
+        let click = |s: &mut State, row: u16, at: u64| {
+            s.update(
+                Msg::Mouse(MouseEvent {
+                    kind: MouseEventKind::Down(MouseButton::Left),
+                    column: 10,
+                    row,
+                    modifiers: KeyModifiers::NONE,
+                }),
+                at,
+            );
+        };
+        let now = s.now;
+        // Row 2 is the first agent (under the header and the column names).
+        click(&mut s, 6, now);
+        assert_eq!(s.selected, Some(PaneId(5)));
+        assert!(s.peek.is_none());
+        click(&mut s, 6, now + 300);
+        assert_eq!(
+            s.peek.as_ref().map(|p| p.pane),
+            Some(PaneId(5)),
+            "double click peeks"
+        );
+        key(&mut s, KeyCode::Esc);
+        // Two clicks far apart in time are two clicks.
+        click(&mut s, 3, now + 1_000);
+        click(&mut s, 3, now + 2_000);
+        assert!(s.peek.is_none());
+        assert_eq!(s.selected, Some(PaneId(2)));
+        s.update(
+            Msg::Mouse(MouseEvent {
+                kind: MouseEventKind::ScrollDown,
+                column: 0,
+                row: 0,
+                modifiers: KeyModifiers::NONE,
+            }),
+            now + 3_000,
+        );
+        assert_eq!(s.selected, Some(PaneId(3)));
+        // The header is no agent.
+        click(&mut s, 0, now + 4_000);
+        assert_eq!(s.selected, Some(PaneId(3)));
+    }
+
+    #[test]
+    fn a_japanese_window_name_never_pushes_out_the_pane_id_or_runs_into_the_id() {
+        let mut s = twelve((40, 12));
+        s.mode = Mode::Cards;
+        s.update(Msg::Action(Action::Down), s.now);
+        s.update(Msg::Action(Action::Down), s.now);
+        let t = render(&s, 40, 12, &Look::plain());
+        assert_eq!(overflow(&t), None);
+        let (_, y) = find(&t, "%3").expect("the pane id stays in the title");
+        let title = row(&t, y);
+        assert!(title.contains("work:3.0 文書"), "{title}");
+        // The directory and the session id keep a space between them.
+        let (_, y) = find(&t, "docs-jp").expect("directory shown");
+        let line = row(&t, y);
+        assert!(!line.contains("jpid") && !line.contains("jp0"), "{line}");
+    }
+
+    #[test]
+    fn the_footer_shows_only_keys_that_work_now() {
+        let mut s = twelve((120, 30));
+        let footer = |s: &State| {
+            let t = render(s, 120, 30, &Look::plain());
+            (0..120)
+                .map(|x| t.backend().buffer()[(x, 29)].symbol().to_string())
+                .collect::<String>()
+        };
+        // A running agent is selected: nothing to relaunch.
+        assert!(!footer(&s).contains("relaunch"), "{}", footer(&s));
+        s.update(Msg::Action(Action::NextNeed), s.now);
+        assert!(footer(&s).contains("r relaunch"), "{}", footer(&s));
+        // Peek on the live pane: no `]`, and no n/N before a search.
+        s.update(Msg::Action(Action::Peek), s.now);
+        let f = footer(&s);
+        assert!(!f.contains("] newer") && !f.contains("n next"), "{f}");
+        s.update(
+            Msg::Records {
+                pane: s.peek.as_ref().map(|p| p.pane).unwrap_or(PaneId(0)),
+                records: Vec::new(),
+            },
+            s.now,
+        );
+        assert!(!footer(&s).contains("[ older"), "no record: {}", footer(&s));
+        assert!(footer(&s).contains("? help") && footer(&s).contains("Esc/q back"));
+    }
 }

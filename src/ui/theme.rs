@@ -83,6 +83,16 @@ impl Theme {
         )
     }
 
+    /// The selected line of the list (a `▶` marks it too, for any terminal).
+    pub fn selected_row(&self) -> Style {
+        self.pick(
+            Style::new()
+                .bg(Color::DarkGray)
+                .add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )
+    }
+
     pub fn border(&self) -> Style {
         self.pick(Style::new().fg(Color::DarkGray), Style::new())
     }

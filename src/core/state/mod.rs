@@ -8,7 +8,7 @@ use crate::config::{Config, Order};
 use crate::core::agent::{Agents, Route, SESSION_ID};
 use crate::core::attention::{AgentFile, Attention, Doing, Verdict};
 use crate::core::errors::TmuxError;
-use crate::core::layout::geometry;
+use crate::core::layout::{geometry, Geometry, Mode};
 use crate::core::msg::{
     Action, CrashMeta, DiscoverRequest, Effect, Election, Millis, Msg, Observation, Supervisor,
 };
@@ -24,8 +24,8 @@ use crate::core::words::command_words;
 pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
 /// How often the cards on screen are read whole (their previews change no faster).
 pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
-/// Lines of output kept per card for the preview.
-pub const PREVIEW_LINES: usize = 8;
+/// Two clicks on one card this close together are a double click.
+pub const DOUBLE_CLICK_MS: Millis = 500;
 /// How long a relaunch result or refusal stays on the card.
 pub const NOTICE_MS: Millis = 30_000;
 /// A death this soon after a resume by id may be the agent saying it has no such session.
@@ -70,6 +70,18 @@ pub struct State {
     pub chosen: bool,
     /// First visible row of cards.
     pub scroll: usize,
+    /// Cards, list, or whichever fits (`v` switches).
+    pub mode: Mode,
+    /// What `/` typed: only the cards it matches are shown (see [`Card::matches`]).
+    pub filter: String,
+    /// The filter is being typed: keys go to it.
+    pub filter_typing: bool,
+    /// The indices of the cards shown, in order: those the filter matches.
+    pub shown: Vec<usize>,
+    /// The last click: on which pane, when (for a double click).
+    last_click: Option<(PaneId, Millis)>,
+    /// Output lines each card's preview was last read for.
+    preview_lines: usize,
     pub size: (u16, u16),
     pub server: Server,
     pub show_help: bool,
@@ -176,6 +188,12 @@ impl State {
             selected: None,
             chosen: false,
             scroll: 0,
+            mode: config.view,
+            filter: String::new(),
+            filter_typing: false,
+            shown: Vec::new(),
+            last_click: None,
+            preview_lines: crate::core::layout::MIN_PREVIEW,
             size,
             server: Server::Connecting,
             show_help: false,
@@ -263,11 +281,49 @@ impl State {
         self.cards.iter().position(|c| c.pane.id == id)
     }
 
-    /// Indices of the cards on screen.
-    pub fn visible(&self) -> std::ops::Range<usize> {
-        let g = geometry(self.size.0, self.size.1);
-        let start = (self.scroll * g.cols).min(self.cards.len());
-        start..(start + g.per_page()).min(self.cards.len())
+    /// How the shown cards are laid out now.
+    pub fn geometry(&self) -> Geometry {
+        geometry(self.size.0, self.size.1, self.shown.len(), self.mode)
+    }
+
+    /// The positions in [`State::shown`] of the cards on screen.
+    pub fn page(&self) -> std::ops::Range<usize> {
+        let g = self.geometry();
+        let n = self.shown.len();
+        let start = (self.scroll * g.cols).min(n);
+        start..(start + g.per_page()).min(n)
+    }
+
+    /// Indices of the cards on screen, in screen order.
+    pub fn visible(&self) -> impl Iterator<Item = usize> + '_ {
+        self.shown[self.page()].iter().copied()
+    }
+
+    /// Where the selected card is among those shown.
+    pub fn selected_pos(&self) -> Option<usize> {
+        let i = self.selected_index()?;
+        self.shown.iter().position(|&j| j == i)
+    }
+
+    /// Which cards the filter lets through, in order; the selection moves to the first of
+    /// them when its card is filtered out.
+    fn refilter(&mut self) {
+        let words: Vec<String> = self
+            .filter
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        self.shown.clear();
+        self.shown.extend(
+            self.cards
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| words.iter().all(|w| c.matches(w)))
+                .map(|(i, _)| i),
+        );
+        if !self.chosen || self.selected_pos().is_none() {
+            self.selected = self.shown.first().map(|&i| self.cards[i].pane.id);
+        }
     }
 
     pub fn is_stale(&self) -> bool {
@@ -289,10 +345,10 @@ impl State {
     /// Every question wakes a tmux server of 1000 panes for a pass over all of them.
     fn hot(&mut self) -> Vec<PaneId> {
         let due = self.now.saturating_sub(self.screen_read_at) >= SCREEN_READ_MS;
-        let on_screen = if self.headless || !due {
-            0..0
+        let on_screen: Vec<usize> = if self.headless || !due {
+            Vec::new()
         } else {
-            self.visible()
+            self.visible().collect()
         };
         if !on_screen.is_empty() {
             self.screen_read_at = self.now;
@@ -347,6 +403,7 @@ impl State {
                 }
             }
             Msg::Key(ev) => self.key(ev, now, &mut fx),
+            Msg::Mouse(ev) => self.mouse(ev, now, &mut fx),
             Msg::Action(a) => self.act(a, now, &mut fx),
             Msg::Resize { width, height } => {
                 self.size = (width, height);
@@ -381,7 +438,7 @@ impl State {
                     Ok(map) => {
                         for card in &mut self.cards {
                             if let Some(text) = map.get(&card.pane.id) {
-                                card.preview = last_lines(text, PREVIEW_LINES);
+                                card.preview = last_lines(text, self.preview_lines);
                             }
                         }
                     }
@@ -409,6 +466,7 @@ impl State {
                 }
             }
         }
+        self.refilter();
         self.keep_selection_visible();
         self.want_previews(now, &mut fx);
         fx
@@ -845,8 +903,17 @@ impl State {
         if !self.capture_pending.is_empty() || self.is_stale() || self.headless {
             return;
         }
+        // Taller cards (or the list's one line) want another number of lines: read again.
+        let lines = self.geometry().preview_lines();
+        if lines != self.preview_lines {
+            self.preview_lines = lines;
+            for card in &mut self.cards {
+                card.preview_sig = None;
+            }
+        }
         let mut ids = Vec::new();
-        for i in self.visible() {
+        let page = self.page();
+        for &i in &self.shown[page] {
             let card = &mut self.cards[i];
             let sig = card.signature();
             let due = card.preview_sig.is_none()
@@ -860,7 +927,7 @@ impl State {
         }
         if !ids.is_empty() {
             self.capture_pending = ids.clone();
-            fx.push(Effect::CaptureScreens(ids));
+            fx.push(Effect::CaptureScreens { panes: ids, lines });
         }
     }
 
@@ -881,9 +948,9 @@ impl State {
             self.lost_act(a, fx);
             return;
         }
-        let g = geometry(self.size.0, self.size.1);
-        let n = self.cards.len();
-        let cur = self.selected_index();
+        let g = self.geometry();
+        let n = self.shown.len();
+        let cur = self.selected_pos();
         let target = match (a, cur) {
             (Action::Quit, _) => {
                 self.quit = true;
@@ -893,7 +960,20 @@ impl State {
                 self.show_help = true;
                 return;
             }
-            (Action::Back, _) => return,
+            (Action::Back, _) => {
+                // Esc clears the filter.
+                self.filter.clear();
+                return;
+            }
+            (Action::Filter, _) => {
+                self.filter_typing = true;
+                return;
+            }
+            (Action::SwitchView, _) => {
+                self.mode = if g.list { Mode::Cards } else { Mode::List };
+                self.scroll = 0;
+                return;
+            }
             (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
                 self.end_story();
                 self.auto_key(a, now, fx);
@@ -915,11 +995,11 @@ impl State {
                 let start = cur.map_or(0, |i| i + 1);
                 match (0..n)
                     .map(|k| (start + k) % n)
-                    .find(|&j| needs(&self.cards[j]))
+                    .find(|&j| needs(&self.cards[self.shown[j]]))
                 {
                     Some(j) => j,
                     None => {
-                        if let Some(i) = cur {
+                        if let Some(i) = self.selected_index() {
                             self.cards[i].notice = Some(Notice::info(
                                 "no agent needs you: none is dead or waiting for input",
                                 Some(now + NOTICE_MS),
@@ -953,14 +1033,21 @@ impl State {
             (Action::First, _) => 0,
             (Action::Last, _) => n.saturating_sub(1),
         };
-        self.selected = self.cards.get(target).map(|c| c.pane.id);
-        self.chosen = true;
+        self.select_pos(target);
+    }
+
+    /// Selects the `pos`-th card shown: the user chose it.
+    fn select_pos(&mut self, pos: usize) {
+        if let Some(&i) = self.shown.get(pos) {
+            self.selected = Some(self.cards[i].pane.id);
+            self.chosen = true;
+        }
     }
 
     fn keep_selection_visible(&mut self) {
-        let g = geometry(self.size.0, self.size.1);
-        let total_rows = self.cards.len().div_ceil(g.cols);
-        let Some(i) = self.selected_index() else {
+        let g = self.geometry();
+        let total_rows = self.shown.len().div_ceil(g.cols);
+        let Some(i) = self.selected_pos() else {
             self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
             return;
         };
@@ -987,6 +1074,7 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 }
 
 mod auto;
+mod grid;
 mod history;
 pub use history::{story, supervisor_name};
 mod lost;
@@ -1012,6 +1100,13 @@ impl State {
             self.scroll,
             self.show_help,
             self.auto_on,
+        )
+            .hash(&mut h);
+        (
+            self.mode,
+            &self.filter,
+            self.filter_typing,
+            self.shown.len(),
         )
             .hash(&mut h);
         (

@@ -57,6 +57,9 @@ impl State {
                 return;
             }
         }
+        if self.filter_key(&ev, now, fx) {
+            return;
+        }
         if let Some(a) = keymap::action_for(self.view(), &ev) {
             self.act(a, now, fx);
         }

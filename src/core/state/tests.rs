@@ -166,28 +166,25 @@ fn retain_dead_false_leaves_remain_on_exit_alone_and_a_bad_id_is_never_recorded(
 
 #[test]
 fn previews_are_fetched_for_cards_on_screen_only_and_not_every_tick() {
-    let mut s = state((80, 24)); // two cards per screen
+    let mut s = state((80, 24));
+    s.mode = Mode::Cards; // two cards per screen
     let panes: Vec<_> = (1..=5).map(|i| pane(i, i, "claude")).collect();
     let fx = poll(&mut s, panes.clone(), T0);
-    assert!(
-        fx.contains(&Effect::CaptureScreens(vec![PaneId(1), PaneId(2)])),
-        "{fx:?}"
-    );
+    let capture = |panes: Vec<PaneId>| Effect::CaptureScreens { panes, lines: 8 };
+    assert!(fx.contains(&capture(vec![PaneId(1), PaneId(2)])), "{fx:?}");
     s.update(Msg::Screens(Ok(Default::default())), T0 + 10);
     // Nothing changed: no new capture.
     let fx = poll(&mut s, panes.clone(), T0 + 5_000);
     assert!(
-        !fx.iter().any(|e| matches!(e, Effect::CaptureScreens(_))),
+        !fx.iter()
+            .any(|e| matches!(e, Effect::CaptureScreens { .. })),
         "{fx:?}"
     );
     // Output in pane 2: captured again, once the interval has passed.
     let mut changed = panes.clone();
     changed[1].history_size = 7;
     let fx = poll(&mut s, changed, T0 + 6_000);
-    assert!(
-        fx.contains(&Effect::CaptureScreens(vec![PaneId(2)])),
-        "{fx:?}"
-    );
+    assert!(fx.contains(&capture(vec![PaneId(2)])), "{fx:?}");
 }
 
 #[test]
@@ -199,15 +196,16 @@ fn previews_keep_the_last_lines_without_the_dead_pane_line() {
 #[test]
 fn selection_moves_and_scrolls_to_stay_visible() {
     let mut s = state((80, 24));
+    s.mode = Mode::Cards;
     poll(&mut s, (1..=5).map(|i| pane(i, i, "claude")).collect(), T0);
     assert_eq!(s.selected, Some(PaneId(1)));
     for _ in 0..3 {
         s.update(Msg::Action(Action::Down), T0);
     }
     assert_eq!(s.selected, Some(PaneId(4)));
-    assert_eq!(s.visible(), 2..4);
+    assert_eq!(s.page(), 2..4);
     s.update(Msg::Action(Action::First), T0);
-    assert_eq!(s.visible(), 0..2);
+    assert_eq!(s.page(), 0..2);
     s.update(Msg::Action(Action::Last), T0);
     assert_eq!(s.selected, Some(PaneId(5)));
 }
@@ -300,6 +298,7 @@ fn the_panes_read_whole_are_the_deaths_being_handled_and_once_a_second_those_on_
         polls
     };
     let mut s = state((80, 24));
+    s.mode = Mode::Cards;
     let polls = run(&mut s);
     let on_screen: Vec<PaneId> = s.visible().map(|i| s.cards[i].pane.id).collect();
     assert!(!on_screen.is_empty() && !on_screen.contains(&PaneId(3)));

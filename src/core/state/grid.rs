@@ -1,0 +1,140 @@
+//! The grid's own input: the filter typed after `/`, and the mouse.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+use super::*;
+use crate::core::keymap::View;
+use crate::core::peek_model::Source;
+
+impl State {
+    /// A key while the filter is typed. Returns false when it is not for the filter.
+    pub(super) fn filter_key(&mut self, ev: &KeyEvent, now: Millis, fx: &mut Vec<Effect>) -> bool {
+        if !self.filter_typing || self.view() != View::Grid || self.show_help {
+            return false;
+        }
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        match ev.code {
+            // Enter keeps the filter and gives the keys back to the grid.
+            KeyCode::Enter => self.filter_typing = false,
+            KeyCode::Esc => {
+                self.filter_typing = false;
+                self.filter.clear();
+            }
+            KeyCode::Char('c') if ctrl => {
+                self.filter_typing = false;
+                self.filter.clear();
+            }
+            KeyCode::Char('u') if ctrl => self.filter.clear(),
+            KeyCode::Backspace => {
+                self.filter.pop();
+            }
+            KeyCode::Char(c) if !ctrl && !c.is_control() => self.filter.push(c),
+            // Moving while typing: the selection goes through what is left.
+            KeyCode::Up => self.act(Action::Up, now, fx),
+            KeyCode::Down => self.act(Action::Down, now, fx),
+            KeyCode::PageUp => self.act(Action::PageUp, now, fx),
+            KeyCode::PageDown => self.act(Action::PageDown, now, fx),
+            KeyCode::Tab => self.act(Action::NextNeed, now, fx),
+            _ => {}
+        }
+        true
+    }
+
+    /// A click selects the card under it, a second click on it soon after peeks, the wheel
+    /// moves the selection (or scrolls the peek view).
+    pub(super) fn mouse(&mut self, ev: MouseEvent, now: Millis, fx: &mut Vec<Effect>) {
+        if self.show_help {
+            if let MouseEventKind::Down(_) = ev.kind {
+                self.show_help = false;
+            }
+            return;
+        }
+        let view = self.view();
+        match (view, ev.kind) {
+            (View::Peek, MouseEventKind::ScrollUp) => {
+                if let Some(p) = self.peek.as_mut() {
+                    p.scroll(-3);
+                }
+            }
+            (View::Peek, MouseEventKind::ScrollDown) => {
+                if let Some(p) = self.peek.as_mut() {
+                    p.scroll(3);
+                }
+            }
+            (View::Grid, MouseEventKind::ScrollUp) => self.act(Action::Up, now, fx),
+            (View::Grid, MouseEventKind::ScrollDown) => self.act(Action::Down, now, fx),
+            (View::Grid, MouseEventKind::Down(MouseButton::Left)) => {
+                let g = self.geometry();
+                let Some(slot) = g.slot_at(self.size.0, self.size.1, ev.column, ev.row) else {
+                    return;
+                };
+                let pos = self.page().start + slot;
+                let Some(&i) = self.shown.get(pos) else {
+                    return;
+                };
+                let id = self.cards[i].pane.id;
+                let again = self
+                    .last_click
+                    .is_some_and(|(p, t)| p == id && now.saturating_sub(t) <= DOUBLE_CLICK_MS);
+                self.select_pos(pos);
+                if again {
+                    self.last_click = None;
+                    self.act(Action::Peek, now, fx);
+                } else {
+                    self.last_click = Some((id, now));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl State {
+    /// Whether a key's action does something now, in the view shown: the footer shows
+    /// only those (`]` only on a crash record, `n`/`N` only with matches, `r` only for a
+    /// dead agent).
+    pub fn applies(&self, a: Action) -> bool {
+        match self.view() {
+            View::Peek => {
+                let Some(p) = &self.peek else {
+                    return false;
+                };
+                let dead = self
+                    .cards
+                    .iter()
+                    .find(|c| c.pane.id == p.pane)
+                    .is_some_and(|c| c.life.is_dead());
+                match a {
+                    Action::Next | Action::Prev => !p.matches.is_empty(),
+                    Action::Older => match p.source {
+                        Source::Live { .. } => !p.records_loaded || !p.records.is_empty(),
+                        Source::Record(i) => i + 1 < p.records.len(),
+                    },
+                    Action::Newer => matches!(p.source, Source::Record(_)),
+                    Action::Refresh => !dead && matches!(p.source, Source::Live { .. }),
+                    Action::Relaunch | Action::RelaunchFresh => dead,
+                    _ => true,
+                }
+            }
+            View::Lost => true,
+            View::Grid => {
+                let card = self.selected_index().map(|i| &self.cards[i]);
+                let dead = card.is_some_and(|c| c.life.is_dead() && c.agent.is_some());
+                match a {
+                    Action::NextNeed => self.shown.iter().any(|&i| {
+                        let c = &self.cards[i];
+                        c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
+                    }),
+                    Action::Relaunch | Action::RelaunchFresh | Action::Close => dead,
+                    Action::CancelAuto => {
+                        card.is_some_and(|c| matches!(c.auto, Auto::Scheduled { .. }))
+                    }
+                    Action::Peek | Action::Jump | Action::ToggleAuto => card.is_some(),
+                    Action::SwitchView => !self.shown.is_empty(),
+                    Action::Filter => !self.cards.is_empty(),
+                    _ => true,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! The list: one line per agent, so that every agent that needs its user is on one screen
+//! (twenty at 80x24). Columns give way by importance as the terminal narrows; the selected
+//! agent's own words (its banner and notice, as its card says them) are on the line under
+//! the list.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Span;
+
+use super::card::{notice, status_line};
+use super::{card_ctx, line_fit, more_note, Look};
+use crate::core::attention::Doing;
+use crate::core::msg::Millis;
+use crate::core::state::State;
+use crate::core::text::{duration, fit_left, pad, short_id, tilde, width};
+use crate::core::watch::{Card, Life};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    State,
+    Kind,
+    Target,
+    Window,
+    Age,
+    Dir,
+    Session,
+    Last,
+}
+
+impl Col {
+    const SHOWN: [Col; 8] = [
+        Col::State,
+        Col::Kind,
+        Col::Target,
+        Col::Window,
+        Col::Age,
+        Col::Dir,
+        Col::Session,
+        Col::Last,
+    ];
+    /// Who gives way last: the state first, the last line of output first to go.
+    const BY_IMPORTANCE: [Col; 8] = [
+        Col::State,
+        Col::Target,
+        Col::Kind,
+        Col::Age,
+        Col::Dir,
+        Col::Window,
+        Col::Session,
+        Col::Last,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Col::State => "state",
+            Col::Kind => "kind",
+            Col::Target => "target",
+            Col::Window => "window",
+            Col::Age => "for",
+            Col::Dir => "directory",
+            Col::Session => "session",
+            Col::Last => "last line",
+        }
+    }
+}
+
+/// The state column: a symbol and a word, the exit in its short form for a death.
+fn state_cell(card: &Card, look: &Look) -> (String, Style) {
+    let t = &look.theme;
+    match card.life {
+        Life::Dead(e) if e.is_clean() => ("✔ finished".into(), t.finished()),
+        Life::Dead(e) => (format!("✖ {}", e.short()), t.alarm()),
+        Life::Reading => ("✖ exit …".into(), t.alarm()),
+        Life::Idle => ("○ at prompt".into(), t.dim()),
+        Life::Running => match card.attention.state() {
+            Some((Doing::Waiting, _)) => ("◆ waiting".into(), t.waiting()),
+            Some((Doing::Idle, _)) => ("● idle".into(), t.idle()),
+            Some((Doing::Working, _)) => ("● working".into(), t.running()),
+            None => ("● running".into(), t.running()),
+        },
+    }
+}
+
+/// How long it has been what it is: dead, waiting, idle, working, or running.
+fn age(card: &Card, now: Millis) -> String {
+    let since = match card.life {
+        Life::Dead(_) | Life::Reading => card.died_at,
+        Life::Running => card
+            .attention
+            .state()
+            .map(|(_, since)| since)
+            .or(card.started_at),
+        Life::Idle => None,
+    };
+    since.map_or(String::new(), |t| duration(now.saturating_sub(t)))
+}
+
+/// Columns that fit in `w`, with their widths, in screen order.
+fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
+    let widest = |f: &dyn Fn(&Card) -> usize, cap: usize| {
+        state
+            .shown
+            .iter()
+            .map(|&i| f(&state.cards[i]))
+            .max()
+            .unwrap_or(0)
+            .clamp(4, cap)
+    };
+    let want = |c: Col| -> (usize, usize) {
+        // (fewest columns it is shown in, most it takes)
+        match c {
+            Col::State => (11, 11),
+            Col::Kind => (
+                4,
+                widest(&|c| width(c.agent.as_deref().unwrap_or("pane")), 8),
+            ),
+            Col::Target => {
+                let t = widest(&|c| width(&c.pane.target()), 16);
+                (t.min(8), t)
+            }
+            Col::Window => (6, widest(&|c| width(&c.pane.window_name), 14)),
+            Col::Age => (6, 6),
+            Col::Dir => (
+                8,
+                widest(&|c| width(&tilde(c.pane.cwd(), look.home.as_deref())), 32),
+            ),
+            Col::Session => (8, 8),
+            Col::Last => (10, usize::MAX),
+        }
+    };
+    // The margin with the selection mark, and a space before each column.
+    let mut used = 1;
+    let mut chosen: Vec<(Col, usize)> = Vec::new();
+    for col in Col::BY_IMPORTANCE {
+        let (min, _) = want(col);
+        if used + min < w {
+            used += min + 1;
+            chosen.push((col, min));
+        }
+    }
+    // What is left widens them, in order of importance, up to what each wants.
+    let mut left = w.saturating_sub(used);
+    for (col, cw) in chosen.iter_mut() {
+        let (_, most) = want(*col);
+        let more = most.saturating_sub(*cw).min(left);
+        *cw += more;
+        left -= more;
+    }
+    Col::SHOWN
+        .iter()
+        .filter_map(|c| chosen.iter().find(|(k, _)| k == c).copied())
+        .collect()
+}
+
+fn cell(card: &Card, col: Col, state: &State, look: &Look, i: usize) -> (String, Style) {
+    let t = &look.theme;
+    let p = &card.pane;
+    match col {
+        Col::State => state_cell(card, look),
+        Col::Kind => (
+            card.agent.as_deref().unwrap_or("pane").to_string(),
+            t.title(),
+        ),
+        Col::Target => (p.target(), Style::new()),
+        Col::Window => (p.window_name.clone(), Style::new()),
+        Col::Age => (age(card, state.now), Style::new()),
+        Col::Dir => (tilde(p.cwd(), look.home.as_deref()), t.dim()),
+        Col::Session if !p.opt_session_id.is_empty() => (short_id(&p.opt_session_id), t.dim()),
+        // Said, not left blank, when its resume needs one.
+        Col::Session if crate::core::resume::lacks_id(card, &state.agents) => {
+            ("no id".into(), t.notice())
+        }
+        Col::Session => (String::new(), t.dim()),
+        Col::Last => (
+            card.preview.last().cloned().unwrap_or_default(),
+            if state.selected_index() == Some(i) {
+                Style::new()
+            } else {
+                t.dim()
+            },
+        ),
+    }
+}
+
+pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let t = &look.theme;
+    let g = state.geometry();
+    let w = usize::from(area.width);
+    let cols = columns(state, look, w);
+    let fit_col = |col: Col, s: &str, cw: usize| match col {
+        Col::Dir => {
+            let s = fit_left(s, cw);
+            let n = width(&s);
+            format!("{s}{}", " ".repeat(cw.saturating_sub(n)))
+        }
+        _ => pad(s, cw),
+    };
+    // The names of the columns.
+    let mut names = vec![Span::raw(" ")];
+    for (col, cw) in &cols {
+        names.push(Span::styled(
+            format!("{} ", fit_col(*col, col.name(), *cw)),
+            t.dim().add_modifier(Modifier::BOLD),
+        ));
+    }
+    buf.set_line(area.x, area.y + 1, &line_fit(names, area.width), area.width);
+
+    let selected = state.selected_index();
+    for (slot, i) in state.visible().enumerate() {
+        let Some(c) = g.cell(area.width, area.height, slot) else {
+            break;
+        };
+        let card = &state.cards[i];
+        let chosen = selected == Some(i);
+        let stale = state.is_stale();
+        let mut spans = vec![Span::raw(if chosen { "▶" } else { " " })];
+        for (col, cw) in &cols {
+            let (text, mut style) = cell(card, *col, state, look, i);
+            if stale {
+                style = t.stale();
+            }
+            spans.push(Span::styled(fit_col(*col, &text, *cw), style));
+            spans.push(Span::raw(" "));
+        }
+        let y = area.y + c.y;
+        if chosen {
+            buf.set_style(
+                Rect {
+                    x: area.x,
+                    y,
+                    width: area.width,
+                    height: 1,
+                },
+                t.selected_row(),
+            );
+        }
+        buf.set_line(area.x, y, &line_fit(spans, area.width), area.width);
+    }
+    more_note(state, look, area, area.y + 1, buf);
+
+    // The selected agent in its card's own words: the banner, then its notice.
+    let detail_y = area.y + g.top() + g.rows as u16;
+    if detail_y + 1 >= area.bottom() {
+        return;
+    }
+    if let Some(i) = selected.filter(|i| state.shown.contains(i)) {
+        let ctx = card_ctx(state, look, i);
+        let card = &state.cards[i];
+        let (status, style) = status_line(card, &ctx);
+        let mut spans = vec![Span::styled(format!(" {status}"), style)];
+        if let Some((text, alarm)) = notice(card, &ctx) {
+            spans.push(Span::raw(" · "));
+            spans.push(Span::styled(
+                text,
+                if alarm { t.alarm() } else { t.notice() },
+            ));
+        }
+        let line = line_fit(spans, area.width);
+        buf.set_line(area.x, detail_y, &line, area.width);
+    }
+}
