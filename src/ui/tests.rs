@@ -120,6 +120,27 @@ fn help_overlay() {
 }
 
 #[test]
+fn help_says_the_auto_resume_policy_of_the_live_config_for_the_selected_agent() {
+    let mut config = crate::config::Config::default();
+    config.auto_resume.backoff_secs = vec![5, 7];
+    config.auto_resume.max_attempts = 2;
+    let toml = "[agents.codex.auto_resume]\nmax_attempts = 9\n";
+    let over: crate::config::Config = toml::from_str(toml).unwrap();
+    config.agents = over.agents;
+    let mut s = State::new(&config, false, "/tmp/s".into(), (80, 24));
+    poll(&mut s, vec![pane(1, 0, "claude"), pane(2, 1, "codex")], T0);
+    s.update(Msg::Action(Action::Help), T0);
+    let t = render(&s, 80, 24, &Look::plain());
+    assert!(find(&t, "after 5s, 7s, at most 2 times").is_some());
+    // The codex card has a policy of its own.
+    s.update(Msg::Action(Action::Help), T0);
+    s.update(Msg::Action(Action::Down), T0);
+    s.update(Msg::Action(Action::Help), T0);
+    let t = render(&s, 80, 24, &Look::plain());
+    assert!(find(&t, "after 5s, 7s, at most 9 times").is_some());
+}
+
+#[test]
 fn the_crash_banner_uses_the_alarm_style_and_a_finished_card_does_not() {
     let s = fleet((200, 50));
     let t = render(&s, 200, 50, &Look::plain());
