@@ -22,7 +22,7 @@ use theme::Theme;
 pub struct Look {
     pub theme: Theme,
     pub home: Option<String>,
-    pub utc_offset: i64,
+    pub tz: jiff::tz::TimeZone,
 }
 
 impl Look {
@@ -31,7 +31,7 @@ impl Look {
         Look {
             theme: Theme { color: true },
             home: None,
-            utc_offset: 0,
+            tz: jiff::tz::TimeZone::UTC,
         }
     }
 }
@@ -240,7 +240,7 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             selected: selected == Some(i),
             stale: state.is_stale(),
             home: look.home.as_deref(),
-            utc_offset: look.utc_offset,
+            tz: &look.tz,
             lacks_id: crate::core::resume::lacks_id(&state.cards[i], &state.agents),
             relaunch: relaunch_words(&state.cards[i], state),
             max_attempts: state.policy(state.cards[i].agent.as_deref()).max_attempts,

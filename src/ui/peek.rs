@@ -27,10 +27,8 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                     i + 1,
                     peek.records.len(),
                     r.exit,
-                    r.died_at.map_or(String::new(), |d| format!(
-                        " at {}",
-                        clock(d, look.utc_offset)
-                    ))
+                    r.died_at
+                        .map_or(String::new(), |d| format!(" at {}", clock(d, &look.tz)))
                 ),
                 t.alarm(),
             ),
@@ -43,7 +41,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                 selected: false,
                 stale: state.is_stale(),
                 home: look.home.as_deref(),
-                utc_offset: look.utc_offset,
+                tz: &look.tz,
                 lacks_id: false,
                 relaunch: None,
                 max_attempts: 0,
@@ -55,7 +53,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
             } else {
                 format!(
                     " · live snapshot at {} (s refreshes)",
-                    clock(*captured_at, look.utc_offset)
+                    clock(*captured_at, &look.tz)
                 )
             };
             (format!("{s}{what}"), st)
