@@ -23,12 +23,10 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
         (_, Source::Record(i)) => match peek.records.get(*i) {
             Some(r) => (
                 format!(
-                    "crash record {}/{}: {}{}",
+                    "crash record {}/{}: {}",
                     i + 1,
                     peek.records.len(),
-                    r.exit,
-                    r.died_at
-                        .map_or(String::new(), |d| format!(" at {}", clock(d, &look.tz)))
+                    r.describe(&look.tz, state.policy(Some(&r.agent)).max_attempts)
                 ),
                 t.alarm(),
             ),
