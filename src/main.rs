@@ -114,7 +114,7 @@ fn main() -> ExitCode {
                 since,
                 *follow,
                 *json,
-                run::utc_offset(),
+                &run::time_zone(),
                 now,
             ) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -218,7 +218,7 @@ async fn run(cli: Cli) -> ExitCode {
         Some(Command::Explain { pane }) => {
             let prober = Prober::new(tmux).with_shells(&config.shells);
             let now = run::Clock::start().now();
-            match agentwatch::commands::explain::run(&config, &prober, pane, now, run::utc_offset())
+            match agentwatch::commands::explain::run(&config, &prober, pane, now, &run::time_zone())
                 .await
             {
                 Ok(text) => {

@@ -68,6 +68,9 @@ fn the_core_does_no_io_and_imports_no_adapter_loop_screen_or_command() {
             "std::net",
             "SystemTime::now",
             "Instant::now",
+            "Timestamp::now",
+            "Zoned::now",
+            "TimeZone::system",
         ],
     );
     assert!(

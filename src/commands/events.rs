@@ -4,11 +4,13 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::Duration;
 
+use jiff::tz::TimeZone;
+
 use crate::core::msg::{Event, Millis};
 
 /// One event as a line for people.
-pub fn human(e: &Event, utc_offset: i64) -> String {
-    let when = crate::core::timefmt::local(e.ts, utc_offset);
+pub fn human(e: &Event, tz: &TimeZone) -> String {
+    let when = crate::core::timefmt::local(e.ts, tz);
     let mut parts = vec![format!("{when}  {:<13}", e.event)];
     if !e.pane.is_empty() {
         parts.push(e.pane.clone());
@@ -42,11 +44,11 @@ pub fn human(e: &Event, utc_offset: i64) -> String {
     crate::core::text::printable(&parts.join("  "))
 }
 
-fn print(out: &mut impl Write, e: &Event, json: bool, utc_offset: i64) -> std::io::Result<()> {
+fn print(out: &mut impl Write, e: &Event, json: bool, tz: &TimeZone) -> std::io::Result<()> {
     if json {
         writeln!(out, "{}", serde_json::to_string(e).unwrap_or_default())
     } else {
-        writeln!(out, "{}", human(e, utc_offset))
+        writeln!(out, "{}", human(e, tz))
     }
 }
 
@@ -57,7 +59,7 @@ pub fn run(
     since: Option<Millis>,
     follow: bool,
     json: bool,
-    utc_offset: i64,
+    tz: &TimeZone,
     now: Millis,
 ) -> std::io::Result<()> {
     let stdout = std::io::stdout();
@@ -69,7 +71,7 @@ pub fn run(
             .into_iter()
             .filter(|e| e.ts >= cutoff)
     {
-        print(&mut out, &e, json, utc_offset)?;
+        print(&mut out, &e, json, tz)?;
     }
     let mut offset = 0u64;
     let mut pending = String::new();
@@ -88,7 +90,7 @@ pub fn run(
             while let Some(nl) = pending.find('\n') {
                 let line: String = pending.drain(..=nl).collect();
                 match serde_json::from_str::<Event>(line.trim()) {
-                    Ok(e) if e.ts >= cutoff => print(&mut out, &e, json, utc_offset)?,
+                    Ok(e) if e.ts >= cutoff => print(&mut out, &e, json, tz)?,
                     Ok(_) => {}
                     Err(_) if line.trim().is_empty() => {}
                     Err(e) => tracing::warn!("skipping a bad journal line: {e}"),
@@ -118,7 +120,7 @@ mod tests {
             detail: Some("line\nbreak \u{1b}[31mred".into()),
             ..Event::default()
         };
-        let line = human(&e, 0);
+        let line = human(&e, &TimeZone::UTC);
         assert!(!line.chars().any(char::is_control), "{line:?}");
         assert!(line.contains("line?break ?[31mred"), "{line:?}");
     }

@@ -2,6 +2,8 @@
 //! it and why, and what every other source says: the same core and adapters as the
 //! dashboard, one read-only look.
 
+use jiff::tz::TimeZone;
+
 use crate::adapters::probe::Prober;
 use crate::config::Config;
 use crate::core::attention::{Attention, Doing, Told, Verdict, QUIET_MS};
@@ -17,7 +19,7 @@ pub async fn run(
     prober: &Prober,
     pane: &str,
     now: Millis,
-    utc_offset: i64,
+    tz: &TimeZone,
 ) -> Result<String, String> {
     let state = crate::commands::status::look(config, prober, true)
         .await
@@ -35,7 +37,7 @@ pub async fn run(
     } else {
         None
     };
-    Ok(explain(&state, card, screen.as_deref(), now, utc_offset))
+    Ok(explain(&state, card, screen.as_deref(), now, tz))
 }
 
 fn find<'a>(state: &'a State, pane: &str) -> Result<&'a Card, String> {
@@ -62,7 +64,7 @@ pub fn explain(
     card: &Card,
     screen: Option<&str>,
     now: Millis,
-    utc_offset: i64,
+    tz: &TimeZone,
 ) -> String {
     let p = &card.pane;
     let mut out = format!("{} · {} · window {}\n", p.id, p.target(), p.window_name);
@@ -98,7 +100,7 @@ pub fn explain(
         Some((v, since)) => out.push_str(&format!(
             "now: {} since {} ({}), told by {}: {}\n",
             said(v.doing),
-            clock(*since, utc_offset),
+            clock(*since, tz),
             duration(now.saturating_sub(*since)),
             v.told.describe(),
             v.why
@@ -113,7 +115,7 @@ pub fn explain(
     out.push_str(&line(
         3,
         Told::Output,
-        output_says(p.window_activity, now, utc_offset),
+        output_says(p.window_activity, now, tz),
     ));
     let def = state.agents.get(kind);
     let screen_word = screen.and_then(|s| def.and_then(|d| d.screen_says(s)));
@@ -180,7 +182,7 @@ fn hook_says(a: &Attention, p: &crate::core::pane::Pane) -> String {
     }
 }
 
-fn output_says(activity: u64, now: Millis, utc_offset: i64) -> String {
+fn output_says(activity: u64, now: Millis, tz: &TimeZone) -> String {
     if activity == 0 {
         return "not known".to_string();
     }
@@ -191,7 +193,7 @@ fn output_says(activity: u64, now: Millis, utc_offset: i64) -> String {
     } else {
         format!(
             "quiet: last output at {} ({} ago)",
-            clock(at, utc_offset),
+            clock(at, tz),
             duration(ago)
         )
     }

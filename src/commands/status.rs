@@ -148,7 +148,7 @@ fn rows(state: &State) -> Vec<Row> {
                 died_at: c
                     .died_at
                     .filter(|_| c.life.is_dead())
-                    .map(|t| crate::core::timefmt::rfc3339(t, 0)),
+                    .map(|t| crate::core::timefmt::rfc3339(t, &jiff::tz::TimeZone::UTC)),
                 reason: match &c.auto {
                     Auto::Held(h) if c.life.is_dead() => {
                         h.reason(c.agent.as_deref().unwrap_or("the agent"))
@@ -164,7 +164,7 @@ fn rows(state: &State) -> Vec<Row> {
                     .attention
                     .state()
                     .filter(|_| c.life == Life::Running)
-                    .map(|(_, t)| crate::core::timefmt::rfc3339(t, 0)),
+                    .map(|(_, t)| crate::core::timefmt::rfc3339(t, &jiff::tz::TimeZone::UTC)),
                 told: c
                     .attention
                     .now

@@ -202,6 +202,8 @@ pub struct CrashMeta {
     pub exit_short: String,
     pub died_at: Option<Millis>,
     pub started_at: Option<Millis>,
+    /// The auto-resume this death followed (see [`crate::core::crash::CrashRecord::attempt`]).
+    pub attempt: Option<u32>,
 }
 
 /// A session id lookup: what the agent's records are searched by.

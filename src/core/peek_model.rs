@@ -96,6 +96,9 @@ pub struct Peek {
     pub records_loaded: bool,
     /// `[` was pressed before the records were read: show the newest when they are.
     pub want_older: bool,
+    /// When the pane's own output was last asked for (for the title once `]` comes back
+    /// to it from the records).
+    live_at: Millis,
 }
 
 impl Peek {
@@ -115,6 +118,7 @@ impl Peek {
             records: Vec::new(),
             records_loaded: false,
             want_older: false,
+            live_at: now,
         }
     }
 
@@ -126,12 +130,36 @@ impl Peek {
         self.len().saturating_sub(self.height)
     }
 
-    /// Shows new text, opening at the bottom where the last words are.
+    /// Shows new text, opening at the bottom where the last words are. A confirmed search
+    /// is run again on it (the footer's count is of the text on screen); the match the user
+    /// was on was a line of the old text, so `n` starts again from the screen.
     pub fn show(&mut self, text: Arc<PeekText>) {
         self.text = Some(text);
         self.error = None;
+        self.hit = None;
         self.bottom();
         self.rematch();
+    }
+
+    /// Back to the pane's own output (`]` past the newest record, `s`), asked for at
+    /// `captured_at`. From a record, its last capture is shown, or nothing until one
+    /// arrives: never a record's text (or its search count) under a live title.
+    pub fn go_live(&mut self, captured_at: Millis) {
+        let from_record = matches!(self.source, Source::Record(_));
+        self.source = Source::Live { captured_at };
+        self.live_at = captured_at;
+        if !from_record {
+            return;
+        }
+        match self.live.clone() {
+            Some(live) => self.show(live),
+            None => {
+                self.text = None;
+                self.hit = None;
+                self.top = 0;
+                self.rematch();
+            }
+        }
     }
 
     pub fn scroll(&mut self, by: isize) {
@@ -245,10 +273,7 @@ impl Peek {
         match self.source {
             Source::Live { .. } => false,
             Source::Record(0) => {
-                self.source = Source::Live { captured_at: 0 };
-                if let Some(live) = self.live.clone() {
-                    self.show(live);
-                }
+                self.go_live(self.live_at);
                 true
             }
             Source::Record(i) => self.show_record(i - 1),
@@ -322,6 +347,79 @@ mod tests {
         assert_eq!(p.current(), Some(4), "wraps to the first");
         p.search("LINE".into());
         assert!(p.matches.is_empty(), "capitals make it case-sensitive");
+    }
+
+    fn record(output: &str) -> Arc<CrashRecord> {
+        Arc::new(CrashRecord {
+            agent: "claude".into(),
+            pane: "%1".into(),
+            target: "work:1.0".into(),
+            session_id: None,
+            cwd: "/w".into(),
+            exit: "process exited (code 1)".into(),
+            died_at: None,
+            started_at: None,
+            uptime_ms: None,
+            saved_at: 0,
+            attempt: None,
+            output: output.into(),
+        })
+    }
+
+    /// A peek opened at 7 on a live pane of 100 lines, with two crash records.
+    fn peek_with_records() -> Peek {
+        let mut p = Peek::new(PaneId(1), 10, 7);
+        let live: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        let live = Arc::new(PeekText::from_ansi(live.as_bytes()));
+        p.live = Some(Arc::clone(&live));
+        p.show(live);
+        p.records = vec![
+            record("a foo\nb\nfoo c\nfoo d\n"),
+            record("nothing to see\n"),
+        ];
+        p.records_loaded = true;
+        p
+    }
+
+    #[test]
+    fn a_search_is_run_again_on_each_record_shown_so_its_count_is_of_the_text_on_screen() {
+        let mut p = peek_with_records();
+        p.search("foo".into());
+        assert!(
+            p.matches.is_empty(),
+            "no match for \"foo\" on the live pane"
+        );
+        assert!(p.older());
+        assert_eq!(p.source, Source::Record(0));
+        assert_eq!(p.matches, [0, 2, 3], "3 lines match on the newest record");
+        p.next(false);
+        assert_eq!(p.current(), Some(0));
+        assert!(p.older());
+        assert!(p.matches.is_empty(), "no match on the older record");
+        assert_eq!(p.current(), None);
+        assert!(p.newer());
+        assert_eq!(p.matches, [0, 2, 3]);
+        assert_eq!(p.current(), None, "the old hit was a line of other text");
+        p.next(false);
+        assert_eq!(p.current(), Some(0), "n starts again from the screen");
+        assert!(p.newer());
+        assert_eq!(p.source, Source::Live { captured_at: 7 }, "not the epoch");
+        assert_eq!(p.text.as_ref().unwrap().len(), 100);
+        assert!(p.matches.is_empty());
+        assert_eq!(p.query.as_deref(), Some("foo"), "the search stays");
+    }
+
+    #[test]
+    fn back_from_a_record_before_the_pane_was_read_shows_no_record_text_under_a_live_title() {
+        let mut p = peek_with_records();
+        p.live = None;
+        p.search("foo".into());
+        assert!(p.older());
+        assert_eq!(p.matches.len(), 3);
+        assert!(p.newer());
+        assert_eq!(p.source, Source::Live { captured_at: 7 });
+        assert!(p.text.is_none(), "the pane's output is being read");
+        assert!(p.matches.is_empty(), "no count of the record's lines");
     }
 
     #[test]

@@ -70,6 +70,11 @@ pub struct Card {
     pub relaunching: bool,
     /// The relaunch under way is auto-resume attempt N.
     pub auto_in_flight: Option<u32>,
+    /// The death (when it was first seen: `seen_dead_at`, which a more exact `died_at` read
+    /// later does not change) a crash record was last made of, and the auto-resume it
+    /// followed (see [`crate::core::crash::CrashRecord::attempt`]): a relaunch tried again
+    /// after a failed one records the same death, and must not count the failed try.
+    pub recorded: Option<(Millis, u32)>,
     /// When a session id lookup last ran for this pane, and whether it was for this death.
     pub discovered_at: Option<Millis>,
     pub discovered_dead: bool,
@@ -320,6 +325,7 @@ pub fn observe(
             notice: c.notice,
             relaunching: c.relaunching,
             auto_in_flight: c.auto_in_flight,
+            recorded: c.recorded,
             // A pane respawned after it died runs what tmux started, not its old host.
             shell: c.shell.filter(|h| h.alive),
             argv_id: None,
@@ -367,6 +373,7 @@ pub fn observe(
             notice: None,
             relaunching: false,
             auto_in_flight: None,
+            recorded: None,
             shell: None,
             argv_id: None,
             no_session: None,

@@ -26,16 +26,12 @@ impl Clock {
     }
 }
 
-/// The local time zone's offset from UTC in seconds, right now.
-pub fn utc_offset() -> i64 {
-    // SAFETY: time(NULL) and localtime_r with valid pointers have no other preconditions.
-    unsafe {
-        let t = libc::time(std::ptr::null_mut());
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            0
-        } else {
-            tm.tm_gmtoff
-        }
-    }
+/// The local time zone, read once at start: its rules, not one offset, so that each clock
+/// time shown is converted at the offset in force at that instant (a daylight-saving change
+/// while running, or between a death and now, is honoured). jiff's `TimeZone::system()`
+/// honours `TZ` first (`TZ=Europe/Berlin`, a TZif path or a POSIX rule such as
+/// `CET-1CEST,M3.5.0,M10.5.0/3`), else reads `/etc/localtime`; when neither gives a zone it
+/// falls back to one that behaves like UTC. Cheap to clone (shared inside).
+pub fn time_zone() -> jiff::tz::TimeZone {
+    jiff::tz::TimeZone::system()
 }

@@ -30,7 +30,7 @@ fn describe(s: &Supervisor) -> String {
     format!(
         "pid {} since {}",
         s.pid,
-        timefmt::local(s.since, super::utc_offset())
+        timefmt::local(s.since, &super::time_zone())
     )
 }
 
@@ -82,7 +82,7 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
     state.elect = true;
     state.supervising = false;
     state.started = Some(clock.now());
-    state.utc_offset = super::utc_offset();
+    state.tz = super::time_zone();
     // No terminal: deaths are announced by desktop notification and hook, not a bell.
     let mut notify = config.notify.clone();
     notify.bell = false;

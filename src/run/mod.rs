@@ -2,7 +2,7 @@
 //! the effects it asks for with the adapters. Two front ends share them: the dashboard
 //! ([`tui`]) and the daemon.
 
-/// The clock and the local time offset.
+/// The clock and the local time zone.
 pub mod clock;
 /// The daemon front end: supervision with no screen.
 pub mod daemon;
@@ -19,7 +19,7 @@ pub mod settle;
 /// The dashboard: terminal set-up, keys and signals, the loop with a screen.
 pub mod tui;
 
-pub use clock::{utc_offset, Clock};
+pub use clock::{time_zone, Clock};
 pub use event_loop::{run, PANICKED};
 pub use io::{Answer, Io};
 pub use settle::{look_once, send, settle};

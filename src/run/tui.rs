@@ -45,7 +45,7 @@ pub async fn dashboard(
     let look = Look {
         theme: Theme::from_env(),
         home: std::env::var("HOME").ok(),
-        utc_offset: super::utc_offset(),
+        tz: super::time_zone(),
     };
     // ratatui's hook restores the terminal, then color-eyre's prints the report; ours
     // first writes the details to the log file.
@@ -75,7 +75,7 @@ pub async fn dashboard(
     state.elect = true;
     state.supervising = false;
     state.started = Some(clock.now());
-    state.utc_offset = super::utc_offset();
+    state.tz = look.tz.clone();
     let elector = super::elector::Elector::for_server(tmux.socket(), false, clock.now());
     let keys = EventStream::new().filter_map(|ev| async move {
         match ev {

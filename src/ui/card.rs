@@ -20,8 +20,8 @@ pub struct CardCtx<'a> {
     pub selected: bool,
     pub stale: bool,
     pub home: Option<&'a str>,
-    /// Local time offset from UTC, seconds (for the clock time of a death).
-    pub utc_offset: i64,
+    /// The local time zone (for the clock time of a death).
+    pub tz: &'a jiff::tz::TimeZone,
     /// The agent's resume needs a session id and none is known.
     pub lacks_id: bool,
     /// For an agent its pane's process ran (a wrapper, a launcher): what `r` runs, or why
@@ -93,7 +93,7 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
             let when = match card.died_at {
                 Some(t) => format!(
                     " at {} · {} ago",
-                    clock(t, ctx.utc_offset),
+                    clock(t, ctx.tz),
                     duration(ctx.now.saturating_sub(t))
                 ),
                 None => " · before agentwatch started".to_string(),

@@ -30,7 +30,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
                 _ => format!("{can} can be recreated"),
             },
             state.socket,
-            clock(lost.lost_at, look.utc_offset)
+            clock(lost.lost_at, &look.tz)
         ),
         w,
     );

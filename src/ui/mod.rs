@@ -23,7 +23,7 @@ use theme::Theme;
 pub struct Look {
     pub theme: Theme,
     pub home: Option<String>,
-    pub utc_offset: i64,
+    pub tz: jiff::tz::TimeZone,
 }
 
 impl Look {
@@ -32,7 +32,7 @@ impl Look {
         Look {
             theme: Theme { color: true },
             home: None,
-            utc_offset: 0,
+            tz: jiff::tz::TimeZone::UTC,
         }
     }
 }
@@ -328,7 +328,7 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
         selected: state.selected_index() == Some(i),
         stale: state.is_stale(),
         home: look.home.as_deref(),
-        utc_offset: look.utc_offset,
+        tz: &look.tz,
         lacks_id: crate::core::resume::lacks_id(card, &state.agents),
         relaunch: relaunch_words(card, state),
         max_attempts: policy.max_attempts,

@@ -22,14 +22,10 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
         (_, Source::Record(i)) => match peek.records.get(*i) {
             Some(r) => (
                 format!(
-                    "crash record {}/{}: {}{}",
+                    "crash record {}/{}: {}",
                     i + 1,
                     peek.records.len(),
-                    r.exit,
-                    r.died_at.map_or(String::new(), |d| format!(
-                        " at {}",
-                        clock(d, look.utc_offset)
-                    ))
+                    r.describe(&look.tz, state.policy(Some(&r.agent)).max_attempts)
                 ),
                 t.alarm(),
             ),
@@ -42,7 +38,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                 selected: false,
                 stale: state.is_stale(),
                 home: look.home.as_deref(),
-                utc_offset: look.utc_offset,
+                tz: &look.tz,
                 lacks_id: false,
                 relaunch: None,
                 max_attempts: 0,
@@ -54,7 +50,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
             } else {
                 format!(
                     " · live snapshot at {} (s refreshes)",
-                    clock(*captured_at, look.utc_offset)
+                    clock(*captured_at, &look.tz)
                 )
             };
             (format!("{s}{what}"), st)

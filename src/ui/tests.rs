@@ -323,6 +323,7 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
         started_at: None,
         uptime_ms: None,
         saved_at: T0,
+        attempt: None,
         output: "the old last words\n".into(),
     };
     s.update(
@@ -583,6 +584,7 @@ mod views {
             started_at: None,
             uptime_ms: None,
             saved_at: T0,
+            attempt: Some(1),
             output: "an older run\nit was killed\n".into(),
         };
         s.update(

@@ -35,6 +35,7 @@ pub fn save(
             _ => None,
         },
         saved_at: now,
+        attempt: meta.attempt,
         output: String::from_utf8_lossy(output).into_owned(),
     };
     let name = format!("{now}-{}-{}.json", plan.pane.0, plan.agent);
@@ -193,6 +194,17 @@ mod tests {
         assert_eq!(for_pane(dir.path(), PaneId(3), Some("abc")).len(), 1);
         assert_eq!(for_pane(dir.path(), PaneId(3), Some("other")).len(), 0);
         assert_eq!(for_pane(dir.path(), PaneId(4), None).len(), 0);
+    }
+
+    #[test]
+    fn a_record_keeps_the_auto_resume_its_death_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = CrashMeta {
+            attempt: Some(2),
+            ..CrashMeta::default()
+        };
+        save(dir.path(), &plan(), &meta, b"last words", 5).unwrap();
+        assert_eq!(load_all(dir.path())[0].1.attempt, Some(2));
     }
 
     #[test]

@@ -457,9 +457,19 @@ impl State {
         }
     }
 
-    pub(super) fn crash_meta(&self, i: usize) -> CrashMeta {
-        let card = &self.cards[i];
+    /// What the crash record of card `i`'s death says, besides its output. The auto-resume
+    /// the death followed is the budget's count before this relaunch counts itself (a
+    /// healthy run or a manual relaunch set it back to 0); a relaunch tried again after a
+    /// failed one records the same death with the number its first record had.
+    pub(super) fn crash_meta(&mut self, i: usize) -> CrashMeta {
+        let card = &mut self.cards[i];
+        let attempt = match (card.recorded, card.seen_dead_at) {
+            (Some((of, n)), Some(seen)) if of == seen => n,
+            _ => card.budget.attempts,
+        };
+        card.recorded = card.seen_dead_at.map(|seen| (seen, attempt));
         CrashMeta {
+            attempt: Some(attempt),
             target: card.pane.target(),
             exit: match card.life {
                 Life::Dead(e) => e.describe(),

@@ -4,6 +4,7 @@
 use super::*;
 use crate::core::msg::Event;
 use crate::core::timefmt;
+use jiff::tz::TimeZone;
 
 impl State {
     /// The election answered. A new supervisor takes over every dead card: judged again
@@ -67,7 +68,7 @@ impl State {
                     },
                 )
                 .collect();
-            if let Some(text) = story(&mine, max, self.utc_offset) {
+            if let Some(text) = story(&mine, max, &self.tz) {
                 if self.cards[i].notice.is_none() {
                     self.cards[i].notice =
                         Some(Notice::story(text, Some(self.now + HISTORY_NOTICE_MS)));
@@ -99,10 +100,10 @@ pub fn supervisor_name(s: Option<&Supervisor>) -> String {
 
 /// The story of one pane's last death from its journal events (oldest first):
 /// `died 03:57 (exit 1) before this dashboard opened; resumed 03:57 (attempt 1/3)`.
-pub fn story(events: &[&Event], max_attempts: u32, utc_offset: i64) -> Option<String> {
+pub fn story(events: &[&Event], max_attempts: u32, tz: &TimeZone) -> Option<String> {
     let deaths = events.iter().filter(|e| e.event == "died").count();
     let last = events.iter().rposition(|e| e.event == "died")?;
-    let at = |e: &Event| timefmt::clock(e.ts, utc_offset);
+    let at = |e: &Event| timefmt::clock(e.ts, tz);
     let died = events[last];
     let exit = match (died.exit_code, died.signal) {
         (Some(c), _) => Exit::Code(c).short(),

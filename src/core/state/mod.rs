@@ -123,8 +123,8 @@ pub struct State {
     pub(super) auto_wrote: Option<String>,
     /// When this instance started (epoch ms), for what happened before it.
     pub started: Option<Millis>,
-    /// The local time's offset from UTC in seconds, for clock times in notices.
-    pub utc_offset: i64,
+    /// The local time zone, for clock times in notices (UTC until the loop sets it).
+    pub tz: jiff::tz::TimeZone,
     /// Journal events read at start, until the cards they are about have been seen.
     history: Option<Vec<crate::core::msg::Event>>,
     journal_asked: bool,
@@ -218,7 +218,7 @@ impl State {
             auto_seen: None,
             auto_wrote: None,
             started: None,
-            utc_offset: 0,
+            tz: jiff::tz::TimeZone::UTC,
             history: None,
             journal_asked: false,
             listed: None,

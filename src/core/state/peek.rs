@@ -152,7 +152,7 @@ impl State {
                 p.newer();
             }
             Action::Refresh => {
-                p.source = Source::Live { captured_at: now };
+                p.go_live(now);
                 fx.push(Effect::CaptureHistory(p.pane));
             }
             Action::Relaunch | Action::RelaunchFresh => {

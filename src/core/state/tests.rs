@@ -680,6 +680,73 @@ mod auto {
             Auto::Scheduled { attempt: 2, .. }
         ));
     }
+
+    /// The relaunches in `fx`: each plan, and the auto-resume its crash record says the
+    /// death followed.
+    fn records(fx: &[(Millis, Effect)]) -> Vec<(crate::core::resume::Plan, Option<u32>)> {
+        fx.iter()
+            .filter_map(|(_, e)| match e {
+                Effect::Relaunch { plan, meta } => Some((plan.clone(), meta.attempt)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_crash_record_names_the_auto_resume_its_death_followed_and_a_retry_does_not_recount() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![claude(1)], T0);
+        let dead_p = dead(claude(1), Some(1), None);
+        poll(&mut s, vec![dead_p.clone()], T0 + 500);
+        let fx = run(
+            &mut s,
+            std::slice::from_ref(&dead_p),
+            T0 + 1_000,
+            T0 + 3_000,
+        );
+        let r = records(&fx);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].1, Some(0), "a first crash followed no auto-resume");
+        s.update(
+            Msg::Relaunched {
+                pane: PaneId(1),
+                result: Ok(r[0].0.clone()),
+            },
+            T0 + 3_100,
+        );
+        // Auto-resume 1 runs for a while (not a quick "no such session" death), far from
+        // healthy, and dies.
+        poll(&mut s, vec![claude(1)], T0 + 4_000);
+        poll(&mut s, vec![dead_p.clone()], T0 + 24_000);
+        let fx = run(
+            &mut s,
+            std::slice::from_ref(&dead_p),
+            T0 + 24_500,
+            T0 + 40_000,
+        );
+        let r = records(&fx);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].1, Some(1), "died after auto-resume 1");
+        // Auto-resume 2 fails before anything ran (tmux said no): the same death is
+        // recorded again by attempt 3, and still followed auto-resume 1.
+        s.update(
+            Msg::Relaunched {
+                pane: PaneId(1),
+                result: Err("respawn-pane failed: no space".into()),
+            },
+            T0 + 40_100,
+        );
+        let fx = run(
+            &mut s,
+            std::slice::from_ref(&dead_p),
+            T0 + 40_500,
+            T0 + 100_000,
+        );
+        let r = records(&fx);
+        assert_eq!(r.len(), 1, "attempt 3 relaunches");
+        assert_eq!(r[0].1, Some(1), "the failed try is not counted as a run");
+        assert_eq!(s.cards[0].budget.attempts, 3);
+    }
 }
 
 mod lost {
