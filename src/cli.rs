@@ -74,7 +74,7 @@ pub struct Cli {
     )]
     pub config: Option<PathBuf>,
 
-    /// Show every pane, not only agents'.
+    /// Show every pane, not only agents' (status takes it too).
     #[arg(long)]
     pub all: bool,
 
@@ -97,6 +97,10 @@ pub enum Command {
         /// An array of objects (schema in the README).
         #[arg(long)]
         json: bool,
+        /// Every pane, not only agents' (a plain shell too); the same as `agentwatch --all
+        /// status`.
+        #[arg(long)]
+        all: bool,
     },
     /// What a pane's agent does (working, waiting for input, idle), which source decided it
     /// and why, and what every other source says.

@@ -191,9 +191,9 @@ async fn run(cli: Cli) -> ExitCode {
             | Command::Doctor,
         ) => ExitCode::SUCCESS,
         Some(Command::Demo) => ExitCode::SUCCESS,
-        Some(Command::Status { json }) => {
+        Some(Command::Status { json, all }) => {
             let prober = Prober::new(tmux).with_shells(&config.shells);
-            match agentwatch::commands::status::snapshot(&config, &prober).await {
+            match agentwatch::commands::status::snapshot(&config, &prober, cli.all || *all).await {
                 Ok(rows) => {
                     if *json {
                         println!(

@@ -1,4 +1,4 @@
-//! The scriptable surface against real tmux: status (table, JSON, exit codes), events
+//! The scriptable surface against real tmux: status (table, JSON, exit codes, `--all`), events
 //! (follow sees a death that happens after it started), doctor, completions and man, and
 //! the on_death hook and the bell.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -107,6 +107,56 @@ fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead(
     let out = aw(&server, &["status"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no tmux server running on"));
+}
+
+#[test]
+fn status_all_lists_plain_panes_wherever_all_is_written_and_their_deaths_exit_0() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "hang\n");
+    let agent = server.new_window(&["claude"]);
+    let shell = server.new_window(&["sh"]);
+    let gone = server.new_window(&["sh", "-c", "exit 3"]);
+    server.wait_pane_exit(&gone, WAIT);
+    let ids = |out: &std::process::Output| -> Vec<String> {
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        rows.iter()
+            .map(|r| r["pane_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let only_agents = aw(&server, &["status", "--json"]);
+    assert_eq!(ids(&only_agents), vec![agent.clone()]);
+    for args in [["status", "--all", "--json"], ["--all", "status", "--json"]] {
+        let out = aw(&server, &args);
+        // A dead pane with no agent is no crash: exit 0.
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let row = |p: &str| {
+            rows.iter()
+                .find(|r| r["pane_id"] == p)
+                .unwrap_or_else(|| panic!("{args:?}: no row for {p}: {rows:?}"))
+                .clone()
+        };
+        assert_eq!(row(&shell)["agent"], serde_json::Value::Null, "{args:?}");
+        assert_eq!(row(&shell)["state"], "running", "{args:?}");
+        assert_eq!(row(&shell)["command"], "sh", "{args:?}");
+        assert_eq!(row(&gone)["state"], "exited", "{args:?}");
+        assert_eq!(row(&gone)["exit_code"], 3, "{args:?}");
+        assert_eq!(row(&agent)["agent"], "claude", "{args:?}");
+        assert_eq!(row(&agent)["command"], "claude", "{args:?}");
+    }
+    let table = aw(&server, &["status", "--all"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{shell} ")))
+        .unwrap();
+    assert!(line.contains(" -  ") && line.contains("running"), "{text}");
 }
 
 #[test]
