@@ -77,9 +77,10 @@ fn main() -> ExitCode {
             };
         }
         Some(Command::Man) => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            return match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+            return match agentwatch::commands::man::render(&mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,
+                // `agentwatch man | head`: the reader had enough.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("agentwatch man: {e}");
                     ExitCode::from(2)

@@ -1,6 +1,6 @@
 //! The scriptable surface against real tmux: status (table, JSON, exit codes, `--all`), events
-//! (follow sees a death that happens after it started), doctor, completions and man, and
-//! the on_death hook and the bell.
+//! (follow sees a death that happens after it started), doctor, completions and man (its KEYS
+//! from the key table), and the on_death hook and the bell.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -320,6 +320,63 @@ fn completions_and_the_man_page_are_printed() {
         text.contains(".TH agentwatch") && text.contains("socket\\-path"),
         "{text}"
     );
+}
+
+/// Text as it stands in the man page's roff: `\\` doubled, `-` escaped, `'` as the
+/// apostrophe string, and every character past ASCII as groff's `\[uXXXX]`.
+fn roff_text(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '-' => out.push_str("\\-"),
+            '\'' => out.push_str("\\*(Aq"),
+            c if c.is_ascii() => out.push(c),
+            c => out.push_str(&format!("\\[u{:04X}]", u32::from(c))),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_man_page_has_keys_files_environment_and_exit_status_with_every_key_of_the_table() {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        .arg("man")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for section in [
+        ".SH KEYS\n",
+        ".SH \"EXIT STATUS\"\n",
+        ".SH ENVIRONMENT\n",
+        ".SH FILES\n",
+    ] {
+        assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+    // Every row of the one key table, however many there are by now.
+    use agentwatch::core::keymap::{GRID, LOST, PEEK};
+    for b in GRID.iter().chain(PEEK).chain(LOST) {
+        let row = format!("\\fB{}\\fR\n{}\n", roff_text(b.label), roff_text(b.help));
+        assert!(text.contains(&row), "key {:?} missing:\n{text}", b.label);
+    }
+    for file in ["config.toml", "journal.jsonl", "agentwatch.log", "crashes/"] {
+        assert!(text.contains(file), "{file} missing");
+    }
+    for var in [
+        "AGENTWATCH_CONFIG",
+        "NO_COLOR",
+        "TMUX",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+    ] {
+        assert!(
+            text.contains(&format!("\\fB{}\\fR", roff_text(var))),
+            "{var} missing"
+        );
+    }
+    // troff reads its input as Latin-1 unless preconv runs first: the page is ASCII.
+    assert!(text.is_ascii());
 }
 
 #[test]
