@@ -295,6 +295,41 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
 }
 
 #[test]
+fn doctor_says_plainly_that_an_agent_missing_from_path_is_not_installed() {
+    let server = TmuxServer::start();
+    // PATH with tmux and claude only: every other agent is missing, whatever this machine has.
+    let only = server.dir.path().join("only");
+    std::fs::create_dir_all(&only).unwrap();
+    let tmux = common::tmux_program();
+    let tmux = agentwatch::adapters::which::find_program(&tmux.to_string_lossy()).unwrap();
+    std::os::unix::fs::symlink(tmux, only.join("tmux")).unwrap();
+    std::os::unix::fs::symlink(common::fake_agent_path(), only.join("claude")).unwrap();
+    let mut cmd = server.agentwatch_command(&["doctor"]);
+    let home = server.dir.path().to_string_lossy().into_owned();
+    cmd.env("PATH", &only)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", format!("{home}/config"));
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "nothing to fix: {text}");
+    assert!(
+        text.contains("✔ agent claude: ") && text.contains("(claude 0.0.0 (fake agent))"),
+        "{text}"
+    );
+    let config = agentwatch::config::Config::default();
+    let agents = config.agents();
+    let missing: Vec<_> = agents.all().iter().filter(|d| d.name != "claude").collect();
+    assert!(missing.len() >= 5, "{missing:?}");
+    for def in missing {
+        let line = format!(
+            "- agent {}: not installed ({} not found on PATH)\n",
+            def.name, def.start[0]
+        );
+        assert!(text.contains(&line), "{line:?} missing:\n{text}");
+    }
+}
+
+#[test]
 fn completions_and_the_man_page_are_printed() {
     // agentwatch prints each shell's completion script itself: no shell is run here, so
     // none needs to be installed (the snippets run in real shells in shell_tmux.rs).
