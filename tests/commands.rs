@@ -160,6 +160,27 @@ fn status_all_lists_plain_panes_wherever_all_is_written_and_their_deaths_exit_0(
 }
 
 #[test]
+fn status_into_a_pipe_nobody_reads_still_exits_with_its_code() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("codex", "exit 3\n");
+    let dead = server.new_window(&["codex"]);
+    server.wait_pane_exit(&dead, WAIT);
+    // `agentwatch status --json | true`: the reader is gone before status writes.
+    let mut child = server
+        .agentwatch_command(&["status", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
 fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
     let server = TmuxServer::start();
     server.write_plan("claude", "wait go\nexit 1\n");
