@@ -6,30 +6,75 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::adapters::tmux::client::ServerChoice;
 
-/// Watches AI coding agents in tmux panes: a loud banner on every crash, one key to resume
-/// the same session.
+/// What `--help` says before the options: the dashboard is what `agentwatch` alone opens.
+const LONG_ABOUT: &str = concat!(
+    env!("CARGO_PKG_DESCRIPTION"),
+    "\n\n",
+    "Run `agentwatch` with no command to open the dashboard on the tmux server you are in \
+     ($TMUX, else the default server; -L or -S picks another). The commands below are \
+     one-shot: each does its job, prints and exits."
+);
+
+/// The usage line, with the two ways to run agentwatch told apart.
+const USAGE: &str = "agentwatch [OPTIONS]            open the dashboard
+       agentwatch [OPTIONS] <COMMAND>  run one command";
+
+/// The heading of the options every command takes, before or after its name.
+const GLOBAL: &str = "Global options";
+
+/// `shell-init --help`: the rc lines, one to a line so that none is wrapped in two.
+const SHELL_INIT_LONG: &str =
+    "Print the shell integration for your rc file: it tells agentwatch the \
+exit code of an agent you start from the prompt. Add one line to your shell's rc file:
+
+  ~/.bashrc                    eval \"$(agentwatch shell-init bash)\"
+  ~/.zshrc                     eval \"$(agentwatch shell-init zsh)\"
+  ~/.config/fish/config.fish   agentwatch shell-init fish | source";
+
+/// Help is wrapped to the terminal, never wider than 80 columns: when stdout is not a
+/// terminal clap falls back to `$COLUMNS`, else 100, and the cap holds that to 80 too.
 #[derive(Debug, Parser)]
-#[command(name = "agentwatch", version, about, long_about = None)]
+#[command(
+    name = "agentwatch",
+    version,
+    about,
+    long_about = LONG_ABOUT,
+    override_usage = USAGE,
+    max_term_width = 80
+)]
 pub struct Cli {
-    /// Use the tmux server with this socket name (like `tmux -L`).
+    /// The tmux server with this socket name (as tmux -L).
     #[arg(
         short = 'L',
         long = "socket-name",
         value_name = "NAME",
         global = true,
-        conflicts_with = "socket_path"
+        conflicts_with = "socket_path",
+        help_heading = GLOBAL
     )]
     pub socket_name: Option<String>,
 
-    /// Use the tmux server at this socket path (like `tmux -S`).
-    #[arg(short = 'S', long = "socket-path", value_name = "PATH", global = true)]
+    /// The tmux server at this socket path (as tmux -S).
+    #[arg(
+        short = 'S',
+        long = "socket-path",
+        value_name = "PATH",
+        global = true,
+        help_heading = GLOBAL
+    )]
     pub socket_path: Option<PathBuf>,
 
     /// Config file (default: $AGENTWATCH_CONFIG, else ~/.config/agentwatch/config.toml).
-    #[arg(short = 'c', long = "config", value_name = "FILE", global = true)]
+    #[arg(
+        short = 'c',
+        long = "config",
+        value_name = "FILE",
+        global = true,
+        help_heading = GLOBAL
+    )]
     pub config: Option<PathBuf>,
 
-    /// Show every pane, not only agent panes.
+    /// Show every pane, not only agents' (status takes it too).
     #[arg(long)]
     pub all: bool,
 
@@ -52,6 +97,10 @@ pub enum Command {
         /// An array of objects (schema in the README).
         #[arg(long)]
         json: bool,
+        /// Every pane, not only agents' (a plain shell too); the same as `agentwatch --all
+        /// status`.
+        #[arg(long)]
+        all: bool,
     },
     /// What a pane's agent does (working, waiting for input, idle), which source decided it
     /// and why, and what every other source says.
@@ -95,6 +144,7 @@ pub enum Command {
     Hook {
         #[arg(value_enum)]
         agent: crate::commands::hooks::HookAgent,
+        /// The hook event's name, as the agent calls it (Stop, Notification, ...).
         event: String,
     },
     /// Print shell completions: bash, zsh, fish, elvish, powershell.
@@ -105,7 +155,8 @@ pub enum Command {
     /// Print the man page (roff).
     Man,
     /// Print the shell integration for your rc file: it tells agentwatch the exit code of an
-    /// agent you start from the prompt. Add to ~/.bashrc:  eval "$(agentwatch shell-init bash)"
+    /// agent you start from the prompt.
+    #[command(long_about = SHELL_INIT_LONG)]
     ShellInit {
         #[arg(value_enum)]
         shell: ShellKind,

@@ -77,9 +77,10 @@ fn main() -> ExitCode {
             };
         }
         Some(Command::Man) => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            return match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+            return match agentwatch::commands::man::render(&mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,
+                // `agentwatch man | head`: the reader had enough.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("agentwatch man: {e}");
                     ExitCode::from(2)
@@ -191,17 +192,21 @@ async fn run(cli: Cli) -> ExitCode {
             | Command::Doctor,
         ) => ExitCode::SUCCESS,
         Some(Command::Demo) => ExitCode::SUCCESS,
-        Some(Command::Status { json }) => {
+        Some(Command::Status { json, all }) => {
             let prober = Prober::new(tmux).with_shells(&config.shells);
-            match agentwatch::commands::status::snapshot(&config, &prober).await {
+            match agentwatch::commands::status::snapshot(&config, &prober, cli.all || *all).await {
                 Ok(rows) => {
-                    if *json {
-                        println!(
-                            "{}",
+                    let text = if *json {
+                        format!(
+                            "{}\n",
                             serde_json::to_string_pretty(&rows).unwrap_or_default()
-                        );
+                        )
                     } else {
-                        print!("{}", agentwatch::commands::status::table(&rows));
+                        agentwatch::commands::status::table(&rows)
+                    };
+                    if let Err(e) = print_out(&text) {
+                        eprintln!("agentwatch status: cannot write to stdout: {e}");
+                        return ExitCode::from(2);
                     }
                     if rows.iter().any(|r| r.is_dead()) {
                         ExitCode::from(1)
@@ -221,10 +226,13 @@ async fn run(cli: Cli) -> ExitCode {
             match agentwatch::commands::explain::run(&config, &prober, pane, now, &run::time_zone())
                 .await
             {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
+                Ok(text) => match print_out(&text) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("agentwatch explain: cannot write to stdout: {e}");
+                        ExitCode::from(2)
+                    }
+                },
                 Err(e) => {
                     eprintln!("agentwatch explain: {e}");
                     ExitCode::from(2)
@@ -257,6 +265,17 @@ async fn run(cli: Cli) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// Writes `text` to stdout. A reader that stopped reading (`| head`) is no error: print!
+/// would panic there, and a script piping `status` must still get its exit code.
+fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        done => done,
     }
 }
 

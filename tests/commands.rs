@@ -1,6 +1,6 @@
-//! The scriptable surface against real tmux: status (table, JSON, exit codes), events
-//! (follow sees a death that happens after it started), doctor, completions and man, and
-//! the on_death hook and the bell.
+//! The scriptable surface against real tmux: status (table, JSON, exit codes, `--all`), events
+//! (follow sees a death that happens after it started), doctor, completions and man (its KEYS
+//! from the key table), and the on_death hook and the bell.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -107,6 +107,77 @@ fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead(
     let out = aw(&server, &["status"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no tmux server running on"));
+}
+
+#[test]
+fn status_all_lists_plain_panes_wherever_all_is_written_and_their_deaths_exit_0() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "hang\n");
+    let agent = server.new_window(&["claude"]);
+    let shell = server.new_window(&["sh"]);
+    let gone = server.new_window(&["sh", "-c", "exit 3"]);
+    server.wait_pane_exit(&gone, WAIT);
+    let ids = |out: &std::process::Output| -> Vec<String> {
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        rows.iter()
+            .map(|r| r["pane_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let only_agents = aw(&server, &["status", "--json"]);
+    assert_eq!(ids(&only_agents), vec![agent.clone()]);
+    for args in [["status", "--all", "--json"], ["--all", "status", "--json"]] {
+        let out = aw(&server, &args);
+        // A dead pane with no agent is no crash: exit 0.
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let row = |p: &str| {
+            rows.iter()
+                .find(|r| r["pane_id"] == p)
+                .unwrap_or_else(|| panic!("{args:?}: no row for {p}: {rows:?}"))
+                .clone()
+        };
+        assert_eq!(row(&shell)["agent"], serde_json::Value::Null, "{args:?}");
+        assert_eq!(row(&shell)["state"], "running", "{args:?}");
+        assert_eq!(row(&shell)["command"], "sh", "{args:?}");
+        assert_eq!(row(&gone)["state"], "exited", "{args:?}");
+        assert_eq!(row(&gone)["exit_code"], 3, "{args:?}");
+        assert_eq!(row(&agent)["agent"], "claude", "{args:?}");
+        assert_eq!(row(&agent)["command"], "claude", "{args:?}");
+    }
+    let table = aw(&server, &["status", "--all"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{shell} ")))
+        .unwrap();
+    assert!(line.contains(" -  ") && line.contains("running"), "{text}");
+}
+
+#[test]
+fn status_into_a_pipe_nobody_reads_still_exits_with_its_code() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("codex", "exit 3\n");
+    let dead = server.new_window(&["codex"]);
+    server.wait_pane_exit(&dead, WAIT);
+    // `agentwatch status --json | true`: the reader is gone before status writes.
+    let mut child = server
+        .agentwatch_command(&["status", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
@@ -245,6 +316,41 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
 }
 
 #[test]
+fn doctor_says_plainly_that_an_agent_missing_from_path_is_not_installed() {
+    let server = TmuxServer::start();
+    // PATH with tmux and claude only: every other agent is missing, whatever this machine has.
+    let only = server.dir.path().join("only");
+    std::fs::create_dir_all(&only).unwrap();
+    let tmux = common::tmux_program();
+    let tmux = agentwatch::adapters::which::find_program(&tmux.to_string_lossy()).unwrap();
+    std::os::unix::fs::symlink(tmux, only.join("tmux")).unwrap();
+    std::os::unix::fs::symlink(common::fake_agent_path(), only.join("claude")).unwrap();
+    let mut cmd = server.agentwatch_command(&["doctor"]);
+    let home = server.dir.path().to_string_lossy().into_owned();
+    cmd.env("PATH", &only)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", format!("{home}/config"));
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "nothing to fix: {text}");
+    assert!(
+        text.contains("✔ agent claude: ") && text.contains("(claude 0.0.0 (fake agent))"),
+        "{text}"
+    );
+    let config = agentwatch::config::Config::default();
+    let agents = config.agents();
+    let missing: Vec<_> = agents.all().iter().filter(|d| d.name != "claude").collect();
+    assert!(missing.len() >= 5, "{missing:?}");
+    for def in missing {
+        let line = format!(
+            "- agent {}: not installed ({} not found on PATH)\n",
+            def.name, def.start[0]
+        );
+        assert!(text.contains(&line), "{line:?} missing:\n{text}");
+    }
+}
+
+#[test]
 fn completions_and_the_man_page_are_printed() {
     // agentwatch prints each shell's completion script itself: no shell is run here, so
     // none needs to be installed (the snippets run in real shells in shell_tmux.rs).
@@ -270,6 +376,63 @@ fn completions_and_the_man_page_are_printed() {
         text.contains(".TH agentwatch") && text.contains("socket\\-path"),
         "{text}"
     );
+}
+
+/// Text as it stands in the man page's roff: `\\` doubled, `-` escaped, `'` as the
+/// apostrophe string, and every character past ASCII as groff's `\[uXXXX]`.
+fn roff_text(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '-' => out.push_str("\\-"),
+            '\'' => out.push_str("\\*(Aq"),
+            c if c.is_ascii() => out.push(c),
+            c => out.push_str(&format!("\\[u{:04X}]", u32::from(c))),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_man_page_has_keys_files_environment_and_exit_status_with_every_key_of_the_table() {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        .arg("man")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for section in [
+        ".SH KEYS\n",
+        ".SH \"EXIT STATUS\"\n",
+        ".SH ENVIRONMENT\n",
+        ".SH FILES\n",
+    ] {
+        assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+    // Every row of the one key table, however many there are by now.
+    use agentwatch::core::keymap::{GRID, LOST, PEEK};
+    for b in GRID.iter().chain(PEEK).chain(LOST) {
+        let row = format!("\\fB{}\\fR\n{}\n", roff_text(b.label), roff_text(b.help));
+        assert!(text.contains(&row), "key {:?} missing:\n{text}", b.label);
+    }
+    for file in ["config.toml", "journal.jsonl", "agentwatch.log", "crashes/"] {
+        assert!(text.contains(file), "{file} missing");
+    }
+    for var in [
+        "AGENTWATCH_CONFIG",
+        "NO_COLOR",
+        "TMUX",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+    ] {
+        assert!(
+            text.contains(&format!("\\fB{}\\fR", roff_text(var))),
+            "{var} missing"
+        );
+    }
+    // troff reads its input as Latin-1 unless preconv runs first: the page is ASCII.
+    assert!(text.is_ascii());
 }
 
 #[test]

@@ -103,3 +103,44 @@ fn a_bad_config_is_a_one_line_error_with_exit_code_2() {
         "{err}"
     );
 }
+
+#[test]
+fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server() {
+    let server = TmuxServer::start();
+    // The popup runs in the server's environment: the test's XDG dirs, never the user's.
+    for (k, v) in server.agentwatch_env() {
+        server.tmux_ok(&["set-environment", "-g", &k, &v]);
+    }
+    server.write_plan("claude", "hang\n");
+    let pane = server.new_window(&["claude"]);
+    // The README's line, with this build's binary for `agentwatch`.
+    server.tmux_ok(&[
+        "bind-key",
+        "A",
+        "display-popup",
+        "-E",
+        "-w",
+        "90%",
+        "-h",
+        "90%",
+        agentwatch(),
+    ]);
+    // A person's terminal: a client attached to the agents' server, in a pane of the second.
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui(
+        100,
+        30,
+        &["tmux", "-S", &sock, "attach-session", "-t", "main:0"],
+    );
+    ui.wait_for("the client to attach", WAIT, |s| !s.trim().is_empty());
+    ui.send_keys(&["C-b", "A"]);
+    // No -L or -S: the popup's $TMUX names the server it is drawn on.
+    let screen = ui.wait_for_text("● running", WAIT);
+    assert!(
+        screen.contains(&format!(" · {pane} ")) && screen.contains(&sock),
+        "{screen}"
+    );
+    // q quits agentwatch, and -E closes the popup with it.
+    ui.send_keys(&["q"]);
+    ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
+}

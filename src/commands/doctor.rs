@@ -9,6 +9,8 @@ use crate::config::Config;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     Ok,
+    /// Neither good nor bad, only so: an agent that is not installed.
+    Info,
     Warn,
     Fail,
 }
@@ -34,6 +36,7 @@ impl Check {
     pub fn line(&self) -> String {
         let mark = match self.level {
             Level::Ok => "✔",
+            Level::Info => "-",
             Level::Warn => "!",
             Level::Fail => "✖",
         };
@@ -62,7 +65,7 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             out.push(Check::new(
                 Level::Fail,
                 "tmux",
-                "not found on PATH",
+                not_installed("tmux"),
                 Some("install tmux 3.3 or newer (apt-get install tmux, brew install tmux)".into()),
             ));
             return out;
@@ -190,23 +193,14 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             let Some(program) = def.start.first() else {
                 continue;
             };
-            match crate::adapters::which::find_program(program) {
+            let found = match crate::adapters::which::find_program(program) {
                 Some(path) => {
                     let version = program_version(&path).await;
-                    out.push(Check::new(
-                        Level::Ok,
-                        &format!("agent {}", def.name),
-                        format!("{} {version}", path.display()),
-                        None,
-                    ));
+                    Some((path, version))
                 }
-                None => out.push(Check::new(
-                    Level::Ok,
-                    &format!("agent {}", def.name),
-                    "not installed (fine if you do not use it)",
-                    None,
-                )),
-            }
+                None => None,
+            };
+            out.push(agent_check(&def.name, program, found));
         }
     }
     // agentwatch's own agent hooks, where installed.
@@ -275,8 +269,30 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
     out
 }
 
-/// Whether the dashboard will poll over control mode: tries it, as the dashboard would.
-/// Who supervises the server (auto-resume, journal, notifications), and since when.
+/// What doctor says of a program it cannot find: the same words for tmux and every agent.
+fn not_installed(program: &str) -> String {
+    if program.contains('/') {
+        format!("not installed ({program} is not an executable file)")
+    } else {
+        format!("not installed ({program} not found on PATH)")
+    }
+}
+
+/// One agent's CLI: where it is and its version, or plainly not installed (a mark of its
+/// own, neither ✔ nor a warning: an agent you do not use is nothing to fix).
+fn agent_check(name: &str, program: &str, found: Option<(std::path::PathBuf, String)>) -> Check {
+    let what = format!("agent {name}");
+    match found {
+        Some((path, version)) => Check::new(
+            Level::Ok,
+            &what,
+            format!("{} {version}", path.display()),
+            None,
+        ),
+        None => Check::new(Level::Info, &what, not_installed(program), None),
+    }
+}
+
 /// Desktop notifications without `notify-send` are terminal sequences (OSC 9/777): from a
 /// dashboard inside tmux they reach the terminal only through tmux's passthrough.
 fn passthrough_check(value: &str) -> Check {
@@ -301,6 +317,7 @@ fn passthrough_check(value: &str) -> Check {
     }
 }
 
+/// Who supervises the server (auto-resume, journal, notifications), and since when.
 fn supervision_check(socket: &Path) -> Check {
     use crate::adapters::store::lock::{self, ServerLocks};
     let locks = ServerLocks::new(&lock::lock_dir(), socket);
@@ -348,6 +365,7 @@ fn supervision_check(socket: &Path) -> Check {
     }
 }
 
+/// Whether the dashboard will poll over control mode: tries it, as the dashboard would.
 async fn transport_check(tmux: &Tmux, ctx: &Context<'_>) -> Check {
     let wanted = ctx
         .config
@@ -528,6 +546,30 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_not_on_path_is_plainly_not_installed_and_an_installed_one_keeps_its_line() {
+        let absent = agent_check("codex", "codex", None);
+        assert_eq!(absent.level, Level::Info);
+        assert_eq!(
+            absent.line(),
+            "- agent codex: not installed (codex not found on PATH)"
+        );
+        let elsewhere = agent_check("mine", "/opt/mine/bin/agent", None);
+        assert_eq!(
+            elsewhere.line(),
+            "- agent mine: not installed (/opt/mine/bin/agent is not an executable file)"
+        );
+        let there = agent_check(
+            "claude",
+            "claude",
+            Some(("/usr/bin/claude".into(), "(2.1.0 (Claude Code))".into())),
+        );
+        assert_eq!(
+            there.line(),
+            "✔ agent claude: /usr/bin/claude (2.1.0 (Claude Code))"
+        );
+    }
 
     #[test]
     fn passthrough_off_is_said_with_its_fix() {

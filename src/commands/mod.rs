@@ -10,6 +10,8 @@ pub mod events;
 pub mod explain;
 /// `agentwatch hooks install|uninstall`: agentwatch's own agent hooks, and the command they run.
 pub mod hooks;
+/// `agentwatch man`: the man page, its KEYS from the key table.
+pub mod man;
 /// `agentwatch spawn`: start an agent with its session id and directory recorded.
 pub mod spawn;
 /// `agentwatch status`: one read-only look, as a table or JSON.

@@ -19,7 +19,12 @@ pub struct Row {
     pub pane_id: String,
     pub target: String,
     pub window_name: String,
-    pub agent: String,
+    /// The agent kind; `None` (JSON `null`) for a pane with no agent, listed only with
+    /// `--all`.
+    pub agent: Option<String>,
+    /// The pane's foreground program as tmux names it (`pane_current_command`): what a pane
+    /// with no agent runs.
+    pub command: String,
     /// Alive: `working`, `waiting` (a prompt for its user), `idle` (its turn over, at its
     /// input box) or `running` (what it does cannot be told). Dead: `exited`, `killed`,
     /// `finished`, `resuming`, `gave_up`, `unknown`. `not_running`: a shell prompt whose
@@ -46,12 +51,29 @@ pub struct Row {
 }
 
 impl Row {
-    /// A crash: what makes `status` exit 1.
+    /// A crashed agent: what makes `status` exit 1. A pane with no agent never is.
     pub fn is_dead(&self) -> bool {
+        self.agent.is_some() && self.ended_badly()
+    }
+
+    /// Dead other than by a clean exit, or with an exit status not known.
+    fn ended_badly(&self) -> bool {
         matches!(
             self.state,
             "exited" | "killed" | "resuming" | "gave_up" | "unknown"
         )
+    }
+}
+
+/// A pane with no agent (listed with `--all`): running, or dead as tmux tells it; no
+/// supervision words (`resuming`, `gave_up`), which are about agents only.
+fn plain_word(card: &Card) -> &'static str {
+    match card.life {
+        Life::Running | Life::Idle => "running",
+        Life::Dead(Exit::Code(0)) => "finished",
+        Life::Dead(Exit::Code(_)) => "exited",
+        Life::Dead(Exit::Signal(_)) => "killed",
+        Life::Dead(Exit::Unknown) | Life::Reading => "unknown",
     }
 }
 
@@ -75,8 +97,9 @@ fn state_word(card: &Card, max_attempts: u32) -> &'static str {
 }
 
 /// Looks once (kicking the server for lost exit statuses, as the dashboard does).
-pub async fn snapshot(config: &Config, prober: &Prober) -> Result<Vec<Row>, TmuxError> {
-    Ok(rows(&look(config, prober, false).await?))
+/// `all`: every pane, not only agents'.
+pub async fn snapshot(config: &Config, prober: &Prober, all: bool) -> Result<Vec<Row>, TmuxError> {
+    Ok(rows(&look(config, prober, all).await?, all))
 }
 
 /// The core's state after one look: every pane read, the screens of agents seen for the
@@ -118,11 +141,13 @@ pub async fn look(config: &Config, prober: &Prober, all: bool) -> Result<State, 
     Ok(state)
 }
 
-fn rows(state: &State) -> Vec<Row> {
+/// The cards as rows: agents', and with `all` every pane's (not the config's
+/// `show_all_panes`, which is the dashboard's: a script's output does not change with it).
+fn rows(state: &State, all: bool) -> Vec<Row> {
     state
         .cards
         .iter()
-        .filter(|c| c.agent.is_some())
+        .filter(|c| c.agent.is_some() || all)
         .map(|c| {
             let max = state.policy(c.agent.as_deref()).max_attempts;
             let (exit_code, signal) = match c.life {
@@ -134,8 +159,13 @@ fn rows(state: &State) -> Vec<Row> {
                 pane_id: c.pane.id.to_string(),
                 target: c.pane.target(),
                 window_name: c.pane.window_name.clone(),
-                agent: c.agent.clone().unwrap_or_default(),
-                state: state_word(c, max),
+                agent: c.agent.clone(),
+                command: c.pane.current_command.clone(),
+                state: if c.agent.is_some() {
+                    state_word(c, max)
+                } else {
+                    plain_word(c)
+                },
                 exit_code,
                 signal,
                 session_id: c
@@ -188,13 +218,13 @@ pub fn table(rows: &[Row]) -> String {
             (_, Some(s)) => {
                 crate::core::pane::signal_name(s).map_or(format!("signal {s}"), str::to_string)
             }
-            _ if r.is_dead() => "?".into(),
+            _ if r.ended_badly() => "?".into(),
             _ => "-".into(),
         };
         let row = [
             r.pane_id.clone(),
             r.target.clone(),
-            r.agent.clone(),
+            r.agent.clone().unwrap_or_else(|| "-".into()),
             r.state.to_string(),
             exit,
             r.session_id
@@ -249,7 +279,8 @@ mod tests {
             pane_id: "%1".into(),
             target: "s\u{1b}[31m:0.0".into(),
             window_name: "w".into(),
-            agent: "claude".into(),
+            agent: Some("claude".into()),
+            command: "claude".into(),
             state: "exited",
             exit_code: Some(1),
             signal: None,
