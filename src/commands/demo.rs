@@ -400,7 +400,11 @@ impl Terminal {
         // SAFETY: t is a termios tcgetattr filled in.
         unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
         let mut out = std::io::stdout();
-        _ = out.write_all(b"\x1b[?1049l\x1b[?25h\r\n");
+        // Mouse reporting off too (the dashboard turns it on): a shell left with it on
+        // fills with escape codes at every move.
+        _ = out.write_all(
+            b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?1049l\x1b[?25h\r\n",
+        );
         _ = out.flush();
     }
 }

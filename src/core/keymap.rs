@@ -252,13 +252,6 @@ pub const PEEK: &[Binding] = &[
         "go to the bottom (the last words)",
         None,
     ),
-    b(
-        &[Char('/')],
-        "/",
-        Action::Search,
-        "search forward; Enter confirms, Esc cancels",
-        Some("search"),
-    ),
     b(&[Char('n')], "n", Action::Next, "next match", Some("next")),
     b(
         &[Char('N')],
@@ -266,6 +259,13 @@ pub const PEEK: &[Binding] = &[
         Action::Prev,
         "previous match",
         Some("previous"),
+    ),
+    b(
+        &[Char('/')],
+        "/",
+        Action::Search,
+        "search forward; Enter confirms, Esc cancels",
+        Some("search"),
     ),
     b(
         &[Char('[')],
@@ -380,25 +380,21 @@ pub fn action_for(view: View, ev: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// The footer: movement summarised, then each footer key that does something now
-/// (`applies`), in the table's order, which is their order of importance.
+/// The footer: each footer key that does something now (`applies`), in the table's order,
+/// which is their order of importance, then movement summarised.
 pub fn footer_items(
     view: View,
     applies: impl Fn(Action) -> bool,
 ) -> Vec<(&'static str, &'static str)> {
-    let mut items = vec![match view {
-        // The arrows need no saying on the grid; `?` lists them with the rest.
-        View::Grid => ("", ""),
-        View::Peek => ("↓↑/jk", "scroll"),
-        View::Lost => ("", ""),
-    }];
-    items.retain(|(k, _)| !k.is_empty());
-    items.extend(
-        table(view)
-            .iter()
-            .filter(|b| applies(b.action))
-            .filter_map(|b| b.footer.map(|word| (b.label, word))),
-    );
+    let mut items: Vec<(&'static str, &'static str)> = table(view)
+        .iter()
+        .filter(|b| applies(b.action))
+        .filter_map(|b| b.footer.map(|word| (b.label, word)))
+        .collect();
+    // The arrows need no saying on the grid; `?` lists them with the rest.
+    if view == View::Peek {
+        items.push(("↓↑/jk", "scroll"));
+    }
     items
 }
 

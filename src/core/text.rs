@@ -45,28 +45,36 @@ fn char_width(c: char) -> usize {
     unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
 }
 
-/// The longest start of `s` that takes at most `cols` columns.
+/// The longest start of `s` that takes at most `cols` columns. Measured as [`width`]
+/// measures (and ratatui draws): a character's width can depend on the next one (an emoji
+/// with its variation selector takes two), so the sum of each one's width is not it.
 fn take_cols(s: &str, cols: usize) -> &str {
-    let mut used = 0;
+    let mut end = 0;
     for (i, c) in s.char_indices() {
-        used += char_width(c);
-        if used > cols {
-            return &s[..i];
+        let next = i + c.len_utf8();
+        // Nothing added can narrow a start already too wide; a zero-width character may
+        // still belong to the start that fits.
+        if width(&s[..next]) > cols {
+            if char_width(c) == 0 {
+                continue;
+            }
+            break;
         }
+        end = next;
     }
-    s
+    &s[..end]
 }
 
 /// The longest end of `s` that takes at most `cols` columns.
 fn take_cols_end(s: &str, cols: usize) -> &str {
-    let mut used = 0;
-    for (i, c) in s.char_indices().rev() {
-        used += char_width(c);
-        if used > cols {
-            return &s[i + c.len_utf8()..];
+    let mut start = s.len();
+    for (i, _) in s.char_indices().rev() {
+        if width(&s[i..]) > cols {
+            break;
         }
+        start = i;
     }
-    s
+    &s[start..]
 }
 
 /// Cuts `s` to at most `width` columns, marking the cut with `…`. Control characters are
@@ -195,6 +203,16 @@ mod tests {
         assert_eq!(width(&fit_left("/home/u/日本語", 6)), 5);
         assert_eq!(pad("日本", 6), "日本  ");
         assert_eq!(pad("日本語の窓", 4), "日… ");
+        // An emoji with its variation selector takes two columns as a whole: cuts agree
+        // with the width that is drawn.
+        let gear = "\u{2699}\u{fe0f}";
+        assert_eq!(width(gear), 2);
+        let four = gear.repeat(4);
+        for cols in 0..9 {
+            assert!(width(&fit(&four, cols)) <= cols, "{cols}");
+            assert!(width(&fit_left(&four, cols)) <= cols, "{cols}");
+            assert_eq!(width(&pad(&four, cols)), cols);
+        }
         // Combining marks take no column of their own.
         assert_eq!(width("e\u{301}"), 1);
         assert_eq!(fit("", 0), "");

@@ -254,18 +254,41 @@ impl Card {
     }
 
     /// Whether a word of the filter (lower case) is in what the card shows: its kind,
-    /// window, session, target, pane id, directory or state (`dead`, `waiting`...; a
-    /// finished card is `finished` and not `dead`, as it says).
-    pub fn matches(&self, word: &str) -> bool {
+    /// window, tmux session, target, pane id, directory (as shown, `~/src`, or whole),
+    /// agent session id, or state in the words the screen uses: `dead` and its exit
+    /// (`exit 1`, `sigkill`), `finished`, `running` (every live agent, as the header counts
+    /// them) and what it does (`working`, `waiting`, `idle`), `at prompt`.
+    pub fn matches(&self, word: &str, home: Option<&str>) -> bool {
         let p = &self.pane;
-        let has = |s: &str| s.to_lowercase().contains(word);
-        has(self.agent.as_deref().unwrap_or("pane"))
+        let has = |s: &str| {
+            if s.is_ascii() {
+                // Most are: no lower-case copy made.
+                s.as_bytes()
+                    .windows(word.len().max(1))
+                    .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+                    || word.is_empty()
+            } else {
+                s.to_lowercase().contains(word)
+            }
+        };
+        let state = match self.life {
+            Life::Running => {
+                has("running") || self.attention.state().is_some_and(|(d, _)| has(d.word()))
+            }
+            Life::Idle => has("at prompt"),
+            Life::Dead(e) if e.is_clean() => has("finished") || has("exit 0"),
+            Life::Dead(e) => has("dead") || has(&e.short()),
+            Life::Reading => has("dead"),
+        };
+        state
+            || has(self.agent.as_deref().unwrap_or("pane"))
             || has(&p.window_name)
             || has(&p.session)
             || has(&p.target())
             || has(&p.id.to_string())
             || has(p.cwd())
-            || self.state_word().replace('_', " ").contains(word)
+            || has(&crate::core::text::tilde(p.cwd(), home))
+            || has(&p.opt_session_id)
     }
 
     /// Whether the server should be kicked now for this card's lost exit status.

@@ -10,14 +10,17 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 use super::Look;
 use crate::core::keymap;
 use crate::core::msg::Action;
-use crate::core::supervisor::Policy;
+use crate::core::state::State;
 use crate::core::text::{fit, wrap};
 
 /// Columns of the key column.
 const KEY_W: usize = 9;
 
-pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf: &mut Buffer) {
+/// The help of the view shown; the auto-resume policy is the selected agent's (`kind`).
+pub fn render(look: &Look, state: &State, kind: Option<&str>, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
+    let view = state.view();
+    let policy = state.policy(kind);
     let w = area.width.min(78);
     let text_w = usize::from(w.saturating_sub(2)).saturating_sub(1);
     let mut lines: Vec<Line> = Vec::new();
@@ -77,16 +80,22 @@ pub fn render(look: &Look, view: keymap::View, policy: &Policy, area: Rect, buf:
             .iter()
             .map(|s| format!("{s}s"))
             .collect();
-        let words = if policy.enabled {
+        let of = match kind {
+            Some(k) if state.has_own_policy(k) => format!(" of {k}"),
+            _ => String::new(),
+        };
+        let words = if !state.auto_on {
+            "Auto-resume is off for every agent until A turns it on.".to_string()
+        } else if policy.enabled {
             format!(
-                "Auto-resume: after {}, at most {} times, {} an hour; a run of {}s refills it ([auto_resume] in the config).",
+                "Auto-resume{of}: after {}, at most {} times, {} an hour; a run of {}s refills it ([auto_resume] in the config).",
                 delays.join(", "),
                 policy.max_attempts,
                 policy.max_per_hour,
                 policy.healthy_after_secs
             )
         } else {
-            "Auto-resume is off in the config ([auto_resume] enabled = false).".to_string()
+            format!("Auto-resume{of} is off in the config ([auto_resume] enabled = false).")
         };
         entry("", Style::new(), &words);
     }

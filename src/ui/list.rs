@@ -185,11 +185,16 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, i: usize) -> (String,
 
 pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
+    // The header, the column names, a line: below that the header alone says what it can.
+    if area.height < 3 {
+        return;
+    }
     let g = state.geometry();
     let w = usize::from(area.width);
     let cols = columns(state, look, w);
+    // A directory and a target are cut at their start: their ends tell them apart.
     let fit_col = |col: Col, s: &str, cw: usize| match col {
-        Col::Dir => {
+        Col::Dir | Col::Target => {
             let s = fit_left(s, cw);
             let n = width(&s);
             format!("{s}{}", " ".repeat(cw.saturating_sub(n)))

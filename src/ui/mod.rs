@@ -85,12 +85,10 @@ impl Widget for Screen<'_> {
             }
         }
         if state.show_help {
-            let policy = state.policy(
-                state
-                    .selected_index()
-                    .and_then(|i| state.cards[i].agent.as_deref()),
-            );
-            help::render(self.look, state.view(), policy, area, buf);
+            let kind = state
+                .selected_index()
+                .and_then(|i| state.cards[i].agent.as_deref());
+            help::render(self.look, state, kind, area, buf);
         }
     }
 }
@@ -219,8 +217,12 @@ fn render_footer(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         return;
     }
     if !state.filter.is_empty() {
+        // A long filter leaves room for the keys.
         lead.push(Span::styled(
-            format!("filter {:?} ", text::printable(&state.filter)),
+            format!(
+                "filter \"{}\" ",
+                text::fit(&state.filter, (w / 3).saturating_sub(10).max(3))
+            ),
             t.notice(),
         ));
         lead.push(Span::styled("Esc", t.key()));
@@ -290,13 +292,13 @@ pub fn footer_spans(
 fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let other = "Another server: agentwatch -L NAME or -S PATH (the socket `tmux -L NAME` or `tmux -S PATH` uses).";
     let msg = match &state.server {
+        _ if !state.cards.is_empty() => format!(
+            "No agent matches the filter {:?} (kind, window, session, directory or state).\nEsc clears it.",
+            text::printable(&state.filter)
+        ),
         Server::Connecting => format!("Connecting to the tmux server at {}…", state.socket),
         Server::Down(e) => format!(
             "{e}.\nagentwatch keeps polling: agents show up here as soon as a server runs there (start one with `tmux`).\n{other}\n`agentwatch demo` shows what it looks like, on a server of its own."
-        ),
-        Server::Up if !state.cards.is_empty() => format!(
-            "No agent matches the filter {:?} (kind, window, session, directory or state).\nEsc clears it.",
-            text::printable(&state.filter)
         ),
         Server::Up if state.show_all => "The tmux server has no panes.".to_string(),
         Server::Up => format!(

@@ -64,12 +64,18 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
             } else {
                 format!("session {}", short_id(&c.pane.opt_session_id))
             };
-            format!(
-                " {} · {} · {} · {id} ",
+            let short = format!(
+                " {} · {} · {} ",
                 c.agent.as_deref().unwrap_or("pane"),
                 c.pane.target(),
                 c.pane.id
-            )
+            );
+            // The session id gives way first: what is shown, and how it ended, says more.
+            if width(&short) + 1 + width(&id) + 2 + width(&state_text) <= w {
+                format!("{short}· {id} ")
+            } else {
+                short
+            }
         }
         None => format!(" {} ", peek.pane),
     };
@@ -159,7 +165,14 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
         .map(|e| format!(" · {e}"))
         .unwrap_or_default();
     // Where we are and what was found come first; the keys fill what is left.
-    let status = format!("{pos}{search}{note}  ");
+    // Room is kept for `?` and the way back.
+    let status = format!(
+        "{}  ",
+        fit(
+            &format!("{pos}{search}{note}"),
+            w.saturating_sub(24).max(10)
+        )
+    );
     let used = width(&status);
     let mut spans = vec![Span::styled(status, t.dim())];
     spans.extend(super::footer_spans(

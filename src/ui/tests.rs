@@ -651,6 +651,19 @@ mod views {
         }));
         v.push(("peek_live", peeking(size, false)));
         v.push(("peek_record", peeking(size, true)));
+        v.push(("peek_search", {
+            let mut s = peeking(size, false);
+            key(&mut s, KeyCode::Char('/'));
+            typed(&mut s, "error");
+            s
+        }));
+        v.push(("peek_found", {
+            let mut s = peeking(size, false);
+            key(&mut s, KeyCode::Char('/'));
+            typed(&mut s, "error");
+            key(&mut s, KeyCode::Enter);
+            s
+        }));
         v.push(("peek_help", {
             let mut s = peeking(size, true);
             key(&mut s, KeyCode::Char('?'));
@@ -780,6 +793,119 @@ mod views {
         assert_eq!(names(&s), vec!["web"]);
         key(&mut s, KeyCode::Esc);
         assert!(!s.filter_typing && s.filter.is_empty() && s.shown.len() == 12);
+    }
+
+    #[test]
+    fn the_filter_matches_the_words_on_screen() {
+        let mut s = twelve((80, 24));
+        s.home = Some("/home/u".into());
+        let shown = |s: &mut State, f: &str| -> Vec<u32> {
+            s.filter = f.into();
+            s.update(Msg::Tick, s.now);
+            s.shown.iter().map(|&i| s.cards[i].pane.id.0).collect()
+        };
+        // Every live agent is running, as the header counts them; the dead are not.
+        assert_eq!(shown(&mut s, "running"), vec![1, 3, 4, 6, 7, 9, 10, 11, 12]);
+        assert_eq!(shown(&mut s, "sigkill"), vec![5]);
+        assert_eq!(shown(&mut s, "dead"), vec![2, 5]);
+        assert_eq!(shown(&mut s, "dead exit"), vec![2]);
+        assert_eq!(shown(&mut s, "finished"), vec![8]);
+        // The directory as shown, and the agent's session id as shown.
+        assert_eq!(shown(&mut s, "~/src/api"), vec![1]);
+        assert_eq!(shown(&mut s, "0000000b"), vec![11]);
+        assert_eq!(shown(&mut s, "文書"), vec![3]);
+        assert_eq!(
+            shown(&mut s, "CODEX"),
+            vec![2, 8, 12],
+            "case does not matter"
+        );
+    }
+
+    #[test]
+    fn a_chosen_card_the_filter_hid_is_chosen_again_when_it_clears() {
+        let mut s = twelve((80, 24));
+        for _ in 0..3 {
+            key(&mut s, KeyCode::Down);
+        }
+        assert_eq!(s.selected, Some(PaneId(4)));
+        key(&mut s, KeyCode::Char('/'));
+        typed(&mut s, "api");
+        assert_eq!(s.selected, Some(PaneId(1)));
+        key(&mut s, KeyCode::Esc);
+        assert_eq!(s.selected, Some(PaneId(4)));
+        // Chosen anew under the filter: that choice stays.
+        key(&mut s, KeyCode::Char('/'));
+        typed(&mut s, "codex");
+        key(&mut s, KeyCode::Enter);
+        key(&mut s, KeyCode::Char('j'));
+        assert_eq!(s.selected, Some(PaneId(8)));
+        key(&mut s, KeyCode::Esc);
+        assert_eq!(s.selected, Some(PaneId(8)));
+    }
+
+    #[test]
+    fn v_twice_gives_the_automatic_choice_back() {
+        let mut s = twelve((80, 24));
+        assert_eq!(s.mode, Mode::Auto);
+        key(&mut s, KeyCode::Char('v'));
+        assert_eq!(s.mode, Mode::Cards);
+        key(&mut s, KeyCode::Char('v'));
+        assert_eq!(s.mode, Mode::Auto);
+        assert!(s.geometry().list);
+    }
+
+    #[test]
+    fn the_list_reads_its_lines_in_turns_not_all_every_second() {
+        let mut s = state((80, 24));
+        let panes: Vec<_> = (1..=40).map(|i| pane(i, i, "claude")).collect();
+        let mut seen = std::collections::HashSet::new();
+        for k in 0..4u64 {
+            let at = T0 + k * 1_100;
+            s.update(Msg::Tick, at);
+            let fx = s.update(Msg::Polled(Ok(obs(panes.clone()))), at);
+            let _ = fx;
+            let fx = s.update(Msg::Tick, at + 600);
+            for e in fx {
+                if let crate::core::msg::Effect::Poll(hot) = e {
+                    assert!(
+                        hot.len() <= crate::core::state::LIST_READ_AT_ONCE + 1,
+                        "{hot:?}"
+                    );
+                    seen.extend(hot);
+                }
+            }
+        }
+        let on_screen: Vec<PaneId> = s.visible().map(|i| s.cards[i].pane.id).collect();
+        assert_eq!(on_screen.len(), 20);
+        assert!(
+            on_screen.iter().all(|p| seen.contains(p)),
+            "every line read in turn"
+        );
+    }
+
+    #[test]
+    fn the_list_never_panics_however_small() {
+        let s = twelve((80, 24));
+        for (w, h) in [(80, 1), (80, 2), (80, 3), (80, 4), (1, 1), (5, 3), (300, 5)] {
+            let mut s = s.clone();
+            s.update(
+                Msg::Resize {
+                    width: w,
+                    height: h,
+                },
+                s.now,
+            );
+            let _ = render(&s, w, h, &Look::plain());
+        }
+    }
+
+    #[test]
+    fn help_says_auto_resume_is_off_once_a_turned_it_off() {
+        let mut s = twelve((80, 24));
+        key(&mut s, KeyCode::Char('A'));
+        key(&mut s, KeyCode::Char('?'));
+        let t = render(&s, 80, 24, &Look::plain());
+        assert!(find(&t, "Auto-resume is off for every agent").is_some());
     }
 
     #[test]

@@ -17,6 +17,14 @@ impl State {
             .unwrap_or(&self.default_policy)
     }
 
+    /// Whether an agent kind's auto-resume differs from everybody's (an override in the
+    /// config).
+    pub fn has_own_policy(&self, agent: &str) -> bool {
+        self.policies
+            .get(agent)
+            .is_some_and(|p| *p != self.default_policy)
+    }
+
     /// A journal event about a card.
     pub(super) fn event(&self, card: &Card, kind: &str, now: Millis) -> Event {
         let (exit_code, signal) = match card.life {

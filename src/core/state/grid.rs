@@ -34,6 +34,8 @@ impl State {
             KeyCode::Down => self.act(Action::Down, now, fx),
             KeyCode::PageUp => self.act(Action::PageUp, now, fx),
             KeyCode::PageDown => self.act(Action::PageDown, now, fx),
+            KeyCode::Home => self.act(Action::First, now, fx),
+            KeyCode::End => self.act(Action::Last, now, fx),
             KeyCode::Tab => self.act(Action::NextNeed, now, fx),
             _ => {}
         }
@@ -64,6 +66,8 @@ impl State {
             (View::Grid, MouseEventKind::ScrollUp) => self.act(Action::Up, now, fx),
             (View::Grid, MouseEventKind::ScrollDown) => self.act(Action::Down, now, fx),
             (View::Grid, MouseEventKind::Down(MouseButton::Left)) => {
+                // A click ends typing (the filter stays): the keys are the grid's again.
+                self.filter_typing = false;
                 let g = self.geometry();
                 let Some(slot) = g.slot_at(self.size.0, self.size.1, ev.column, ev.row) else {
                     return;

@@ -24,6 +24,10 @@ use crate::core::words::command_words;
 pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
 /// How often the cards on screen are read whole (their previews change no faster).
 pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
+/// Lines of the list read whole per second, in turn (with the selected one always): a
+/// line shows the last line of output, which need not be fresher than a few seconds, and
+/// fifty lines read every second would cost tmux more than the cards ever did.
+pub const LIST_READ_AT_ONCE: usize = 12;
 /// Two clicks on one card this close together are a double click.
 pub const DOUBLE_CLICK_MS: Millis = 500;
 /// How long a relaunch result or refusal stays on the card.
@@ -78,10 +82,16 @@ pub struct State {
     pub filter_typing: bool,
     /// The indices of the cards shown, in order: those the filter matches.
     pub shown: Vec<usize>,
+    /// The user's home, to match a filter such as `~/src` against directories.
+    pub home: Option<String>,
+    /// A chosen card the filter hid: chosen again when the filter lets it through.
+    hidden_choice: Option<PaneId>,
     /// The last click: on which pane, when (for a double click).
     last_click: Option<(PaneId, Millis)>,
     /// Output lines each card's preview was last read for.
     preview_lines: usize,
+    /// Where in the list the next read of lines on screen starts.
+    list_read_from: usize,
     pub size: (u16, u16),
     pub server: Server,
     pub show_help: bool,
@@ -192,8 +202,11 @@ impl State {
             filter: String::new(),
             filter_typing: false,
             shown: Vec::new(),
+            home: None,
+            hidden_choice: None,
             last_click: None,
             preview_lines: crate::core::layout::MIN_PREVIEW,
+            list_read_from: 0,
             size,
             server: Server::Connecting,
             show_help: false,
@@ -314,13 +327,26 @@ impl State {
             .map(str::to_lowercase)
             .collect();
         self.shown.clear();
+        let home = self.home.as_deref();
         self.shown.extend(
             self.cards
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| words.iter().all(|w| c.matches(w)))
+                .filter(|(_, c)| words.iter().all(|w| c.matches(w, home)))
                 .map(|(i, _)| i),
         );
+        // The card chosen before the filter hid it comes back with it.
+        if let Some(id) = self.hidden_choice {
+            if self.shown.iter().any(|&i| self.cards[i].pane.id == id) {
+                self.selected = Some(id);
+                self.hidden_choice = None;
+            } else if !self.cards.iter().any(|c| c.pane.id == id) {
+                self.hidden_choice = None;
+            }
+        }
+        if self.selected_pos().is_none() && self.chosen && self.hidden_choice.is_none() {
+            self.hidden_choice = self.selected;
+        }
         if !self.chosen || self.selected_pos().is_none() {
             self.selected = self.shown.first().map(|&i| self.cards[i].pane.id);
         }
@@ -344,9 +370,20 @@ impl State {
     /// screen once a second (their previews follow output, cursor and names no faster).
     /// Every question wakes a tmux server of 1000 panes for a pass over all of them.
     fn hot(&mut self) -> Vec<PaneId> {
+        // The cards may have changed since the last message (this look's deaths).
+        self.refilter();
         let due = self.now.saturating_sub(self.screen_read_at) >= SCREEN_READ_MS;
         let on_screen: Vec<usize> = if self.headless || !due {
             Vec::new()
+        } else if self.geometry().list {
+            let page: Vec<usize> = self.visible().collect();
+            let n = page.len().max(1);
+            let from = self.list_read_from % n;
+            self.list_read_from = from + LIST_READ_AT_ONCE;
+            (0..LIST_READ_AT_ONCE.min(page.len()))
+                .map(|k| page[(from + k) % n])
+                .chain(self.selected_index())
+                .collect()
         } else {
             self.visible().collect()
         };
@@ -970,7 +1007,15 @@ impl State {
                 return;
             }
             (Action::SwitchView, _) => {
-                self.mode = if g.list { Mode::Cards } else { Mode::List };
+                // The other view; and when that is what the automatic choice would be,
+                // the automatic choice again (so `v` twice gives it back).
+                let want_list = !g.list;
+                let auto = geometry(self.size.0, self.size.1, n, Mode::Auto).list;
+                self.mode = match (want_list, auto == want_list) {
+                    (_, true) => Mode::Auto,
+                    (true, false) => Mode::List,
+                    (false, false) => Mode::Cards,
+                };
                 self.scroll = 0;
                 return;
             }
@@ -1041,6 +1086,7 @@ impl State {
         if let Some(&i) = self.shown.get(pos) {
             self.selected = Some(self.cards[i].pane.id);
             self.chosen = true;
+            self.hidden_choice = None;
         }
     }
 
@@ -1109,6 +1155,7 @@ impl State {
             self.shown.len(),
         )
             .hash(&mut h);
+        (&self.journal_error, self.malformed).hash(&mut h);
         (
             self.lost_confirm,
             self.lost_hidden,
@@ -1129,7 +1176,7 @@ impl State {
                 .as_ref()
                 .map(|t| (t.len(), std::sync::Arc::as_ptr(t) as usize))
                 .hash(&mut h);
-            p.records.len().hash(&mut h);
+            (p.records.len(), p.records_loaded).hash(&mut h);
             matches!(p.source, crate::core::peek_model::Source::Live { .. }).hash(&mut h);
         }
         for c in &self.cards {
@@ -1159,6 +1206,7 @@ impl State {
             )
                 .hash(&mut h);
             (c.budget.paused, c.budget.attempts, &c.preview, &c.agent).hash(&mut h);
+            (c.state_word(), c.attention.state().map(|(_, since)| since)).hash(&mut h);
         }
         h.finish()
     }
