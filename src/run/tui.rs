@@ -71,6 +71,7 @@ pub async fn dashboard(
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
     state.client = client_inside(tmux.socket());
+    state.home = look.home.clone();
     let clock = super::Clock::start();
     state.elect = true;
     state.supervising = false;
