@@ -105,7 +105,7 @@ pub fn render(look: &Look, state: &State, kind: Option<&str>, area: Rect, buf: &
         let more = lines.len() - (room - 1);
         lines.truncate(room - 1);
         lines.push(Line::styled(
-            format!(" … {more} more lines (a taller terminal shows them)"),
+            format!(" … {more} more: needs a taller terminal"),
             t.dim(),
         ));
     }
