@@ -16,6 +16,8 @@ pub enum TmuxError {
     TimedOut { after: Duration },
     /// tmux answered with an error.
     Failed { detail: String },
+    /// ssh could not reach the host (or was not let in): ssh's own last words.
+    Unreachable { host: String, detail: String },
 }
 
 impl std::fmt::Display for TmuxError {
@@ -34,6 +36,9 @@ impl std::fmt::Display for TmuxError {
                 )
             }
             TmuxError::Failed { detail } => write!(f, "tmux: {detail}"),
+            TmuxError::Unreachable { host, detail } => {
+                write!(f, "{host}: unreachable ({detail})")
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod daemon;
+pub mod sshd;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -56,6 +56,8 @@ pub struct Tmux {
     control: Arc<tokio::sync::Mutex<Slot>>,
     /// What the control-mode connection heard the server say, for the poller.
     notices: Arc<super::control::Notices>,
+    /// Here, or over ssh.
+    reach: super::reach::Reach,
 }
 
 /// Which transport the polls use right now.
@@ -101,7 +103,30 @@ impl Tmux {
                 backoff: BACKOFF_MIN,
             })),
             notices: Arc::default(),
+            reach: super::reach::Reach::Local,
         }
+    }
+
+    /// A tmux server on another host, reached with `ssh` (see [`super::reach`]). Its
+    /// "socket" is the remote one, when named, for messages.
+    pub fn over_ssh(server: super::reach::SshServer, timeout: Duration) -> Tmux {
+        let mut t = Tmux::new(
+            PathBuf::from(
+                server
+                    .socket_path
+                    .clone()
+                    .or_else(|| server.socket_name.clone())
+                    .unwrap_or_else(|| "default".into()),
+            ),
+            timeout,
+        );
+        t.reach = super::reach::Reach::Ssh(server);
+        t
+    }
+
+    /// How the server is reached.
+    pub fn reach(&self) -> &super::reach::Reach {
+        &self.reach
     }
 
     /// What the server said happened (shape, names), and a wake-up when it says something.
@@ -224,6 +249,7 @@ impl Tmux {
         })?;
         let timeout = self.timeout.min(Duration::from_secs(2));
         super::control::Control::connect(
+            &self.reach,
             &self.program,
             &self.socket,
             &format!("={session}"),
@@ -271,17 +297,11 @@ impl Tmux {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.arg("-u")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            // tmux reads TMUX_PANE to find "the current client" too; agentwatch names
-            // every target itself.
-            .env_remove("TMUX_PANE")
-            .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
+        let args: Vec<S> = args.into_iter().collect();
+        let mut cmd = self
+            .reach
+            .command(&self.program, &self.socket, &self.envs, &args);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -302,6 +322,15 @@ impl Tmux {
         };
         if out.status.success() {
             return Ok(out.stdout);
+        }
+        if let (super::reach::Reach::Ssh(s), Some(detail)) = (
+            &self.reach,
+            super::reach::ssh_failure(out.status.code(), &out.stderr),
+        ) {
+            return Err(TmuxError::Unreachable {
+                host: s.dest.clone(),
+                detail,
+            });
         }
         Err(self.failed(&out.stderr))
     }

@@ -9,7 +9,6 @@
 //! (windows, sessions, layouts, names) are passed on as [`Notices`]; the rest are ignored.
 
 use std::collections::VecDeque;
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -68,22 +67,23 @@ pub fn quote(arg: &str) -> Option<String> {
 
 impl Control {
     /// Attaches to `session` and waits until the client is ready (`%session-changed`).
+    /// `reach` says how tmux is started: here, or over ssh.
     pub async fn connect(
+        reach: &super::reach::Reach,
         program: &std::ffi::OsStr,
-        socket: &Path,
+        socket: &std::path::PathBuf,
         session: &str,
         envs: &[(std::ffi::OsString, std::ffi::OsString)],
         timeout: Duration,
         notices: Arc<Notices>,
     ) -> Result<Control, TmuxError> {
-        let mut child = tokio::process::Command::new(program)
-            .arg("-u")
-            .arg("-S")
-            .arg(socket)
-            .args(["-C", "attach", "-t", session, "-f", "no-output"])
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .envs(envs.iter().map(|(k, v)| (k, v)))
+        let mut child = reach
+            .command(
+                program,
+                socket,
+                envs,
+                &["-C", "attach", "-t", session, "-f", "no-output"],
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -3,4 +3,5 @@
 pub mod client;
 pub mod control;
 pub mod format;
+pub mod reach;
 pub mod window;

@@ -1,0 +1,124 @@
+//! A tmux server reached through a real sshd on loopback (issue 19's transport): one
+//! control-mode connection over one ssh process, a second server on the same sshd kept
+//! apart, and the sshd killed and restarted under it.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use agentwatch::adapters::tmux::client::{Tmux, TmuxError, Transport};
+use agentwatch::adapters::tmux::reach::SshServer;
+use common::sshd::{self, Sshd};
+use common::TmuxServer;
+
+fn over_ssh(server: &TmuxServer, sshd: &Sshd) -> Tmux {
+    Tmux::over_ssh(
+        SshServer {
+            dest: sshd::HOST.into(),
+            ssh_args: sshd.ssh_args(),
+            tmux: common::tmux_program().to_string_lossy().into_owned(),
+            socket_name: None,
+            socket_path: Some(server.socket.to_string_lossy().into_owned()),
+        },
+        Duration::from_secs(10),
+    )
+    .with_control_mode(true)
+}
+
+fn ids(listing: &agentwatch::adapters::tmux::format::Listing) -> Vec<String> {
+    listing.panes.iter().map(|p| p.id.to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_server_behind_ssh_is_polled_over_one_connection_and_found_again_after_sshd_restarts() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["sleep", "100000"]);
+    let other = TmuxServer::start();
+    other.new_window(&["sleep", "100000"]);
+    other.new_window(&["sleep", "100000"]);
+    let mut sshd = Sshd::start();
+    let tmux = over_ssh(&server, &sshd);
+
+    let listing = tmux.list_panes().await.expect("listed over ssh");
+    assert!(ids(&listing).contains(&pane), "{:?}", ids(&listing));
+    assert_eq!(listing.panes.len(), 2, "this server's panes only");
+    assert_eq!(tmux.transport().await, Transport::Control);
+    // Words that a remote shell would act on are only data.
+    let out = tmux
+        .run([
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "$(echo no) ; '#{pane_id}'",
+        ])
+        .await
+        .expect("display");
+    assert_eq!(
+        String::from_utf8_lossy(&out).trim(),
+        format!("$(echo no) ; '{pane}'")
+    );
+    // A second server on the same host, its own.
+    let second = over_ssh(&other, &sshd);
+    assert_eq!(second.list_panes().await.expect("second").panes.len(), 3);
+
+    // The host goes away: an answer in seconds, saying so, never a hang.
+    sshd.kill();
+    let asked = Instant::now();
+    let err = tmux.list_panes().await.expect_err("sshd is gone");
+    assert!(
+        matches!(err, TmuxError::Unreachable { ref host, .. } if host == sshd::HOST),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with("aw-test: unreachable ("),
+        "{err}"
+    );
+    assert!(
+        asked.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        asked.elapsed()
+    );
+
+    // Back: the panes are listed again, and the control connection comes back.
+    sshd.run();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let listed = tmux.list_panes().await;
+        if let (Ok(l), Transport::Control) = (&listed, tmux.transport().await) {
+            assert!(ids(l).contains(&pane));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not back over control mode: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn no_server_there_is_said_as_tmux_says_it_not_as_unreachable() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let sshd = Sshd::start();
+    let gone = tempfile::tempdir().expect("tempdir");
+    let tmux = Tmux::over_ssh(
+        SshServer {
+            dest: sshd::HOST.into(),
+            ssh_args: sshd.ssh_args(),
+            tmux: common::tmux_program().to_string_lossy().into_owned(),
+            socket_name: None,
+            socket_path: Some(gone.path().join("none.sock").to_string_lossy().into_owned()),
+        },
+        Duration::from_secs(10),
+    );
+    let err = tmux.list_panes().await.expect_err("no server");
+    assert!(matches!(err, TmuxError::NoServer { .. }), "{err}");
+}
