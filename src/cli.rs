@@ -78,6 +78,11 @@ pub struct Cli {
     #[arg(long)]
     pub all: bool,
 
+    /// Watch the tmux server on this host too, reached with ssh (repeatable; beside the
+    /// config's [[hosts]]).
+    #[arg(long = "ssh", value_name = "DEST", global = true, help_heading = GLOBAL)]
+    pub ssh: Vec<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -212,6 +217,10 @@ pub struct SpawnArgs {
     /// tmux session to create the window in (created if missing).
     #[arg(long, value_name = "SESSION", default_value = "agents")]
     pub target: String,
+    /// Start it on this host of [[hosts]] (or --ssh), in its tmux server; --cwd is then a
+    /// directory there.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     /// Extra arguments for the agent, after `--`; kept for relaunches.
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,

@@ -40,6 +40,85 @@ pub struct Config {
     pub auto_resume: AutoResume,
     pub crash_records: CrashRecords,
     pub notify: Notify,
+    /// `[[hosts]]`: tmux servers on other machines, reached with ssh, watched beside the
+    /// local one.
+    pub hosts: Vec<Host>,
+}
+
+/// Hosts watched at once, besides the local server.
+pub const MAX_HOSTS: usize = 32;
+
+/// `[[hosts]]`: a tmux server on another machine, reached with `ssh` alone (nothing of
+/// agentwatch runs there).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// How cards, rows and events name it.
+    pub name: String,
+    /// The destination as `ssh` takes it: the user's `~/.ssh/config`, keys and agent apply.
+    pub ssh: String,
+    /// The tmux server there, as `tmux -L` names it; default: its default server.
+    #[serde(default)]
+    pub socket_name: Option<String>,
+    /// The tmux server there, as `tmux -S` names it.
+    #[serde(default)]
+    pub socket_path: Option<String>,
+    /// The tmux program there.
+    #[serde(default = "default_remote_tmux")]
+    pub tmux: String,
+    /// More arguments for `ssh`, before the destination (`["-J", "jump"]`).
+    #[serde(default)]
+    pub ssh_args: Vec<String>,
+}
+
+fn default_remote_tmux() -> String {
+    "tmux".into()
+}
+
+impl Host {
+    /// An ad hoc host (`--ssh DEST`): named by its destination.
+    pub fn ad_hoc(dest: &str) -> Host {
+        Host {
+            name: dest.to_string(),
+            ssh: dest.to_string(),
+            socket_name: None,
+            socket_path: None,
+            tmux: default_remote_tmux(),
+            ssh_args: Vec::new(),
+        }
+    }
+
+    /// What is wrong with it, if anything.
+    pub fn problem(&self) -> Option<String> {
+        if self.name.is_empty()
+            || self.name.len() > 40
+            || self
+                .name
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Some(format!(
+                "name {:?} must be 1 to 40 characters, without spaces",
+                self.name
+            ));
+        }
+        if self.socket_name.is_some() && self.socket_path.is_some() {
+            return Some("give socket_name or socket_path, not both".into());
+        }
+        if self.tmux.is_empty() {
+            return Some("tmux (the program there) must not be empty".into());
+        }
+        dest_problem(&self.ssh)
+    }
+}
+
+/// Why `dest` is no ssh destination: one ssh would take for an option, or several words.
+pub fn dest_problem(dest: &str) -> Option<String> {
+    (dest.is_empty() || dest.starts_with('-') || dest.contains(char::is_whitespace)).then(|| {
+        format!(
+            "{dest:?} is not an ssh destination (write it as `ssh` takes it: host, user@host or ssh://host:port)"
+        )
+    })
 }
 
 /// The order of the cards.
@@ -115,6 +194,7 @@ impl Default for Config {
             auto_resume: AutoResume::default(),
             crash_records: CrashRecords::default(),
             notify: Notify::default(),
+            hosts: Vec::new(),
         }
     }
 }
@@ -360,6 +440,29 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
             "notify",
             "on_death",
             "the program (first word) must not be empty".into(),
+        );
+    }
+    for (i, h) in c.hosts.iter().enumerate() {
+        if let Some(why) = h.problem() {
+            return err(
+                "hosts",
+                "name",
+                format!("host {} ({:?}): {why}", i + 1, h.name),
+            );
+        }
+        if c.hosts[..i].iter().any(|o| o.name == h.name) {
+            return err(
+                "hosts",
+                "name",
+                format!("two hosts are named {:?}: give each its own name", h.name),
+            );
+        }
+    }
+    if c.hosts.len() > MAX_HOSTS {
+        return err(
+            "hosts",
+            "name",
+            format!("{} hosts: at most {MAX_HOSTS}", c.hosts.len()),
         );
     }
     if c.crash_records.keep == 0 {

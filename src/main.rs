@@ -145,13 +145,32 @@ async fn run(cli: Cli) -> ExitCode {
     if let Some(Command::Doctor) = &cli.command {
         return agentwatch::commands::doctor::cli(&cli).await;
     }
-    let (config, _path) = match config::load(cli.config.as_deref()) {
+    let (mut config, _path) = match config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("agentwatch: {e}");
             return ExitCode::from(2);
         }
     };
+    // `--ssh DEST`: hosts beside the config's, named by their destination.
+    for dest in &cli.ssh {
+        let host = config::Host::ad_hoc(dest);
+        if let Some(why) = host.problem() {
+            eprintln!("agentwatch: --ssh {dest}: {why}");
+            return ExitCode::from(2);
+        }
+        if !config.hosts.iter().any(|h| h.name == host.name) {
+            config.hosts.push(host);
+        }
+    }
+    if config.hosts.len() > config::MAX_HOSTS {
+        eprintln!(
+            "agentwatch: {} hosts: at most {} (drop some --ssh or [[hosts]])",
+            config.hosts.len(),
+            config::MAX_HOSTS
+        );
+        return ExitCode::from(2);
+    }
     let socket = resolve_socket(&cli.server());
     let tick = Duration::from_millis(config.tick_ms);
     let timeout = Duration::from_millis((config.tick_ms * 4).clamp(1_000, 5_000));
@@ -194,8 +213,20 @@ async fn run(cli: Cli) -> ExitCode {
         Some(Command::Demo) => ExitCode::SUCCESS,
         Some(Command::Status { json, all }) => {
             let prober = Prober::new(tmux).with_shells(&config.shells);
-            match agentwatch::commands::status::snapshot(&config, &prober, cli.all || *all).await {
-                Ok(rows) => {
+            let remotes = run::remote_probers(&config);
+            match agentwatch::commands::status::snapshot(
+                &config,
+                &prober,
+                &remotes,
+                cli.all || *all,
+            )
+            .await
+            {
+                Ok((rows, down)) => {
+                    // Never fewer agents than there are without saying so.
+                    for (host, e) in &down {
+                        eprintln!("agentwatch status: host {host}: {e}: its agents are not listed");
+                    }
                     let text = if *json {
                         format!(
                             "{}\n",
@@ -241,11 +272,37 @@ async fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Spawn(a)) => {
             let req = agentwatch::commands::spawn::Request {
+                remote: a.host.is_some(),
                 agent: a.agent.clone(),
                 cwd: a.cwd.clone(),
                 name: a.name.clone(),
                 session: a.target.clone(),
                 args: a.args.clone(),
+            };
+            // On another host: through its control connection, so that the agent gets its
+            // tmux session's environment there (a client started over ssh has sshd's PATH).
+            let tmux = match &a.host {
+                None => tmux,
+                Some(name) => match config.hosts.iter().find(|h| &h.name == name) {
+                    Some(h) => agentwatch::adapters::tmux::client::Tmux::over_ssh(
+                        agentwatch::adapters::tmux::reach::SshServer::of(h),
+                        run::REMOTE_TIMEOUT,
+                    )
+                    .with_control_mode(true),
+                    None => {
+                        let known: Vec<&str> =
+                            config.hosts.iter().map(|h| h.name.as_str()).collect();
+                        eprintln!(
+                            "agentwatch spawn: no host {name:?} ({}): add a [[hosts]] table with name = {name:?} to the config, or give --ssh {name}",
+                            if known.is_empty() {
+                                "none is configured".to_string()
+                            } else {
+                                format!("the hosts are {}", known.join(", "))
+                            }
+                        );
+                        return ExitCode::from(2);
+                    }
+                },
             };
             match agentwatch::commands::spawn::spawn(&tmux, &req, &config.agents()).await {
                 Ok(id) => {

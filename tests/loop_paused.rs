@@ -85,6 +85,8 @@ impl Answer for Fake {
             }),
             Effect::ReadTail(pane) => Some(Msg::Tail { pane, text: None }),
             Effect::KickServer(_)
+            | Effect::KickHost(_)
+            | Effect::PollHost { .. }
             | Effect::Journal(_)
             | Effect::CaptureHistory(_)
             | Effect::LoadRecords { .. }

@@ -158,9 +158,16 @@ impl Prober {
     /// One poll. `hot`: panes the core wants read whole this time (cards on screen, deaths
     /// being handled); the others are read whole when something says they changed.
     pub async fn observe_hot(&self, hot: &[PaneId]) -> Result<Observation, TmuxError> {
-        self.start_waker();
+        let remote = self.is_remote();
+        if !remote {
+            self.start_waker();
+        }
         let now = std::time::Instant::now();
-        let heard = self.heard();
+        let heard = if remote {
+            self.heard_remote()
+        } else {
+            self.heard()
+        };
         let mut ask = lock(&self.mirror).ask(now, &heard, hot);
         // After a failure every poll asks, until tmux answers again: a quiet poll must not
         // say from memory that a server is there.
@@ -198,6 +205,21 @@ impl Prober {
             mirror.listing()
         };
         let mut obs = Observation::default();
+        if remote {
+            // Its processes are another machine's: nothing of this one's /proc is about
+            // them. What tmux says is all that is known (start times, trees: unknown).
+            let fresh = |id: &PaneId| {
+                ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id)
+            };
+            obs.activity = listing
+                .panes
+                .iter()
+                .filter(|p| !p.dead && fresh(&p.id))
+                .map(|p| (p.id, p.window_activity))
+                .collect();
+            obs.listing = listing;
+            return Ok(obs);
+        }
         let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = std::collections::HashSet::new();
         for pane in &listing.panes {
@@ -242,6 +264,33 @@ impl Prober {
         obs.listing = listing;
         obs.agent_files = self.agent_files(now);
         Ok(obs)
+    }
+
+    /// The server is on another host (reached over ssh).
+    pub fn is_remote(&self) -> bool {
+        !matches!(
+            self.tmux.reach(),
+            crate::adapters::tmux::reach::Reach::Local
+        )
+    }
+
+    /// What the control connection to another host's server heard since the last poll:
+    /// all there is to hear of it (its processes are not this machine's).
+    fn heard_remote(&self) -> Heard {
+        let notices = self.tmux.notices();
+        Heard {
+            shape: notices
+                .shape
+                .swap(false, std::sync::atomic::Ordering::SeqCst),
+            names: notices
+                .names
+                .swap(false, std::sync::atomic::Ordering::SeqCst),
+            attending: self.attending.load(std::sync::atomic::Ordering::SeqCst),
+            // No kernel here tells of its processes' ends: its panes are listed briefly
+            // every 2 s, so a death there is seen within that.
+            watched: false,
+            ..Heard::default()
+        }
     }
 
     /// What changed since the last poll without tmux answering a question: processes that

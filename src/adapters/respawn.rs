@@ -38,13 +38,16 @@ pub async fn relaunch(
             ))
         })?;
     }
-    if !Path::new(&plan.cwd).is_dir() {
+    // Another host's files are not this machine's: what is checked here of a directory, a
+    // session held open or recorded is left to tmux and the agent there.
+    let here = matches!(tmux.reach(), crate::adapters::tmux::reach::Reach::Local);
+    if here && !Path::new(&plan.cwd).is_dir() {
         return Err(Failure::lasting(format!(
             "directory {} no longer exists",
             plan.cwd
         )));
     }
-    if let (Some(id), false) = (plan.session_id.clone(), plan.fresh) {
+    if let (Some(id), false, true) = (plan.session_id.clone(), plan.fresh, here) {
         let (agent, not) = (
             plan.agent.clone(),
             plan.dead_pid.into_iter().collect::<Vec<_>>(),
@@ -67,7 +70,7 @@ pub async fn relaunch(
             held => plan.held_by = held,
         }
     }
-    if let (Some(instead), Some(id)) = (&plan.unrecorded, &plan.session_id) {
+    if let (Some(instead), Some(id), true) = (&plan.unrecorded, &plan.session_id, here) {
         // A session that never got a first message cannot be resumed (`claude --resume`
         // says "No conversation found"); it can be started again under the same id.
         let (agent, cwd, id) = (plan.agent.clone(), plan.cwd.clone(), id.clone());

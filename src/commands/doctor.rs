@@ -510,6 +510,80 @@ async fn program_version(path: &Path) -> String {
     }
 }
 
+/// One host of `[[hosts]]` (or `--ssh`): ssh gets in without asking for a password, tmux
+/// there is recent enough, and a control-mode connection can be made to its server.
+pub async fn host_checks(host: &crate::config::Host) -> Vec<Check> {
+    let what = format!("host {}", host.name);
+    let dest = &host.ssh;
+    let tmux = Tmux::over_ssh(
+        crate::adapters::tmux::reach::SshServer::of(host),
+        Duration::from_secs(10),
+    );
+    let v = match tmux.version().await {
+        Ok(v) => v,
+        Err(TmuxError::Unreachable { detail, .. }) => {
+            return vec![Check::new(
+                Level::Fail,
+                &what,
+                format!("ssh {dest} does not get in without a prompt ({detail})"),
+                Some(format!(
+                    "make `ssh -o BatchMode=yes {dest} true` work: a key in ssh-agent or an IdentityFile in ~/.ssh/config"
+                )),
+            )]
+        }
+        Err(e) => {
+            return vec![Check::new(
+                Level::Fail,
+                &what,
+                format!("ssh gets in, but tmux there does not answer ({e})"),
+                Some(format!(
+                    "install tmux 3.3 or newer on {dest}, or give its path as tmux = \"...\" in [[hosts]]"
+                )),
+            )]
+        }
+    };
+    let mut version = version_check(v);
+    version.what = format!("{what}: tmux");
+    let mut out = vec![
+        Check::new(
+            Level::Ok,
+            &what,
+            format!("ssh {dest} gets in without a prompt"),
+            None,
+        ),
+        version,
+    ];
+    let probe = tmux.with_control_mode(true);
+    let listed = probe.list_panes().await;
+    out.push(match (listed, probe.transport().await) {
+        (Ok(l), crate::adapters::tmux::client::Transport::Control) => Check::new(
+            Level::Ok,
+            &format!("{what}: control mode"),
+            format!(
+                "works over ssh: one connection, no process per tick ({} panes)",
+                l.panes.len()
+            ),
+            None,
+        ),
+        (Err(TmuxError::NoServer { socket }), _) => Check::new(
+            Level::Warn,
+            &format!("{what}: server"),
+            format!("no tmux server running there on {}", socket.display()),
+            Some(format!(
+                "start one on {dest} (or name it with socket_name / socket_path in [[hosts]])"
+            )),
+        ),
+        (Err(e), _) => Check::new(Level::Fail, &format!("{what}: server"), e.to_string(), None),
+        (Ok(_), _) => Check::new(
+            Level::Warn,
+            &format!("{what}: control mode"),
+            "unavailable: that host is polled with an ssh process per call",
+            Some("see the log (~/.local/state/agentwatch/agentwatch.log) for why".into()),
+        ),
+    });
+    out
+}
+
 /// `agentwatch doctor` from the command line: every check printed, exit 1 if one failed.
 pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
     let loaded = crate::config::load(cli.config.as_deref());
@@ -526,7 +600,19 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
         home: std::env::var_os("HOME").map(std::path::PathBuf::from),
         shell: std::env::var("SHELL").ok(),
     };
-    let checks = run(&tmux, &ctx).await;
+    let mut checks = run(&tmux, &ctx).await;
+    let mut hosts: Vec<crate::config::Host> = loaded
+        .as_ref()
+        .map(|(c, _)| c.hosts.clone())
+        .unwrap_or_default();
+    for dest in &cli.ssh {
+        if !hosts.iter().any(|h| &h.name == dest) {
+            hosts.push(crate::config::Host::ad_hoc(dest));
+        }
+    }
+    for h in &hosts {
+        checks.extend(host_checks(h).await);
+    }
     for c in &checks {
         println!("{}", c.line());
     }

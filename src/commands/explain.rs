@@ -21,7 +21,7 @@ pub async fn run(
     now: Millis,
     tz: &TimeZone,
 ) -> Result<String, String> {
-    let state = crate::commands::status::look(config, prober, true)
+    let state = crate::commands::status::look(config, prober, &[], true)
         .await
         .map_err(|e| e.to_string())?;
     let card = find(&state, pane)?;

@@ -13,6 +13,9 @@ use crate::core::resume::ARGS_OPTION;
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// On another host: nothing there is checked from here (its PATH and directories are
+    /// not this machine's); a program that is not there dies at once, bannered.
+    pub remote: bool,
     pub agent: String,
     pub cwd: Option<PathBuf>,
     pub name: Option<String>,
@@ -42,21 +45,31 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
         )
     })?;
     let program = def.start.first().cloned().unwrap_or_default();
-    if find_program(&program).is_none() {
+    if !req.remote && find_program(&program).is_none() {
         return Err(format!(
             "{program} not found on PATH: install {}, or set start = [\"/path/to/{program}\", ...] in [agents.{}]",
             def.name, def.name
         ));
     }
-    let cwd = match &req.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir()
+    let cwd = match (&req.cwd, req.remote) {
+        (Some(d), true) if d.is_absolute() => d.clone(),
+        (_, true) => {
+            return Err(
+                "--host needs --cwd /a/directory/there (an absolute path on that host)".into(),
+            )
+        }
+        (Some(d), false) => d.clone(),
+        (None, false) => std::env::current_dir()
             .map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
-    let cwd = std::fs::canonicalize(&cwd)
-        .ok()
-        .filter(|d| d.is_dir())
-        .ok_or_else(|| format!("--cwd {}: no such directory", cwd.display()))?;
+    let cwd = if req.remote {
+        cwd
+    } else {
+        std::fs::canonicalize(&cwd)
+            .ok()
+            .filter(|d| d.is_dir())
+            .ok_or_else(|| format!("--cwd {}: no such directory", cwd.display()))?
+    };
     let id = def.start_takes_id().then(|| new_id.to_string());
     let mut argv = fill(&def.start, id.as_deref());
     argv.extend(req.args.iter().cloned());
@@ -112,6 +125,7 @@ mod tests {
 
     fn req(agent: &str) -> Request {
         Request {
+            remote: false,
             agent: agent.into(),
             cwd: Some(PathBuf::from("/")),
             name: None,

@@ -17,6 +17,8 @@ use crate::run::Clock;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
     pub pane_id: String,
+    /// The host (`[[hosts]]` name) whose server the pane is on; `null`: this machine's.
+    pub host: Option<String>,
     pub target: String,
     pub window_name: String,
     /// The agent kind; `None` (JSON `null`) for a pane with no agent, listed only with
@@ -98,14 +100,33 @@ fn state_word(card: &Card, max_attempts: u32) -> &'static str {
 
 /// Looks once (kicking the server for lost exit statuses, as the dashboard does).
 /// `all`: every pane, not only agents'.
-pub async fn snapshot(config: &Config, prober: &Prober, all: bool) -> Result<Vec<Row>, TmuxError> {
-    Ok(rows(&look(config, prober, all).await?, all))
+pub async fn snapshot(
+    config: &Config,
+    prober: &Prober,
+    remotes: &[Prober],
+    all: bool,
+) -> Result<(Vec<Row>, Vec<(String, TmuxError)>), TmuxError> {
+    let state = look(config, prober, remotes, all).await?;
+    let down = state
+        .remotes
+        .iter()
+        .filter_map(|r| match &r.server {
+            crate::core::state::Server::Down(e) => Some((r.name.clone(), e.clone())),
+            _ => None,
+        })
+        .collect();
+    Ok((rows(&state, all), down))
 }
 
 /// The core's state after one look: every pane read, the screens of agents seen for the
 /// first time read, lost exit statuses kicked for (a few rounds at most).
 /// `all`: every pane is a card, not only agents'.
-pub async fn look(config: &Config, prober: &Prober, all: bool) -> Result<State, TmuxError> {
+pub async fn look(
+    config: &Config,
+    prober: &Prober,
+    remotes: &[Prober],
+    all: bool,
+) -> Result<State, TmuxError> {
     let clock = Clock::start();
     let mut state = State::new(
         config,
@@ -138,6 +159,14 @@ pub async fn look(config: &Config, prober: &Prober, all: bool) -> Result<State, 
         }
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
+    // Other hosts' servers, once each: what their tmux says (a lost status there stays
+    // unknown), or why they could not be asked.
+    for (i, p) in remotes.iter().enumerate() {
+        let host = (i + 1) as u8;
+        let result = p.observe().await.map(|o| crate::run::io::on_host(host, o));
+        let now = clock.now();
+        state.update(Msg::PolledHost { host, result }, now);
+    }
     Ok(state)
 }
 
@@ -157,6 +186,7 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
             };
             Row {
                 pane_id: c.pane.id.to_string(),
+                host: state.host_name(c).map(str::to_string),
                 target: c.pane.target(),
                 window_name: c.pane.window_name.clone(),
                 agent: c.agent.clone(),
@@ -211,6 +241,11 @@ pub fn table(rows: &[Row]) -> String {
     let header = [
         "PANE", "TARGET", "AGENT", "STATE", "EXIT", "SESSION", "ATTEMPTS", "CWD",
     ];
+    // Another host's pane: its target says where (`box:main:1.0` would read as a session).
+    let target = |r: &Row| match &r.host {
+        Some(h) => format!("{h}/{}", r.target),
+        None => r.target.clone(),
+    };
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for r in rows {
         let exit = match (r.exit_code, r.signal) {
@@ -223,7 +258,7 @@ pub fn table(rows: &[Row]) -> String {
         };
         let row = [
             r.pane_id.clone(),
-            r.target.clone(),
+            target(r),
             r.agent.clone().unwrap_or_else(|| "-".into()),
             r.state.to_string(),
             exit,

@@ -28,6 +28,10 @@ pub struct CrashRecord {
     /// saved before it was kept.
     #[serde(default)]
     pub attempt: Option<u32>,
+    /// The host (`[[hosts]]` name) whose server the pane was on; absent: this machine's.
+    /// Pane ids are only unique within one server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The retained output with its colour escapes.
     pub output: String,
 }

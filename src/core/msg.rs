@@ -132,6 +132,12 @@ pub enum Msg {
         height: u16,
     },
     Polled(Result<Observation, TmuxError>),
+    /// The answer to [`Effect::PollHost`]: a look at the server of another host, its pane
+    /// ids already of that host ([`PaneId::on`]).
+    PolledHost {
+        host: u8,
+        result: Result<Observation, TmuxError>,
+    },
     Screens(Result<HashMap<PaneId, String>, TmuxError>),
     OptionsSet(Result<(), TmuxError>),
     /// A relaunch finished: the plan as carried out (with its final session id), or why not.
@@ -197,6 +203,8 @@ pub struct Recreate {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CrashMeta {
     pub target: String,
+    /// The host whose server the pane is on; `None`: this machine's.
+    pub host: Option<String>,
     pub exit: String,
     /// `exit 1`, `SIGKILL`: for the card's "previous:" line.
     pub exit_short: String,
@@ -228,6 +236,9 @@ pub enum Effect {
     /// says they changed (cards on screen, deaths being handled); answers with
     /// [`Msg::Polled`].
     Poll(Vec<PaneId>),
+    /// Look at the server of another host (tmux alone: its `/proc` is not ours), reading
+    /// these of its panes whole; answers [`Msg::PolledHost`].
+    PollHost { host: u8, hot: Vec<PaneId> },
     /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
     /// their user on screen?); answers [`Msg::Looked`].
     LookAtScreens(Vec<PaneId>),
@@ -236,6 +247,9 @@ pub enum Effect {
     Attend(bool),
     /// Send SIGCHLD to the tmux server (lost exit status workaround).
     KickServer(u32),
+    /// The same for another host's server: it is asked to signal itself (`run-shell`), over
+    /// its connection; answers nothing.
+    KickHost(u8),
     /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].
     CaptureScreens { panes: Vec<PaneId>, lines: usize },
     /// Set pane options in one call; answers [`Msg::OptionsSet`].
@@ -265,6 +279,8 @@ pub enum Effect {
     /// Read a pane's crash records; answers [`Msg::Records`].
     LoadRecords {
         pane: PaneId,
+        /// The host whose server the pane is on; `None`: this machine's.
+        host: Option<String>,
         session_id: Option<String>,
     },
     /// Read the roster of agents lost with this server; answers [`Msg::RosterLoaded`].
@@ -292,6 +308,9 @@ pub struct Event {
     /// The tmux server's socket: pane ids are only unique within one server.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub server: Option<String>,
+    /// The host (`[[hosts]]` name) whose server the pane is on; absent: this machine's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub target: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -3,19 +3,44 @@
 use std::fmt;
 
 /// A tmux pane id (`%N`). Stable for the pane's life and kept across `respawn-pane`.
+///
+/// Pane ids are unique within one tmux server only: with servers on other hosts watched
+/// too, the top bits say which server (0: the local one, 1 and up: the configured hosts in
+/// order) and the low 24 the pane number there. It is shown, and given to tmux as a target,
+/// as its own server knows it: `%N`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PaneId(pub u32);
 
+/// Bits of a [`PaneId`] that hold the pane number on its server.
+const NUMBER_BITS: u32 = 24;
+const NUMBER_MASK: u32 = (1 << NUMBER_BITS) - 1;
+
 impl PaneId {
-    /// Parses `%12`.
+    /// Parses `%12` (a pane of the local server).
     pub fn parse(s: &str) -> Option<PaneId> {
-        s.strip_prefix('%')?.parse().ok().map(PaneId)
+        let n: u32 = s.strip_prefix('%')?.parse().ok()?;
+        (n <= NUMBER_MASK).then_some(PaneId(n))
+    }
+
+    /// Pane `%number` of the server of `host` (0: the local one).
+    pub fn on(host: u8, number: u32) -> PaneId {
+        PaneId(u32::from(host) << NUMBER_BITS | (number & NUMBER_MASK))
+    }
+
+    /// Which server the pane is on (0: the local one).
+    pub fn host(self) -> u8 {
+        (self.0 >> NUMBER_BITS) as u8
+    }
+
+    /// Its number on its own server.
+    pub fn number(self) -> u32 {
+        self.0 & NUMBER_MASK
     }
 }
 
 impl fmt::Display for PaneId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "%{}", self.0)
+        write!(f, "%{}", self.number())
     }
 }
 
@@ -306,4 +331,25 @@ pub struct Listing {
     pub auto_all: String,
     /// Records that did not have the expected shape and were skipped.
     pub malformed: usize,
+}
+
+#[cfg(test)]
+mod pane_id_tests {
+    use super::PaneId;
+
+    #[test]
+    fn a_pane_of_another_host_is_another_pane_shown_by_its_own_number() {
+        let here = PaneId::parse("%3").unwrap();
+        let there = PaneId::on(2, 3);
+        assert_ne!(here, there);
+        assert_eq!((here.host(), there.host()), (0, 2));
+        assert_eq!(there.to_string(), "%3");
+        assert_eq!(there.number(), 3);
+        // A number that does not fit is refused, never folded onto another pane.
+        assert_eq!(PaneId::parse("%16777216"), None);
+        assert_eq!(
+            PaneId::parse("%16777215").map(PaneId::number),
+            Some(16_777_215)
+        );
+    }
 }

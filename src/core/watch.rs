@@ -258,7 +258,7 @@ impl Card {
     /// agent session id, or state in the words the screen uses: `dead` and its exit
     /// (`exit 1`, `sigkill`), `finished`, `running` (every live agent, as the header counts
     /// them) and what it does (`working`, `waiting`, `idle`), `at prompt`.
-    pub fn matches(&self, word: &str, home: Option<&str>) -> bool {
+    pub fn matches(&self, word: &str, home: Option<&str>, host: Option<&str>) -> bool {
         let p = &self.pane;
         let has = |s: &str| {
             if s.is_ascii() {
@@ -289,6 +289,7 @@ impl Card {
             || has(p.cwd())
             || has(&crate::core::text::tilde(p.cwd(), home))
             || has(&p.opt_session_id)
+            || host.is_some_and(has)
     }
 
     /// Whether the server should be kicked now for this card's lost exit status.

@@ -95,7 +95,8 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(notify)
         .with_crash_cap(&config.crash_records)
-        .with_elector(Elector::new(locks, me)),
+        .with_elector(Elector::new(locks, me))
+        .with_remotes(super::remote_probers(config)),
     );
     let result = drive(&mut Screenless, &mut state, io, tick, stops()).await;
     match result {

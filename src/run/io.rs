@@ -8,6 +8,7 @@ use crate::adapters::probe::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::core::msg::{Effect, Millis, Msg};
+use crate::core::pane::PaneId;
 use crate::core::peek_model::PeekText;
 
 /// Lines of a dead pane read to tell a failed resume ("no such session") from a crash.
@@ -16,6 +17,8 @@ const TAIL_LINES: u32 = 40;
 /// What effects need: the poller (and its tmux handle) and where crash records go.
 pub struct Io {
     pub prober: Prober,
+    /// The pollers of other hosts' servers, in the order of `[[hosts]]` (host 1 first).
+    pub remotes: Vec<Prober>,
     pub crash_dir: Option<PathBuf>,
     /// Crash record caps: count and total bytes.
     pub crash_cap: (usize, u64),
@@ -35,6 +38,7 @@ impl Io {
     pub fn new(prober: Prober, crash_dir: Option<PathBuf>) -> Io {
         Io {
             prober,
+            remotes: Vec::new(),
             crash_dir,
             crash_cap: (200, 100 << 20),
             journal: None,
@@ -77,8 +81,51 @@ impl Io {
         self
     }
 
+    /// Other hosts' servers, polled beside the local one.
+    pub fn with_remotes(mut self, remotes: Vec<Prober>) -> Io {
+        self.remotes = remotes;
+        self
+    }
+
     pub fn tmux(&self) -> &Tmux {
         self.prober.tmux()
+    }
+
+    /// The server a pane is on.
+    fn tmux_of(&self, pane: PaneId) -> &Tmux {
+        self.prober_of(pane.host()).tmux()
+    }
+
+    fn prober_of(&self, host: u8) -> &Prober {
+        match host {
+            0 => &self.prober,
+            h => self.remotes.get(usize::from(h) - 1).unwrap_or(&self.prober),
+        }
+    }
+
+    /// Screens of panes, each read from its own server, by the pane ids the core knows.
+    async fn screens(
+        &self,
+        panes: &[PaneId],
+        lines: u32,
+    ) -> Result<std::collections::HashMap<PaneId, String>, crate::core::errors::TmuxError> {
+        let mut out = std::collections::HashMap::new();
+        let mut first_err = None;
+        for (host, ids) in by_host(panes) {
+            match self
+                .prober_of(host)
+                .tmux()
+                .capture_screens(&ids, lines)
+                .await
+            {
+                Ok(map) => out.extend(map.into_iter().map(|(id, s)| (PaneId::on(host, id.0), s))),
+                Err(e) => first_err = first_err.or(Some(e)),
+            }
+        }
+        match (out.is_empty(), first_err) {
+            (true, Some(e)) => Err(e),
+            _ => Ok(out),
+        }
     }
 
     /// Switches the client that shows agentwatch's own pane (`from`) to `pane`.
@@ -132,6 +179,30 @@ impl Io {
     pub async fn answer(&self, effect: Effect) -> Option<Msg> {
         Some(match effect {
             Effect::Poll(hot) => Msg::Polled(self.prober.observe_hot(&hot).await),
+            Effect::PollHost { host, hot } => {
+                let hot: Vec<PaneId> = hot.iter().map(|id| PaneId(id.number())).collect();
+                let result = match self.remotes.get(usize::from(host).wrapping_sub(1)) {
+                    Some(p) => p.observe_hot(&hot).await.map(|o| on_host(host, o)),
+                    None => Err(crate::core::errors::TmuxError::Failed {
+                        detail: format!("no host {host}"),
+                    }),
+                };
+                Msg::PolledHost { host, result }
+            }
+            Effect::KickHost(host) => {
+                if let Some(p) = self.remotes.get(usize::from(host).wrapping_sub(1)) {
+                    // The server signals itself: `#{pid}` is its own pid there.
+                    let kick = vec![
+                        "run-shell".to_string(),
+                        "-b".to_string(),
+                        "kill -s CHLD #{pid}".to_string(),
+                    ];
+                    if let Err(e) = p.tmux().ask(&[kick]).await {
+                        tracing::warn!("SIGCHLD to the tmux server on host {host} failed: {e}");
+                    }
+                }
+                return None;
+            }
             Effect::Attend(often) => {
                 self.prober.attend(often);
                 return None;
@@ -144,19 +215,36 @@ impl Io {
             }
             // A few lines of history too: a dying pane scrolls its screen up a line.
             Effect::CaptureScreens { panes, lines } => {
-                Msg::Screens(self.tmux().capture_screens(&panes, lines as u32).await)
+                Msg::Screens(self.screens(&panes, lines as u32).await)
             }
             // The screen alone: a prompt answered and cleared away is in the history.
-            Effect::LookAtScreens(ids) => Msg::Looked(self.tmux().capture_screens(&ids, 0).await),
+            Effect::LookAtScreens(ids) => Msg::Looked(self.screens(&ids, 0).await),
             Effect::SetOptions(mut sets) => {
                 // Protect first: every new pane's output outlives it before anything else.
                 sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");
-                let each = self.tmux().set_pane_options(&sets).await;
-                let (set, failed): (Vec<_>, Vec<_>) =
-                    sets.into_iter().zip(each).partition(|(_, r)| r.is_ok());
-                let set: Vec<_> = set.into_iter().map(|(s, _)| s).collect();
-                self.prober.wrote(&set);
-                let r = failed.into_iter().next().map_or(Ok(()), |(_, r)| r);
+                let mut failed = None;
+                let hosts: Vec<u8> = by_host(&sets.iter().map(|s| s.0).collect::<Vec<_>>())
+                    .into_iter()
+                    .map(|(h, _)| h)
+                    .collect();
+                for host in hosts {
+                    let mine: Vec<_> = sets
+                        .iter()
+                        .filter(|s| s.0.host() == host)
+                        .cloned()
+                        .collect();
+                    let prober = self.prober_of(host);
+                    let each = prober.tmux().set_pane_options(&mine).await;
+                    let (set, bad): (Vec<_>, Vec<_>) =
+                        mine.into_iter().zip(each).partition(|(_, r)| r.is_ok());
+                    let set: Vec<_> = set
+                        .into_iter()
+                        .map(|((id, k, v), _)| (PaneId(id.number()), k, v))
+                        .collect();
+                    prober.wrote(&set);
+                    failed = failed.or(bad.into_iter().next().map(|(_, r)| r));
+                }
+                let r = failed.unwrap_or(Ok(()));
                 if let Err(e) = &r {
                     tracing::info!("setting pane options: {e}");
                 }
@@ -165,7 +253,7 @@ impl Io {
             Effect::Relaunch { plan, meta } => {
                 let pane = plan.pane;
                 let result = respawn::relaunch(
-                    self.tmux(),
+                    self.tmux_of(pane),
                     plan,
                     &meta,
                     self.crash_dir.as_deref(),
@@ -288,7 +376,7 @@ impl Io {
                 Msg::Recreated(results)
             }
             Effect::CaptureHistory(pane) => {
-                let result = match self.tmux().capture_history(pane).await {
+                let result = match self.tmux_of(pane).capture_history(pane).await {
                     Ok(bytes) => {
                         // Parsing a long history is real work: keep it off the loop.
                         tokio::task::spawn_blocking(move || Arc::new(PeekText::from_ansi(&bytes)))
@@ -302,19 +390,24 @@ impl Io {
             Effect::ReadTail(pane) => Msg::Tail {
                 pane,
                 text: self
-                    .tmux()
+                    .tmux_of(pane)
                     .capture_tail(pane, TAIL_LINES)
                     .await
                     .ok()
                     .map(|b| String::from_utf8_lossy(&b).into_owned()),
             },
-            Effect::LoadRecords { pane, session_id } => {
+            Effect::LoadRecords {
+                pane,
+                host,
+                session_id,
+            } => {
                 let dir = self.crash_dir.clone();
                 let records = tokio::task::spawn_blocking(move || {
                     dir.map(|d| {
                         crate::adapters::store::crash_records::for_pane(
                             &d,
                             pane,
+                            host.as_deref(),
                             session_id.as_deref(),
                         )
                     })
@@ -327,7 +420,7 @@ impl Io {
             Effect::KillPane(pane) => {
                 let target = pane.to_string();
                 let result = self
-                    .tmux()
+                    .tmux_of(pane)
                     .run(["kill-pane", "-t", &target])
                     .await
                     .map(|_| ())
@@ -345,6 +438,34 @@ impl Io {
             }
         })
     }
+}
+
+/// Pane ids grouped by the host they are on, in order of host.
+fn by_host(panes: &[PaneId]) -> Vec<(u8, Vec<PaneId>)> {
+    let mut out: Vec<(u8, Vec<PaneId>)> = Vec::new();
+    for id in panes {
+        match out.iter_mut().find(|(h, _)| *h == id.host()) {
+            Some((_, ids)) => ids.push(*id),
+            None => out.push((id.host(), vec![*id])),
+        }
+    }
+    out.sort_by_key(|(h, _)| *h);
+    out
+}
+
+/// A look at another host's server, its pane ids made that host's.
+pub fn on_host(host: u8, mut obs: crate::core::msg::Observation) -> crate::core::msg::Observation {
+    for p in &mut obs.listing.panes {
+        p.id = PaneId::on(host, p.id.0);
+    }
+    obs.activity = obs
+        .activity
+        .into_iter()
+        .map(|(id, t)| (PaneId::on(host, id.0), t))
+        .collect();
+    // The server's pid is another machine's: never signalled from here.
+    obs.listing.server_pid = None;
+    obs
 }
 
 /// What the loop needs of the outside world: effects carried out, and the clock. [`Io`] is
@@ -366,7 +487,14 @@ impl Answer for Io {
     }
 
     fn woken(&self) -> impl std::future::Future<Output = ()> + Send {
-        let notices = std::sync::Arc::clone(self.tmux().notices());
-        async move { notices.wake.notified().await }
+        // Any server's news: the local one's, or another host's.
+        let all: Vec<_> = std::iter::once(&self.prober)
+            .chain(&self.remotes)
+            .map(|p| std::sync::Arc::clone(p.tmux().notices()))
+            .collect();
+        async move {
+            let waits = all.iter().map(|n| Box::pin(n.wake.notified()));
+            futures_util::future::select_all(waits).await;
+        }
     }
 }

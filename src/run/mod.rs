@@ -23,3 +23,24 @@ pub use clock::{time_zone, Clock};
 pub use event_loop::{run, PANICKED};
 pub use io::{Answer, Io};
 pub use settle::{look_once, send, settle};
+
+/// The pollers of the configured hosts' servers (`[[hosts]]`, `--ssh`), in order: each
+/// over one ssh process carrying a tmux control-mode client, polled on its own.
+pub fn remote_probers(config: &crate::config::Config) -> Vec<crate::adapters::probe::Prober> {
+    config
+        .hosts
+        .iter()
+        .map(|h| {
+            let tmux = crate::adapters::tmux::client::Tmux::over_ssh(
+                crate::adapters::tmux::reach::SshServer::of(h),
+                REMOTE_TIMEOUT,
+            )
+            .with_control_mode(config.control_mode);
+            crate::adapters::probe::Prober::new(tmux).with_shells(&config.shells)
+        })
+        .collect()
+}
+
+/// How long another host's server has to answer (a round trip over ssh, and at first the
+/// connection itself).
+pub const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -125,7 +125,8 @@ pub async fn dashboard(
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(config.notify.clone())
         .with_crash_cap(&config.crash_records)
-        .with_elector(elector),
+        .with_elector(elector)
+        .with_remotes(super::remote_probers(config)),
     );
     // A debugging aid, and how the crash path is tested: panic on purpose after a while.
     let debug_panic = std::env::var("AGENTWATCH_DEBUG_PANIC_AFTER_MS")

@@ -30,6 +30,8 @@ pub struct CardCtx<'a> {
     /// The auto-resume policy's limits for this card's agent.
     pub max_attempts: u32,
     pub max_per_hour: u32,
+    /// The host whose server the pane is on; `None`: this machine's.
+    pub host: Option<&'a str>,
 }
 
 fn exit_short(card: &Card) -> String {
@@ -129,7 +131,10 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     let inner_w = usize::from(area.width.saturating_sub(2));
     // The window's name is what gives way: the pane id at the end tells panes apart.
     let room = inner_w.saturating_sub(2);
-    let head = format!(" {kind} · {} ", p.target());
+    let head = match ctx.host {
+        Some(h) => format!(" {kind} · {h} {} ", p.target()),
+        None => format!(" {kind} · {} ", p.target()),
+    };
     let tail = format!(" · {} ", p.id);
     let window_w = room.saturating_sub(width(&head) + width(&tail));
     let title = if window_w >= 3 || width(&p.window_name) <= window_w {

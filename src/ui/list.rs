@@ -19,6 +19,7 @@ use crate::core::watch::{Card, Life};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Col {
     State,
+    Host,
     Kind,
     Target,
     Window,
@@ -29,8 +30,9 @@ enum Col {
 }
 
 impl Col {
-    const SHOWN: [Col; 8] = [
+    const SHOWN: [Col; 9] = [
         Col::State,
+        Col::Host,
         Col::Kind,
         Col::Target,
         Col::Window,
@@ -40,8 +42,9 @@ impl Col {
         Col::Last,
     ];
     /// Who gives way last: the state first, the last line of output first to go.
-    const BY_IMPORTANCE: [Col; 8] = [
+    const BY_IMPORTANCE: [Col; 9] = [
         Col::State,
+        Col::Host,
         Col::Target,
         Col::Kind,
         Col::Age,
@@ -54,6 +57,7 @@ impl Col {
     fn name(self) -> &'static str {
         match self {
             Col::State => "state",
+            Col::Host => "host",
             Col::Kind => "kind",
             Col::Target => "target",
             Col::Window => "window",
@@ -111,6 +115,10 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
         // (fewest columns it is shown in, most it takes)
         match c {
             Col::State => (11, 11),
+            Col::Host => (
+                5,
+                widest(&|c| width(state.host_name(c).unwrap_or("local")), 12),
+            ),
             Col::Kind => (
                 4,
                 widest(&|c| width(c.agent.as_deref().unwrap_or("pane")), 8),
@@ -133,6 +141,10 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     let mut used = 1;
     let mut chosen: Vec<(Col, usize)> = Vec::new();
     for col in Col::BY_IMPORTANCE {
+        // A column of hosts only where there are other hosts.
+        if col == Col::Host && state.remotes.is_empty() {
+            continue;
+        }
         let (min, _) = want(col);
         if used + min < w {
             used += min + 1;
@@ -158,6 +170,14 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, i: usize) -> (String,
     let p = &card.pane;
     match col {
         Col::State => state_cell(card, look),
+        Col::Host => (
+            state.host_name(card).unwrap_or("local").to_string(),
+            if state.host_name(card).is_some() {
+                t.title()
+            } else {
+                t.dim()
+            },
+        ),
         Col::Kind => (
             card.agent.as_deref().unwrap_or("pane").to_string(),
             t.title(),
@@ -218,7 +238,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         };
         let card = &state.cards[i];
         let chosen = selected == Some(i);
-        let stale = state.is_stale();
+        let stale = state.card_stale(card);
         let mut spans = vec![Span::raw(if chosen { "▶" } else { " " })];
         for (col, cw) in &cols {
             let (text, mut style) = cell(card, *col, state, look, i);

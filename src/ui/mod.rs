@@ -151,6 +151,27 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         Server::Up => {}
         Server::Down(e) => spans.push(st(format!(" · {e}"))),
     }
+    // One banner per host that does not answer, in the alarm style.
+    for r in &state.remotes {
+        match (&r.server, r.down_since) {
+            (Server::Down(e), Some(since)) => {
+                let why = match e {
+                    crate::core::errors::TmuxError::Unreachable { .. } => "unreachable".into(),
+                    e => e.to_string(),
+                };
+                spans.push(Span::styled(
+                    format!(
+                        " · {}: {why} since {}, retrying",
+                        r.name,
+                        crate::core::timefmt::clock(since, &look.tz)
+                    ),
+                    t.alarm(),
+                ));
+            }
+            (Server::Connecting, _) => spans.push(st(format!(" · {}: connecting…", r.name))),
+            _ => {}
+        }
+    }
     let used = |spans: &[Span]| -> usize { spans.iter().map(|s| text::width(&s.content)).sum() };
     if !state.supervising {
         // Who supervises: said in full when it fits, else as short as it can be said.
@@ -328,13 +349,14 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
         theme: look.theme,
         now: state.now,
         selected: state.selected_index() == Some(i),
-        stale: state.is_stale(),
+        stale: state.card_stale(card),
         home: look.home.as_deref(),
         tz: &look.tz,
         lacks_id: crate::core::resume::lacks_id(card, &state.agents),
         relaunch: relaunch_words(card, state),
         max_attempts: policy.max_attempts,
         max_per_hour: policy.max_per_hour,
+        host: state.host_name(card),
     }
 }
 

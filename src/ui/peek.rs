@@ -36,13 +36,14 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                 theme: look.theme,
                 now: state.now,
                 selected: false,
-                stale: state.is_stale(),
+                stale: state.card_stale(c),
                 home: look.home.as_deref(),
                 tz: &look.tz,
                 lacks_id: false,
                 relaunch: None,
                 max_attempts: 0,
                 max_per_hour: 0,
+                host: state.host_name(c),
             };
             let (s, st) = status_line(c, &ctx);
             let what = if c.pane.dead {

@@ -36,6 +36,7 @@ pub fn save(
         },
         saved_at: now,
         attempt: meta.attempt,
+        host: meta.host.clone(),
         output: String::from_utf8_lossy(output).into_owned(),
     };
     let name = format!("{now}-{}-{}.json", plan.pane.0, plan.agent);
@@ -85,13 +86,14 @@ pub fn load_all(dir: &Path) -> Vec<(PathBuf, CrashRecord)> {
 pub fn for_pane(
     dir: &Path,
     pane: crate::core::pane::PaneId,
+    host: Option<&str>,
     session_id: Option<&str>,
 ) -> Vec<std::sync::Arc<CrashRecord>> {
     let id = pane.to_string();
     load_all(dir)
         .into_iter()
         .map(|(_, r)| r)
-        .filter(|r| r.pane == id)
+        .filter(|r| r.pane == id && r.host.as_deref() == host)
         .filter(|r| match (session_id, r.session_id.as_deref()) {
             (Some(a), Some(b)) => a == b,
             _ => true,
@@ -191,9 +193,14 @@ mod tests {
         let all = load_all(dir.path());
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].1.output, "last words");
-        assert_eq!(for_pane(dir.path(), PaneId(3), Some("abc")).len(), 1);
-        assert_eq!(for_pane(dir.path(), PaneId(3), Some("other")).len(), 0);
-        assert_eq!(for_pane(dir.path(), PaneId(4), None).len(), 0);
+        assert_eq!(for_pane(dir.path(), PaneId(3), None, Some("abc")).len(), 1);
+        assert_eq!(
+            for_pane(dir.path(), PaneId(3), None, Some("other")).len(),
+            0
+        );
+        assert_eq!(for_pane(dir.path(), PaneId(4), None, None).len(), 0);
+        // The same pane number on another host's server is another pane.
+        assert_eq!(for_pane(dir.path(), PaneId(3), Some("box"), None).len(), 0);
     }
 
     #[test]

@@ -242,12 +242,18 @@ impl Tmux {
     }
 
     async fn connect(&self) -> Result<super::control::Control, TmuxError> {
-        let out = self.run(["list-sessions", "-F", "#{session_name}"]).await?;
+        let out = self
+            .exec_for(["list-sessions", "-F", "#{session_name}"], self.timeout)
+            .await?;
         let text = String::from_utf8_lossy(&out);
         let session = text.lines().next().ok_or_else(|| TmuxError::Failed {
             detail: "no session to attach a control client to".into(),
         })?;
-        let timeout = self.timeout.min(Duration::from_secs(2));
+        // Attaching here takes milliseconds; over ssh the connection is made first.
+        let timeout = match self.reach {
+            super::reach::Reach::Local => self.timeout.min(Duration::from_secs(2)),
+            super::reach::Reach::Ssh(_) => self.timeout,
+        };
         super::control::Control::connect(
             &self.reach,
             &self.program,
@@ -291,8 +297,40 @@ impl Tmux {
         self.run_for(args, self.timeout).await
     }
 
-    /// Like [`Tmux::run`] with its own timeout.
+    /// Like [`Tmux::run`] with its own timeout. Another host's server is asked over its
+    /// control connection when there is one: no ssh process per call, and what it starts
+    /// gets its session's environment (a client started over ssh would give a respawned
+    /// agent sshd's bare PATH, where the agent is not found).
     pub async fn run_for<I, S>(&self, args: I, timeout: Duration) -> Result<Vec<u8>, TmuxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<S> = args.into_iter().collect();
+        if let super::reach::Reach::Ssh(_) = self.reach {
+            let words: Vec<String> = args
+                .iter()
+                .map(|a| a.as_ref().to_string_lossy().into_owned())
+                .collect();
+            // `a ; b`: a command each, in one round trip, stopping at the first failure as
+            // tmux does.
+            let commands: Vec<&[String]> = words.split(|w| w == ";").collect();
+            if let Some(r) = self.via_control_many(&commands).await {
+                let mut out = Vec::new();
+                for block in r? {
+                    match block {
+                        Ok(bytes) => out.extend(bytes),
+                        Err(msg) => return Err(self.failed(msg.as_bytes())),
+                    }
+                }
+                return Ok(out);
+            }
+        }
+        self.exec_for(args, timeout).await
+    }
+
+    /// Runs tmux as a process (over ssh for another host): never the control connection.
+    async fn exec_for<I, S>(&self, args: I, timeout: Duration) -> Result<Vec<u8>, TmuxError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -511,7 +549,7 @@ impl Tmux {
 
     /// `tmux -V`, parsed.
     pub async fn version(&self) -> Result<TmuxVersion, TmuxError> {
-        let out = self.run_for(["-V"], self.timeout).await?;
+        let out = self.exec_for(["-V"], self.timeout).await?;
         TmuxVersion::parse(&String::from_utf8_lossy(&out)).ok_or_else(|| TmuxError::Failed {
             detail: format!(
                 "could not read the tmux version from {:?}",

@@ -50,18 +50,23 @@ const SSH_OPTIONS: [&str; 8] = [
 ];
 
 impl SshServer {
+    /// The server of a `[[hosts]]` entry.
+    pub fn of(host: &crate::config::Host) -> SshServer {
+        SshServer {
+            dest: host.ssh.clone(),
+            ssh_args: host.ssh_args.clone(),
+            tmux: host.tmux.clone(),
+            socket_name: host.socket_name.clone(),
+            socket_path: host.socket_path.clone(),
+        }
+    }
+
     /// A destination ssh would take for an option, or a word that cannot be one.
     pub fn check(&self) -> Result<(), String> {
-        if self.dest.is_empty()
-            || self.dest.starts_with('-')
-            || self.dest.contains(char::is_whitespace)
-        {
-            return Err(format!(
-                "{:?} is not an ssh destination (write it as `ssh` takes it: host, user@host or ssh://host:port)",
-                self.dest
-            ));
+        match crate::config::dest_problem(&self.dest) {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The remote command line: the tmux program, the server, then `args`, each word

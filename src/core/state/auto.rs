@@ -36,7 +36,8 @@ impl State {
             ts: now,
             event: kind.to_string(),
             pane: card.pane.id.to_string(),
-            server: Some(self.socket.clone()),
+            server: self.host_name(card).is_none().then(|| self.socket.clone()),
+            host: self.host_name(card).map(str::to_string),
             target: Some(card.pane.target()),
             agent: card.agent.clone(),
             session_id: (!card.pane.opt_session_id.is_empty())
@@ -361,7 +362,7 @@ impl State {
             let Auto::Scheduled { due, .. } = self.cards[i].auto else {
                 continue;
             };
-            if due > now || self.cards[i].relaunching || self.is_stale() {
+            if due > now || self.cards[i].relaunching || self.card_stale(&self.cards[i]) {
                 continue;
             }
             // Turned off since it was scheduled (here or, through the panes, elsewhere).
@@ -470,6 +471,7 @@ impl State {
     /// healthy run or a manual relaunch set it back to 0); a relaunch tried again after a
     /// failed one records the same death with the number its first record had.
     pub(super) fn crash_meta(&mut self, i: usize) -> CrashMeta {
+        let host = self.host_name(&self.cards[i]).map(str::to_string);
         let card = &mut self.cards[i];
         let attempt = match (card.recorded, card.seen_dead_at) {
             (Some((of, n)), Some(seen)) if of == seen => n,
@@ -477,6 +479,7 @@ impl State {
         };
         card.recorded = card.seen_dead_at.map(|seen| (seen, attempt));
         CrashMeta {
+            host,
             attempt: Some(attempt),
             target: card.pane.target(),
             exit: match card.life {

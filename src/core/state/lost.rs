@@ -16,7 +16,7 @@ impl State {
         let agents: Vec<LostAgent> = self
             .cards
             .iter()
-            .filter(|c| c.agent.is_some())
+            .filter(|c| c.agent.is_some() && c.pane.id.host() == 0)
             .map(|c| LostAgent {
                 agent: c.agent.clone().unwrap_or_default(),
                 pane: c.pane.id.to_string(),
@@ -38,7 +38,8 @@ impl State {
                 },
             })
             .collect();
-        self.cards.clear();
+        // The local server's cards go; other hosts' stay.
+        self.cards.retain(|c| c.pane.id.host() != 0);
         // The next server's panes are all new, whatever their ids.
         self.listed = Some(std::collections::HashSet::new());
         self.peek = None;

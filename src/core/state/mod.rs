@@ -57,9 +57,41 @@ const LOOK_AT_ONCE: usize = 200;
 /// A pane's next wait is announced only this long after its last one.
 pub const NOTIFY_AGAIN_MS: Millis = 30_000;
 
+/// The tmux server of another host (`[[hosts]]`), as the core knows it. Its panes' ids say
+/// which host they are on ([`PaneId::host`]: this one's index in `State::remotes`, plus 1).
+#[derive(Debug, Clone)]
+pub struct Remote {
+    pub name: String,
+    pub server: Server,
+    /// Since when it has not answered: its banner says so.
+    pub down_since: Option<Millis>,
+    poll_in_flight: bool,
+    poll_again: bool,
+    /// Its panes at its last look (for deaths born while watched).
+    listed: Option<std::collections::HashSet<PaneId>>,
+    /// When its cards on screen were last read whole.
+    screen_read_at: Millis,
+}
+
+impl Remote {
+    pub fn new(name: &str) -> Remote {
+        Remote {
+            name: name.to_string(),
+            server: Server::Connecting,
+            down_since: None,
+            poll_in_flight: false,
+            poll_again: false,
+            listed: None,
+            screen_read_at: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct State {
     pub agents: Agents,
+    /// Servers on other hosts, watched beside the local one.
+    pub remotes: Vec<Remote>,
     pub retain_dead: bool,
     /// How the cards are ordered: what needs its user first, or tmux's order.
     pub order: Order,
@@ -146,6 +178,8 @@ pub struct State {
     waits_told: HashMap<PaneId, Millis>,
     /// What the poller was last told of output times (see [`Effect::Attend`]).
     attending: Option<bool>,
+    /// Other hosts' panes to read whole at their next polls.
+    reread_later: Vec<PaneId>,
     /// Panes whose screens were just read: their whole records (a hook's pane options with
     /// them) are read at the next poll. The brief listing of every pane carries no options:
     /// two option lookups made it 40 % dearer for tmux at 1000 panes.
@@ -190,6 +224,7 @@ impl State {
     pub fn new(config: &Config, show_all: bool, socket: String, size: (u16, u16)) -> State {
         State {
             agents: config.agents(),
+            remotes: config.hosts.iter().map(|h| Remote::new(&h.name)).collect(),
             retain_dead: config.retain_dead,
             order: config.order,
             show_all: show_all || config.show_all_panes,
@@ -239,6 +274,7 @@ impl State {
             waits_told: HashMap::new(),
             attending: None,
             reread: Default::default(),
+            reread_later: Vec::new(),
             peek: None,
             client: None,
             confirm_close: None,
@@ -328,13 +364,18 @@ impl State {
             .collect();
         self.shown.clear();
         let home = self.home.as_deref();
-        self.shown.extend(
+        let mut shown = std::mem::take(&mut self.shown);
+        shown.extend(
             self.cards
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| words.iter().all(|w| c.matches(w, home)))
+                .filter(|(_, c)| {
+                    let host = self.host_name(c);
+                    words.iter().all(|w| c.matches(w, home, host))
+                })
                 .map(|(i, _)| i),
         );
+        self.shown = shown;
         // The card chosen before the filter hid it comes back with it.
         if let Some(id) = self.hidden_choice {
             if self.shown.iter().any(|&i| self.cards[i].pane.id == id) {
@@ -390,21 +431,86 @@ impl State {
         if !on_screen.is_empty() {
             self.screen_read_at = self.now;
         }
-        let reread = std::mem::take(&mut self.reread);
+        let mut reread = std::mem::take(&mut self.reread);
+        // Other hosts' panes are read by their own polls.
+        reread.retain(|id| {
+            let other = id.host() != 0;
+            if other {
+                self.reread_later.push(*id);
+            }
+            !other
+        });
         self.cards
             .iter()
             .enumerate()
             .filter(|(i, c)| {
-                on_screen.contains(i)
-                    || reread.contains(&c.pane.id)
-                    || c.life == Life::Reading
-                    || c.relaunching
-                    || c.auto_in_flight.is_some()
-                    || c.resumed.is_some()
-                    || matches!(c.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
+                c.pane.id.host() == 0
+                    && (on_screen.contains(i) || reread.contains(&c.pane.id) || handling(c))
             })
             .map(|(_, c)| c.pane.id)
             .collect()
+    }
+
+    /// Polls every other host's server that is not being polled already: each on its own,
+    /// so a slow or unreachable one holds up nobody.
+    fn poll_remotes(&mut self, fx: &mut Vec<Effect>) {
+        for h in 0..self.remotes.len() {
+            let host = (h + 1) as u8;
+            if self.remotes[h].poll_in_flight {
+                self.remotes[h].poll_again = true;
+                continue;
+            }
+            self.remotes[h].poll_in_flight = true;
+            let due = self.now.saturating_sub(self.remotes[h].screen_read_at) >= SCREEN_READ_MS;
+            let on_screen: Vec<usize> = if self.headless || !due {
+                Vec::new()
+            } else {
+                self.visible().collect()
+            };
+            if on_screen
+                .iter()
+                .any(|&i| self.cards[i].pane.id.host() == host)
+            {
+                self.remotes[h].screen_read_at = self.now;
+            }
+            let later = std::mem::take(&mut self.reread_later);
+            let (mine, others): (Vec<PaneId>, Vec<PaneId>) =
+                later.into_iter().partition(|id| id.host() == host);
+            self.reread_later = others;
+            let hot = self
+                .cards
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| {
+                    c.pane.id.host() == host
+                        && (on_screen.contains(i) || mine.contains(&c.pane.id) || handling(c))
+                })
+                .map(|(_, c)| c.pane.id)
+                .collect();
+            fx.push(Effect::PollHost { host, hot });
+        }
+    }
+
+    /// Whether a card's state may be out of date: its server is not answering.
+    pub fn card_stale(&self, card: &Card) -> bool {
+        match card.pane.id.host() {
+            0 => self.is_stale(),
+            h => self
+                .remotes
+                .get(usize::from(h) - 1)
+                .is_some_and(|r| matches!(r.server, Server::Down(_))),
+        }
+    }
+
+    /// The name of the host a card's pane is on; `None` for the local server.
+    pub fn host_name(&self, card: &Card) -> Option<&str> {
+        match card.pane.id.host() {
+            0 => None,
+            h => self
+                .remotes
+                .get(usize::from(h) - 1)
+                .map(|r| r.name.as_str()),
+        }
     }
 
     pub fn update(&mut self, msg: Msg, now: Millis) -> Vec<Effect> {
@@ -430,6 +536,7 @@ impl State {
                 }
                 self.run_due(now, &mut fx);
                 self.poll(&mut fx);
+                self.poll_remotes(&mut fx);
             }
             Msg::Looked(result) => self.looked(result, now, &mut fx),
             Msg::Wake => {
@@ -438,6 +545,7 @@ impl State {
                 } else {
                     self.poll(&mut fx);
                 }
+                self.poll_remotes(&mut fx);
             }
             Msg::Key(ev) => self.key(ev, now, &mut fx),
             Msg::Mouse(ev) => self.mouse(ev, now, &mut fx),
@@ -456,11 +564,12 @@ impl State {
             Msg::Polled(Ok(obs)) => {
                 self.poll_in_flight = false;
                 self.server = Server::Up;
-                self.absorb(obs, now, &mut fx);
+                self.absorb(0, obs, now, &mut fx);
                 if std::mem::take(&mut self.poll_again) {
                     self.poll(&mut fx);
                 }
             }
+            Msg::PolledHost { host, result } => self.polled_host(host, result, now, &mut fx),
             Msg::Polled(Err(e)) => {
                 self.poll_in_flight = false;
                 self.poll_again = false;
@@ -509,7 +618,46 @@ impl State {
         fx
     }
 
-    fn absorb(&mut self, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+    /// The answer of another host's poll.
+    fn polled_host(
+        &mut self,
+        host: u8,
+        result: Result<Observation, TmuxError>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(r) = self.remotes.get_mut(usize::from(host).wrapping_sub(1)) else {
+            return;
+        };
+        r.poll_in_flight = false;
+        match result {
+            Ok(obs) => {
+                if let Some(since) = r.down_since.take() {
+                    tracing::info!("{}: answering again (down since {since})", r.name);
+                }
+                r.server = Server::Up;
+                self.absorb(host, obs, now, fx);
+            }
+            Err(e) => {
+                if r.down_since.is_none() {
+                    tracing::warn!("{}: {e}", r.name);
+                }
+                r.down_since.get_or_insert(now);
+                r.server = Server::Down(e);
+            }
+        }
+        let again = self
+            .remotes
+            .get_mut(usize::from(host) - 1)
+            .is_some_and(|r| std::mem::take(&mut r.poll_again));
+        if again {
+            self.poll_remotes(fx);
+        }
+    }
+
+    /// Folds a look at one server (`host`: 0 the local one) into the cards: that server's
+    /// cards are made anew from it, the others' are left as they are.
+    fn absorb(&mut self, srv: u8, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
         let activity = std::mem::take(&mut obs.activity);
         let files = std::mem::take(&mut obs.agent_files);
         let trees = Arc::clone(&obs.tree);
@@ -523,8 +671,13 @@ impl State {
                 tracing::info!("every pane record parses again");
             }
         }
-        self.malformed = obs.listing.malformed;
-        let mut old: HashMap<PaneId, Card> = self.cards.drain(..).map(|c| (c.pane.id, c)).collect();
+        if srv == 0 {
+            self.malformed = obs.listing.malformed;
+        }
+        let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
+            .into_iter()
+            .partition(|c| c.pane.id.host() == srv);
+        let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
         let selected_pos = self.selected.and_then(|id| {
             old.get(&id).map(|c| {
                 (
@@ -588,7 +741,14 @@ impl State {
             let started = obs.started.get(&pane.id).copied();
             // A pane that was not there at the last look was born while we watched, however
             // quickly it died: its death is news, not an old one.
-            let born = self.listed.as_ref().is_some_and(|l| !l.contains(&pane.id));
+            let listed = match srv {
+                0 => self.listed.as_ref(),
+                h => self
+                    .remotes
+                    .get(usize::from(h) - 1)
+                    .and_then(|r| r.listed.as_ref()),
+            };
+            let born = listed.is_some_and(|l| !l.contains(&pane.id));
             let mut card = observe(prev, pane, agent, started, now);
             if born && card.pane.dead && !card.seen_alive {
                 card.seen_alive = true;
@@ -609,6 +769,7 @@ impl State {
             }
             cards.push(card);
         }
+        cards.extend(others);
         self.cards = cards;
         self.sort_cards();
         if self.waits_told.len() > self.cards.len() {
@@ -616,7 +777,14 @@ impl State {
                 self.cards.iter().map(|c| c.pane.id).collect();
             self.waits_told.retain(|id, _| ids.contains(id));
         }
-        self.listed = Some(listed);
+        match srv {
+            0 => self.listed = Some(listed),
+            h => {
+                if let Some(r) = self.remotes.get_mut(usize::from(h) - 1) {
+                    r.listed = Some(listed);
+                }
+            }
+        }
         // Agent panes that vanished while their agent ran: never silence. (Not when a
         // record did not parse: that pane may still be there.)
         if self.supervising && obs.listing.malformed == 0 {
@@ -660,20 +828,35 @@ impl State {
             };
         }
 
-        // Lost SIGCHLD: kick the server and look again at once.
+        // Lost SIGCHLD: kick the server and look again at once (another host's server is
+        // asked to signal itself).
         let due: Vec<usize> = (0..self.cards.len())
-            .filter(|&i| self.cards[i].kick_due(now))
+            .filter(|&i| self.cards[i].pane.id.host() == srv && self.cards[i].kick_due(now))
             .collect();
-        if let (false, Some(pid)) = (due.is_empty(), obs.listing.server_pid) {
+        let kick = match (srv, obs.listing.server_pid) {
+            (0, Some(pid)) => Some(Effect::KickServer(pid)),
+            (0, None) => None,
+            (h, _) => Some(Effect::KickHost(h)),
+        };
+        if let (false, Some(kick)) = (due.is_empty(), kick) {
             for i in due {
                 self.cards[i].kicks += 1;
                 self.cards[i].kicked_at = Some(now);
             }
-            fx.push(Effect::KickServer(pid));
-            self.poll(fx);
+            fx.push(kick);
+            match srv {
+                0 => self.poll(fx),
+                h => {
+                    if let Some(r) = self.remotes.get_mut(usize::from(h) - 1) {
+                        r.poll_again = true;
+                    }
+                }
+            }
         }
 
-        self.follow_server_auto(&obs.listing.auto_all);
+        if srv == 0 {
+            self.follow_server_auto(&obs.listing.auto_all);
+        }
         self.attend(&activity, &files, &trees, now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
@@ -918,9 +1101,11 @@ impl State {
     /// (session, window, pane); or tmux's order alone, as configured.
     fn sort_cards(&mut self) {
         let attention = self.order == Order::Attention;
-        fn key(c: &Card, attention: bool) -> (u8, &str, u32, u32) {
+        // The local server's panes first, then each host's, in the order of [[hosts]].
+        fn key(c: &Card, attention: bool) -> (u8, u8, &str, u32, u32) {
             (
                 if attention { c.order.0 } else { 0 },
+                c.pane.id.host(),
                 &c.pane.session,
                 c.pane.window_index,
                 c.pane.pane_index,
@@ -937,7 +1122,7 @@ impl State {
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
-        if !self.capture_pending.is_empty() || self.is_stale() || self.headless {
+        if !self.capture_pending.is_empty() || self.headless {
             return;
         }
         // Taller cards (or the list's one line) want another number of lines: read again.
@@ -951,6 +1136,10 @@ impl State {
         let mut ids = Vec::new();
         let page = self.page();
         for &i in &self.shown[page] {
+            // A server that does not answer has no screens to give.
+            if self.card_stale(&self.cards[i]) {
+                continue;
+            }
             let card = &mut self.cards[i];
             let sig = card.signature();
             let due = card.preview_sig.is_none()
@@ -1105,6 +1294,16 @@ impl State {
         }
         self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
     }
+}
+
+/// A death being handled: its status still to read, a resume due or under way, a
+/// relaunch's first seconds. Such a pane is read whole at every poll.
+fn handling(c: &Card) -> bool {
+    c.life == Life::Reading
+        || c.relaunching
+        || c.auto_in_flight.is_some()
+        || c.resumed.is_some()
+        || matches!(c.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
 }
 
 /// The last `n` lines that say something of a captured screen: blank lines and tmux's own

@@ -95,6 +95,14 @@ impl State {
                     ));
                 }
             }
+            Action::Jump if id.host() != 0 => {
+                let host = self.host_name(&self.cards[i]).unwrap_or("?").to_string();
+                let target = crate::core::words::shell_quote(&self.cards[i].pane.target());
+                self.cards[i].notice = Some(Notice::info(
+                    format!("on host {host}: ssh -t {host} tmux attach -t {target} (its ssh destination as [[hosts]] says)"),
+                    Some(now + 4 * NOTICE_MS),
+                ));
+            }
             Action::Jump => {
                 let card = &mut self.cards[i];
                 match &self.client {
@@ -125,6 +133,7 @@ impl State {
         fx.push(Effect::CaptureHistory(id));
         fx.push(Effect::LoadRecords {
             pane: id,
+            host: self.host_name(card).map(str::to_string),
             session_id: (!card.pane.opt_session_id.is_empty())
                 .then(|| card.pane.opt_session_id.clone()),
         });

@@ -161,8 +161,10 @@ impl State {
             return;
         }
         let agents = &self.agents;
+        // Only agents of this machine: their records are in folders here.
         let due = self.cards.iter_mut().find(|c| {
-            resume::lacks_id(c, agents)
+            c.pane.id.host() == 0
+                && resume::lacks_id(c, agents)
                 && if c.pane.dead {
                     !c.discovered_dead && c.life != Life::Reading
                 } else {

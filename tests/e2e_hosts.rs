@@ -1,0 +1,204 @@
+//! End to end (issue 19): the real binary watches its local tmux server and, beside it, a
+//! server on another "host" reached through a real sshd on loopback. A remote agent shows
+//! on the grid with its host named; when it dies it gets its banner and is resumed in its
+//! own remote pane with its own session id; the local agent is left alone. The sshd then
+//! goes away and comes back: the host is bannered, the local agents are not held up.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::sshd::{self, Sshd};
+use common::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(20);
+const LOCAL_ID: &str = "11111111-2222-4333-8444-555555555555";
+const REMOTE_ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+fn argv(entry: &serde_json::Value) -> Vec<String> {
+    entry["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn toml_str(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// A config whose one host is `remote`, reached through `sshd`.
+fn hosts_config(local: &TmuxServer, remote: &TmuxServer, sshd: &Sshd, extra: &str) -> String {
+    let config = local.dir.path().join("hosts.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{extra}\n[[hosts]]\nname = \"box\"\nssh = {}\nssh_args = [\"-F\", {}]\nsocket_path = {}\ntmux = {}\n",
+            toml_str(sshd::HOST),
+            toml_str(&sshd.client_config.to_string_lossy()),
+            toml_str(&remote.socket.to_string_lossy()),
+            toml_str(&common::tmux_program().to_string_lossy()),
+        ),
+    )
+    .unwrap();
+    config.to_string_lossy().into_owned()
+}
+
+#[test]
+fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let local = TmuxServer::start();
+    local.write_plan("claude", "say here\nhang\n");
+    local.new_window(&["claude", "--session-id", LOCAL_ID]);
+    let remote = TmuxServer::start();
+    remote.write_plan("claude", "say there\nhang\n");
+    let mut sshd = Sshd::start();
+    let config = hosts_config(&local, &remote, &sshd, "");
+
+    // spawn --host: a window on that server, with what a resume needs recorded there.
+    let dir = remote.dir.path().to_string_lossy().into_owned();
+    let out = local
+        .agentwatch_command(&[
+            "-c", &config, "spawn", "--host", "box", "--cwd", &dir, "claude",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pane = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let runs = remote.wait_log(&pane, 1);
+    assert_eq!(argv(&runs[0])[0], "--session-id");
+    assert_eq!(remote.pane_field(&pane, "#{@agentwatch_agent}"), "claude");
+    let no_host = local
+        .agentwatch_command(&[
+            "-c", &config, "spawn", "--host", "nope", "--cwd", &dir, "claude",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(no_host.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&no_host.stderr).contains("no host \"nope\" (the hosts are box)")
+    );
+
+    // status: both, the remote one with its host.
+    let status = |sshd_up: bool| {
+        let out = local
+            .agentwatch_command(&["-c", &config, "status", "--json"])
+            .output()
+            .unwrap();
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let hosts: Vec<serde_json::Value> = rows.iter().map(|r| r["host"].clone()).collect();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if sshd_up {
+            assert_eq!(
+                hosts,
+                [serde_json::Value::Null, "box".into()],
+                "{rows:?} {err}"
+            );
+        } else {
+            assert_eq!(hosts, [serde_json::Value::Null], "{rows:?}");
+            assert!(err.contains("host box: aw-test: unreachable ("), "{err}");
+        }
+    };
+    status(true);
+
+    // doctor: in without a prompt, its tmux, control mode over ssh.
+    let out = local
+        .agentwatch_command(&["-c", &config, "doctor"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("✔ host box: ssh aw-test gets in without a prompt"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✔ host box: control mode: works over ssh"),
+        "{text}"
+    );
+
+    sshd.kill();
+    status(false);
+    let out = local
+        .agentwatch_command(&["-c", &config, "doctor"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("✖ host box: ssh aw-test does not get in without a prompt"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_its_own_id() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let local = TmuxServer::start();
+    local.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    local.write_plan("claude", "say the local agent works\nhang\n");
+    let here = local.new_window(&["claude", "--session-id", LOCAL_ID]);
+
+    let remote = TmuxServer::start();
+    remote.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    remote.write_plan(
+        "claude",
+        "say the remote agent works\nwait go\nexit 1\n---\nsay resumed over there\nhang\n",
+    );
+    let there = remote.new_window(&["claude", "--session-id", REMOTE_ID]);
+    let mut sshd = Sshd::start();
+
+    let config = hosts_config(
+        &local,
+        &remote,
+        &sshd,
+        "[auto_resume]\nbackoff_secs = [1]\n",
+    );
+    let ui = local.start_agentwatch(120, 40, &[], &["-c", &config]);
+    // Both agents, the remote one named by its host.
+    ui.wait_for_text("2 running", WAIT);
+    ui.wait_for_text("claude · box main:1.0", WAIT);
+    ui.wait_for_text("the remote agent works", WAIT);
+
+    std::fs::write(remote.agent_dir.join("go"), "").unwrap();
+    let screen = ui.wait_for_text("process exited (code 1)", WAIT);
+    assert!(screen.contains("box main:1.0"), "{screen}");
+    // Resumed in its own pane, there, with its own id; the local agent never touched.
+    ui.wait_for_text("resumed over there", WAIT);
+    let runs = remote.wait_log(&there, 2);
+    assert_eq!(argv(&runs[1]), ["--resume", REMOTE_ID]);
+    ui.wait_for_text("resumed over there", WAIT);
+    assert_eq!(local.log_entries_for(&here).len(), 1);
+    ui.wait_for_text("2 running", WAIT);
+    let journal = local.journal();
+    let died: Vec<&str> = journal
+        .lines()
+        .filter(|l| l.contains("\"event\":\"died\""))
+        .collect();
+    assert_eq!(died.len(), 1, "{journal}");
+    assert!(died[0].contains("\"host\":\"box\""), "{}", died[0]);
+
+    // The host goes away: its banner, its card stale, the local one as it was.
+    sshd.kill();
+    let screen = ui.wait_for_text("box: unreachable since", WAIT);
+    assert!(screen.contains("(stale)"), "{screen}");
+    assert!(screen.contains("the local agent works"), "{screen}");
+    // And comes back.
+    sshd.run();
+    ui.wait_for("the host's banner gone", Duration::from_secs(40), |s| {
+        !s.contains("box: unreachable") && !s.contains("(stale)")
+    });
+    ui.send_keys(&["q"]);
+    assert_eq!(ui.wait_exit(WAIT), "status 0");
+}
