@@ -680,6 +680,31 @@ mod tests {
     }
 
     #[test]
+    fn hosts_are_checked_by_name_and_destination() {
+        let ok = parse_str(
+            "[[hosts]]\nname = \"box\"\nssh = \"me@box\"\nsocket_name = \"work\"\n\n[[hosts]]\nname = \"vm\"\nssh = \"ssh://vm:2222\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok.hosts.len(), 2);
+        assert_eq!(ok.hosts[0].tmux, "tmux");
+        let err = |text: &str| parse_str(text).unwrap_err().to_string();
+        let dup =
+            err("[[hosts]]\nname = \"a\"\nssh = \"x\"\n[[hosts]]\nname = \"a\"\nssh = \"y\"\n");
+        assert!(dup.contains("two hosts are named \"a\""), "{dup}");
+        let option = err("[[hosts]]\nname = \"a\"\nssh = \"-oProxyCommand=x\"\n");
+        assert!(option.contains("is not an ssh destination"), "{option}");
+        assert!(option.contains("hosts.name"), "{option}");
+        let both = err(
+            "[[hosts]]\nname = \"a\"\nssh = \"x\"\nsocket_name = \"n\"\nsocket_path = \"/p\"\n",
+        );
+        assert!(both.contains("not both"), "{both}");
+        let spaced = err("[[hosts]]\nname = \"a b\"\nssh = \"x\"\n");
+        assert!(spaced.contains("without spaces"), "{spaced}");
+        let unknown = err("[[hosts]]\nname = \"a\"\nssh = \"x\"\nport = 22\n");
+        assert!(unknown.contains("unknown field"), "{unknown}");
+    }
+
+    #[test]
     fn an_empty_file_is_the_defaults() {
         assert_eq!(parse_str(""), Ok(Config::default()));
     }

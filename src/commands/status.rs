@@ -312,6 +312,7 @@ mod tests {
         let hostile = "/w/\u{1b}]0;pwned\u{7}x\ny\u{1b}[2J\u{9b}z";
         let row = Row {
             pane_id: "%1".into(),
+            host: None,
             target: "s\u{1b}[31m:0.0".into(),
             window_name: "w".into(),
             agent: Some("claude".into()),

@@ -74,6 +74,7 @@ mod tests {
             uptime_ms: None,
             saved_at: 0,
             attempt,
+            host: None,
             output: String::new(),
         }
     }

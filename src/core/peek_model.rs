@@ -362,6 +362,7 @@ mod tests {
             uptime_ms: None,
             saved_at: 0,
             attempt: None,
+            host: None,
             output: output.into(),
         })
     }

@@ -52,6 +52,10 @@ pub struct Card {
     pub life: Life,
     /// When its current process started (from /proc), or when we first saw it alive.
     pub started_at: Option<Millis>,
+    /// `started_at` is only when it was first seen alive, not when it started: nothing told
+    /// (another host's `/proc` is not read), and it was not seen to start. "Running for" is
+    /// then not said.
+    pub start_unknown: bool,
     /// When it died (tmux's `pane_dead_time`, else when we first saw it dead).
     pub died_at: Option<Millis>,
     /// When agentwatch first saw this death (the banner went up then).
@@ -338,6 +342,7 @@ pub fn observe(
             agent: agent.or(c.agent),
             life: Life::Running,
             started_at: None,
+            start_unknown: false,
             died_at: None,
             seen_dead_at: None,
             seen_alive: false,
@@ -386,6 +391,7 @@ pub fn observe(
             agent,
             life: Life::Running,
             started_at: None,
+            start_unknown: false,
             died_at: None,
             seen_dead_at: None,
             seen_alive: false,
@@ -421,13 +427,31 @@ pub fn observe(
         card.notice = None;
     }
     if !card.pane.dead {
+        let was = card.life;
         card.life = Life::Running;
         card.seen_alive = true;
         card.died_at = None;
         card.seen_dead_at = None;
         card.kicks = 0;
         card.kicked_at = None;
-        card.started_at = started.or(card.started_at).or(Some(now));
+        // Seen dead before, it was seen to start (a relaunch); else, with nothing told,
+        // only that it runs.
+        let witnessed = matches!(was, Life::Dead(_) | Life::Reading);
+        match started {
+            Some(t) => {
+                card.started_at = Some(t);
+                card.start_unknown = false;
+            }
+            None if witnessed => {
+                card.started_at = Some(now);
+                card.start_unknown = false;
+            }
+            None if card.started_at.is_none() => {
+                card.started_at = Some(now);
+                card.start_unknown = true;
+            }
+            None => {}
+        }
         return card;
     }
     if respawned {

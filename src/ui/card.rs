@@ -48,7 +48,10 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
     let ago = |t: Option<Millis>| t.map(|t| duration(ctx.now.saturating_sub(t)));
     let (text, style) = match card.life {
         Life::Running => {
-            let up = ago(card.started_at).map_or(String::new(), |d| format!(" for {d}"));
+            // Since when it runs is said only when known (another host's agent seen already
+            // running is not).
+            let up = ago(card.started_at.filter(|_| !card.start_unknown))
+                .map_or(String::new(), |d| format!(" for {d}"));
             match &card.attention.now {
                 Some((v, since)) if v.doing == Doing::Waiting => (
                     format!(

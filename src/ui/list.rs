@@ -94,7 +94,7 @@ fn age(card: &Card, now: Millis) -> String {
             .attention
             .state()
             .map(|(_, since)| since)
-            .or(card.started_at),
+            .or(card.started_at.filter(|_| !card.start_unknown)),
         Life::Idle => None,
     };
     since.map_or(String::new(), |t| duration(now.saturating_sub(t)))

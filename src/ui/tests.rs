@@ -324,6 +324,7 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
         uptime_ms: None,
         saved_at: T0,
         attempt: None,
+        host: None,
         output: "the old last words\n".into(),
     };
     s.update(
@@ -585,6 +586,7 @@ mod views {
             uptime_ms: None,
             saved_at: T0,
             attempt: Some(1),
+            host: None,
             output: "an older run\nit was killed\n".into(),
         };
         s.update(
@@ -793,6 +795,85 @@ mod views {
         assert_eq!(names(&s), vec!["web"]);
         key(&mut s, KeyCode::Esc);
         assert!(!s.filter_typing && s.filter.is_empty() && s.shown.len() == 12);
+    }
+
+    /// Two local agents and two on the host `box`, one of them dead.
+    fn with_a_host(size: (u16, u16)) -> State {
+        let mut config = crate::config::Config::default();
+        config.hosts = vec![crate::config::Host::ad_hoc("box")];
+        let mut s = State::new(&config, false, "/tmp/tmux-1000/default".into(), size);
+        s.order = crate::config::Order::Tmux;
+        s.update(Msg::Tick, T0);
+        s.update(
+            Msg::Polled(Ok(obs(vec![pane(1, 1, "claude"), pane(2, 2, "codex")]))),
+            T0,
+        );
+        let mut there = vec![pane(1, 1, "claude"), pane(2, 2, "gemini")];
+        there[1] = dead(there[1].clone(), Some(1), None);
+        there[1].dead_time = Some(T0 / 1000);
+        for p in &mut there {
+            p.id = PaneId::on(1, p.id.0);
+        }
+        let mut o = obs(there);
+        o.listing.server_pid = None;
+        s.update(
+            Msg::PolledHost {
+                host: 1,
+                result: Ok(o),
+            },
+            T0 + 1_000,
+        );
+        s
+    }
+
+    #[test]
+    fn a_hosts_agents_are_named_by_it_and_its_silence_is_bannered() {
+        let s = with_a_host((80, 24));
+        assert!(s.geometry().list);
+        let t = render(&s, 80, 24, &Look::plain());
+        insta::assert_snapshot!("hosts_list_80x24", t.backend());
+        assert!(find(&t, " host ").is_some(), "a host column");
+        assert!(find(&t, "box ").is_some() && find(&t, "local ").is_some());
+        let mut cards = s.clone();
+        cards.mode = Mode::Cards;
+        cards.update(Msg::Tick, cards.now);
+        let t = render(&cards, 80, 24, &Look::plain());
+        assert!(find(&t, "claude · work:1.0 w1 · %1").is_some());
+        // The host gone: its banner, its cards stale, the local ones not.
+        let mut down = s.clone();
+        down.update(Msg::Tick, T0 + 2_000);
+        down.update(
+            Msg::PolledHost {
+                host: 1,
+                result: Err(crate::core::errors::TmuxError::Unreachable {
+                    host: "box".into(),
+                    detail: "Connection refused".into(),
+                }),
+            },
+            T0 + 2_000,
+        );
+        down.mode = Mode::Cards;
+        down.update(
+            Msg::Resize {
+                width: 120,
+                height: 50,
+            },
+            T0 + 2_000,
+        );
+        let t = render(&down, 120, 50, &Look::plain());
+        insta::assert_snapshot!("hosts_down_120x50", t.backend());
+        assert!(find(&t, "box: unreachable since").is_some());
+        assert!(find(&t, "claude · box work:1.0").is_some());
+        let stale = (0..50)
+            .map(|y| row(&t, y))
+            .filter(|l| l.contains("(stale)"))
+            .count();
+        assert_eq!(stale, 2, "the host's two cards, not the local ones");
+        // `/box` leaves the host's agents.
+        let mut f = s.clone();
+        key(&mut f, KeyCode::Char('/'));
+        typed(&mut f, "box");
+        assert_eq!(f.shown.len(), 2);
     }
 
     #[test]

@@ -1313,3 +1313,121 @@ fn a_supervisor_that_starts_again_finds_a_wait_the_last_one_told_and_says_nothin
         "not announced again: {fx:?}"
     );
 }
+
+mod hosts {
+    use super::*;
+    use crate::core::errors::TmuxError;
+
+    /// A state watching the local server and one host, `box`.
+    fn with_box() -> State {
+        let mut config = crate::config::Config::default();
+        config.hosts = vec![crate::config::Host::ad_hoc("box")];
+        let mut s = State::new(&config, false, "/tmp/s".into(), (120, 40));
+        s.order = crate::config::Order::Tmux;
+        s
+    }
+
+    fn remote_obs(panes: Vec<Pane>) -> Msg {
+        let mut o = obs(panes
+            .into_iter()
+            .map(|mut p| {
+                p.id = PaneId::on(1, p.id.0);
+                p
+            })
+            .collect());
+        o.listing.server_pid = None;
+        Msg::PolledHost {
+            host: 1,
+            result: Ok(o),
+        }
+    }
+
+    #[test]
+    fn each_server_is_polled_on_its_own_and_its_look_replaces_only_its_own_cards() {
+        let mut s = with_box();
+        let fx = s.update(Msg::Tick, T0);
+        assert!(fx.contains(&Effect::Poll(vec![])));
+        assert!(fx.contains(&Effect::PollHost {
+            host: 1,
+            hot: vec![]
+        }));
+        s.update(Msg::Polled(Ok(obs(vec![pane(1, 0, "claude")]))), T0);
+        s.update(remote_obs(vec![pane(1, 0, "codex")]), T0);
+        assert_eq!(s.cards.len(), 2, "%1 here and %1 there are two panes");
+        // The next local look has no pane: the host's card stays.
+        s.update(Msg::Polled(Ok(obs(vec![]))), T0 + 500);
+        assert_eq!(s.cards.len(), 1);
+        assert_eq!(s.cards[0].pane.id, PaneId::on(1, 1));
+        assert_eq!(s.host_name(&s.cards[0]), Some("box"));
+        // A poll still under way is not asked again; asked once it answers.
+        let fx = s.update(Msg::Tick, T0 + 1_000);
+        assert!(fx
+            .iter()
+            .any(|e| matches!(e, Effect::PollHost { host: 1, .. })));
+        let fx = s.update(Msg::Tick, T0 + 1_500);
+        assert!(!fx.iter().any(|e| matches!(e, Effect::PollHost { .. })));
+    }
+
+    #[test]
+    fn a_host_that_does_not_answer_is_stale_alone_and_keeps_its_cards_and_its_first_silence() {
+        let mut s = with_box();
+        s.update(Msg::Tick, T0);
+        s.update(Msg::Polled(Ok(obs(vec![pane(1, 0, "claude")]))), T0);
+        s.update(remote_obs(vec![pane(2, 0, "claude")]), T0);
+        let gone = TmuxError::Unreachable {
+            host: "box".into(),
+            detail: "Connection refused".into(),
+        };
+        for k in 1..4 {
+            s.update(Msg::Tick, T0 + k * 1_000);
+            s.update(
+                Msg::PolledHost {
+                    host: 1,
+                    result: Err(gone.clone()),
+                },
+                T0 + k * 1_000,
+            );
+        }
+        assert_eq!(s.remotes[0].down_since, Some(T0 + 1_000), "since the first");
+        let there = s.cards.iter().find(|c| c.pane.id.host() == 1).unwrap();
+        let here = s.cards.iter().find(|c| c.pane.id.host() == 0).unwrap();
+        assert!(s.card_stale(there) && !s.card_stale(here));
+        assert_eq!(s.cards.len(), 2);
+        s.update(remote_obs(vec![pane(2, 0, "claude")]), T0 + 5_000);
+        assert_eq!(s.remotes[0].down_since, None);
+        assert!(!s.card_stale(&s.cards[1]));
+    }
+
+    #[test]
+    fn a_remote_death_is_journaled_with_its_host_kicked_there_and_never_looked_up_here() {
+        let mut s = with_box();
+        s.update(Msg::Tick, T0);
+        s.update(Msg::Polled(Ok(obs(vec![]))), T0);
+        let mut p = pane(3, 0, "claude");
+        s.update(remote_obs(vec![p.clone()]), T0);
+        // Dead, its status lost (tmux < 3.6): that server is asked to signal itself.
+        p.dead = true;
+        let mut fx = Vec::new();
+        for k in 1..4 {
+            s.update(Msg::Tick, T0 + k * 600);
+            fx.extend(s.update(remote_obs(vec![p.clone()]), T0 + k * 600));
+        }
+        assert!(fx.contains(&Effect::KickHost(1)), "{fx:?}");
+        assert!(!fx.iter().any(|e| matches!(e, Effect::KickServer(_))));
+        // Its id is not searched for in this machine's agent folders.
+        assert!(!fx.iter().any(|e| matches!(e, Effect::Discover(_))));
+        p.dead_status = Some(1);
+        p.dead_time = Some(T0 / 1000 + 2);
+        let fx = s.update(remote_obs(vec![p.clone()]), T0 + 3_000);
+        let died = fx
+            .iter()
+            .find_map(|e| match e {
+                Effect::Journal(ev) if ev.event == "died" => Some(ev.clone()),
+                _ => None,
+            })
+            .expect("journaled");
+        assert_eq!(died.host.as_deref(), Some("box"));
+        assert_eq!(died.server, None);
+        assert_eq!(died.pane, "%3");
+    }
+}
