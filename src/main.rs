@@ -199,7 +199,9 @@ async fn run(cli: Cli) -> ExitCode {
     }
     match &cli.command {
         Some(Command::Daemon(d)) if d.stop => run::daemon::stop(&socket),
-        Some(Command::Daemon(d)) if d.detach => run::daemon::detach(&socket, cli.config.as_deref()),
+        Some(Command::Daemon(d)) if d.detach => {
+            run::daemon::detach(&socket, cli.config.as_deref(), &cli.ssh)
+        }
         Some(Command::Daemon(_)) => run::daemon::run(&config, tmux, tick, true).await,
         Some(
             Command::ShellInit { .. }

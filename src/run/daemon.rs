@@ -147,7 +147,7 @@ fn stops() -> std::pin::Pin<Box<dyn futures_util::Stream<Item = Msg> + Send>> {
 
 /// `agentwatch daemon --detach`: starts the daemon in its own session with no terminal and
 /// prints its pid once it holds its lock; if one already runs, prints that one's pid.
-pub fn detach(socket: &Path, config: Option<&Path>) -> ExitCode {
+pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode {
     if let Ok(Some(d)) = running(socket) {
         println!("{}", d.pid);
         eprintln!(
@@ -168,6 +168,10 @@ pub fn detach(socket: &Path, config: Option<&Path>) -> ExitCode {
     cmd.arg("-S").arg(socket);
     if let Some(c) = config {
         cmd.arg("-c").arg(absolute(c));
+    }
+    // The hosts given with --ssh are watched by the daemon too.
+    for dest in ssh {
+        cmd.arg("--ssh").arg(dest);
     }
     cmd.arg("daemon")
         .stdin(std::process::Stdio::null())
