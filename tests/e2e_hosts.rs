@@ -202,3 +202,57 @@ fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_i
     ui.send_keys(&["q"]);
     assert_eq!(ui.wait_exit(WAIT), "status 0");
 }
+
+#[test]
+fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let local = TmuxServer::start();
+    let remote = TmuxServer::start();
+    remote.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    remote.write_plan(
+        "claude",
+        "say its last words over there\nexit 3\n---\nsay back over there\nwait stop\nexit 4\n",
+    );
+    let there = remote.new_window(&["claude", "--session-id", REMOTE_ID]);
+    let sshd = Sshd::start();
+    let config = hosts_config(&local, &remote, &sshd, "[auto_resume]\nenabled = false\n");
+    let ui = local.start_agentwatch(100, 30, &[], &["-c", &config]);
+    ui.wait_for_text("process exited (code 3)", WAIT);
+    // Peek: its retained output, read from that server.
+    ui.send_keys(&["p"]);
+    let screen = ui.wait_for_text("retained output", WAIT);
+    assert!(screen.contains("its last words over there"), "{screen}");
+    ui.send_keys(&["Escape"]);
+    // r: resumed there with its id; the crash record holds its last words and its host.
+    ui.send_keys(&["r"]);
+    ui.wait_for_text("back over there", WAIT);
+    let runs = remote.wait_log(&there, 2);
+    assert_eq!(argv(&runs[1]), ["--resume", REMOTE_ID]);
+    let (data, _) = local.xdg();
+    let dir = std::path::Path::new(&data).join("agentwatch/crashes");
+    let records: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert!(records[0].contains("its last words over there"));
+    assert!(records[0].contains("\"host\":\"box\""), "{}", records[0]);
+    // x twice closes the dead pane there.
+    std::fs::write(remote.agent_dir.join("stop"), "").unwrap();
+    ui.wait_for_text("process exited (code 4)", WAIT);
+    ui.send_keys(&["x"]);
+    ui.wait_for_text("press x again", WAIT);
+    ui.send_keys(&["x"]);
+    remote.wait_until("the pane is closed there", WAIT, || {
+        !remote
+            .tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .any(|l| l == there)
+    });
+    ui.send_keys(&["q"]);
+    assert_eq!(ui.wait_exit(WAIT), "status 0");
+}

@@ -111,13 +111,19 @@ impl Io {
     ) -> Result<std::collections::HashMap<PaneId, String>, crate::core::errors::TmuxError> {
         let mut out = std::collections::HashMap::new();
         let mut first_err = None;
-        for (host, ids) in by_host(panes) {
-            match self
-                .prober_of(host)
-                .tmux()
-                .capture_screens(&ids, lines)
-                .await
-            {
+        // Each server at once: a slow host adds its own wait, not the sum.
+        let groups = by_host(panes);
+        let asks = groups.iter().map(|(host, ids)| async move {
+            (
+                *host,
+                self.prober_of(*host)
+                    .tmux()
+                    .capture_screens(ids, lines)
+                    .await,
+            )
+        });
+        for (host, r) in futures_util::future::join_all(asks).await {
+            match r {
                 Ok(map) => out.extend(map.into_iter().map(|(id, s)| (PaneId::on(host, id.0), s))),
                 Err(e) => first_err = first_err.or(Some(e)),
             }
