@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::argv;
+
 use std::time::Duration;
 
 use common::sshd::{self, Sshd};
@@ -15,15 +17,6 @@ use common::TmuxServer;
 const WAIT: Duration = Duration::from_secs(20);
 const LOCAL_ID: &str = "11111111-2222-4333-8444-555555555555";
 const REMOTE_ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
-
-fn argv(entry: &serde_json::Value) -> Vec<String> {
-    entry["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect()
-}
 
 fn toml_str(s: &str) -> String {
     format!("{s:?}")
@@ -111,11 +104,17 @@ fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
     status(true);
 
     // doctor: in without a prompt, its tmux, control mode over ssh.
-    let out = local
-        .agentwatch_command(&["-c", &config, "doctor"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let doctor = || {
+        let out = local
+            .agentwatch_command(&["-c", &config, "doctor"])
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code(),
+        )
+    };
+    let (text, _) = doctor();
     assert!(
         text.contains("✔ host box: ssh aw-test gets in without a prompt"),
         "{text}"
@@ -127,16 +126,12 @@ fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
 
     sshd.kill();
     status(false);
-    let out = local
-        .agentwatch_command(&["-c", &config, "doctor"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, code) = doctor();
     assert!(
         text.contains("✖ host box: ssh aw-test does not get in without a prompt"),
         "{text}"
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(code, Some(1));
 }
 
 #[test]

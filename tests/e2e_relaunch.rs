@@ -4,21 +4,14 @@
 
 mod common;
 
+use common::argv;
+
 use std::time::Duration;
 
 use common::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(10);
 const ID: &str = "0199a213-81c0-7800-8aa1-bbab2a035a53";
-
-fn argv(entry: &serde_json::Value) -> Vec<String> {
-    entry["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect()
-}
 
 /// A config with auto-resume off: these tests press r themselves.
 fn no_auto(server: &TmuxServer) -> String {

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::argv;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -18,7 +20,6 @@ use agentwatch::core::state::State;
 use agentwatch::core::watch::{Card, Life};
 use agentwatch::run::{look_once, send, Io};
 use common::TmuxServer;
-use serde_json::Value;
 
 fn agentwatch(server: &TmuxServer, args: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
@@ -87,15 +88,6 @@ fn notice(state: &State, pane: &str) -> String {
         .and_then(|c| c.notice.as_ref())
         .map(|n| n.text.clone())
         .unwrap_or_default()
-}
-
-fn argv(entry: &Value) -> Vec<String> {
-    entry["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]

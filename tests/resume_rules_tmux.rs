@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::argv;
+
 use std::time::{Duration, Instant};
 
 use agentwatch::core::pane::PaneId;
@@ -75,15 +77,6 @@ fn kill(pid: &serde_json::Value, sig: &str) {
         .args(["-s", sig, &pid])
         .status()
         .unwrap();
-}
-
-fn argv(run: &serde_json::Value) -> Vec<String> {
-    run["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap().to_string())
-        .collect()
 }
 
 /// `agentwatch status --json`'s row of `pane`.

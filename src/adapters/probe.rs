@@ -204,19 +204,23 @@ impl Prober {
             }
             mirror.listing()
         };
-        let mut obs = Observation::default();
-        if remote {
-            // Its processes are another machine's: nothing of this one's /proc is about
-            // them. What tmux says is all that is known (start times, trees: unknown).
-            let fresh = |id: &PaneId| {
-                ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id)
-            };
-            obs.activity = listing
+        // When each live pane's window last had output, where read this poll (all of them
+        // with a brief or full listing, else those read whole): no news is no news. The core
+        // knows which are agents (a one-shot `status` sees panes never marked as such).
+        let fresh =
+            |id: &PaneId| ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id);
+        let mut obs = Observation {
+            activity: listing
                 .panes
                 .iter()
                 .filter(|p| !p.dead && fresh(&p.id))
                 .map(|p| (p.id, p.window_activity))
-                .collect();
+                .collect(),
+            ..Observation::default()
+        };
+        if remote {
+            // Its processes are another machine's: nothing of this one's /proc is about
+            // them. What tmux says is all that is known (start times, trees: unknown).
             obs.listing = listing;
             return Ok(obs);
         }
@@ -250,17 +254,6 @@ impl Prober {
         drop(cache);
         self.note_shells(&listing.panes, &obs.comm);
         obs.tree = self.trees(&listing.panes, &obs.comm, &heard.ended);
-        // When each live pane's window last had output, where read this poll (all of them
-        // with a brief or full listing, else those read whole): no news is no news. The core
-        // knows which are agents (a one-shot `status` sees panes never marked as such).
-        let fresh =
-            |id: &PaneId| ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id);
-        obs.activity = listing
-            .panes
-            .iter()
-            .filter(|p| !p.dead && fresh(&p.id))
-            .map(|p| (p.id, p.window_activity))
-            .collect();
         obs.listing = listing;
         obs.agent_files = self.agent_files(now);
         Ok(obs)
@@ -277,6 +270,18 @@ impl Prober {
     /// What the control connection to another host's server heard since the last poll:
     /// all there is to hear of it (its processes are not this machine's).
     fn heard_remote(&self) -> Heard {
+        Heard {
+            attending: self.attending.load(std::sync::atomic::Ordering::SeqCst),
+            // No kernel here tells of its processes' ends: its panes are listed briefly
+            // every 2 s, so a death there is seen within that.
+            watched: false,
+            ..self.notices_heard()
+        }
+    }
+
+    /// What the control connection heard since the last poll: the server's shape or names
+    /// changed.
+    fn notices_heard(&self) -> Heard {
         let notices = self.tmux.notices();
         Heard {
             shape: notices
@@ -285,10 +290,6 @@ impl Prober {
             names: notices
                 .names
                 .swap(false, std::sync::atomic::Ordering::SeqCst),
-            attending: self.attending.load(std::sync::atomic::Ordering::SeqCst),
-            // No kernel here tells of its processes' ends: its panes are listed briefly
-            // every 2 s, so a death there is seen within that.
-            watched: false,
             ..Heard::default()
         }
     }
@@ -298,15 +299,7 @@ impl Prober {
     /// foreground job.
     fn heard(&self) -> Heard {
         let notices = self.tmux.notices();
-        let mut heard = Heard {
-            shape: notices
-                .shape
-                .swap(false, std::sync::atomic::Ordering::SeqCst),
-            names: notices
-                .names
-                .swap(false, std::sync::atomic::Ordering::SeqCst),
-            ..Heard::default()
-        };
+        let mut heard = self.notices_heard();
         {
             let mut trees = lock(&self.trees);
             heard.ended = trees.exits.ended();

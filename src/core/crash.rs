@@ -57,25 +57,35 @@ impl CrashRecord {
     }
 }
 
+/// A record of a claude on `%1` that exited with code 1, holding `output` (for tests).
+#[cfg(test)]
+pub fn sample(output: &str) -> CrashRecord {
+    CrashRecord {
+        agent: "claude".into(),
+        pane: "%1".into(),
+        target: "work:1.0".into(),
+        session_id: None,
+        cwd: "/w".into(),
+        exit: "process exited (code 1)".into(),
+        died_at: None,
+        started_at: None,
+        uptime_ms: None,
+        saved_at: 0,
+        attempt: None,
+        host: None,
+        output: output.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn record(died_at: Option<Millis>, attempt: Option<u32>) -> CrashRecord {
         CrashRecord {
-            agent: "claude".into(),
-            pane: "%1".into(),
-            target: "work:1.0".into(),
-            session_id: None,
-            cwd: "/w".into(),
-            exit: "process exited (code 1)".into(),
             died_at,
-            started_at: None,
-            uptime_ms: None,
-            saved_at: 0,
             attempt,
-            host: None,
-            output: String::new(),
+            ..sample("")
         }
     }
 

@@ -350,21 +350,7 @@ mod tests {
     }
 
     fn record(output: &str) -> Arc<CrashRecord> {
-        Arc::new(CrashRecord {
-            agent: "claude".into(),
-            pane: "%1".into(),
-            target: "work:1.0".into(),
-            session_id: None,
-            cwd: "/w".into(),
-            exit: "process exited (code 1)".into(),
-            died_at: None,
-            started_at: None,
-            uptime_ms: None,
-            saved_at: 0,
-            attempt: None,
-            host: None,
-            output: output.into(),
-        })
+        Arc::new(crate::core::crash::sample(output))
     }
 
     /// A peek opened at 7 on a live pane of 100 lines, with two crash records.

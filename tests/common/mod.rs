@@ -798,3 +798,14 @@ pub fn calls(log: &std::path::Path) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// The argv a fake agent recorded in one entry of its log.
+#[allow(dead_code)]
+pub fn argv(entry: &serde_json::Value) -> Vec<String> {
+    entry["argv"]
+        .as_array()
+        .expect("argv is an array")
+        .iter()
+        .map(|v| v.as_str().expect("argv words are strings").to_string())
+        .collect()
+}
