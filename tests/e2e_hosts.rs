@@ -218,8 +218,9 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     ui.wait_for_text("process exited (code 3)", WAIT);
     // Peek: its retained output, read from that server.
     ui.send_keys(&["p"]);
-    let screen = ui.wait_for_text("retained output", WAIT);
-    assert!(screen.contains("its last words over there"), "{screen}");
+    let screen = ui.wait_for_text("its last words over there", WAIT);
+    assert!(screen.contains("claude · box main:1.0 · %1"), "{screen}");
+    assert!(screen.contains("retained output"), "{screen}");
     ui.send_keys(&["Escape"]);
     // r: resumed there with its id; the crash record holds its last words and its host.
     ui.send_keys(&["r"]);

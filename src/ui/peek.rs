@@ -66,8 +66,11 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                 format!("session {}", short_id(&c.pane.opt_session_id))
             };
             let short = format!(
-                " {} · {} · {} ",
+                " {} · {}{} · {} ",
                 c.agent.as_deref().unwrap_or("pane"),
+                state
+                    .host_name(c)
+                    .map_or(String::new(), |h| format!("{h} ")),
                 c.pane.target(),
                 c.pane.id
             );
