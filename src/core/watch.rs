@@ -436,7 +436,7 @@ pub fn observe(
         card.kicked_at = None;
         // Seen dead before, it was seen to start (a relaunch); else, with nothing told,
         // only that it runs.
-        let witnessed = matches!(was, Life::Dead(_) | Life::Reading);
+        let witnessed = respawned || matches!(was, Life::Dead(_) | Life::Reading);
         match started {
             Some(t) => {
                 card.started_at = Some(t);
@@ -548,6 +548,26 @@ mod tests {
         c.kicks = 1;
         let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 5);
         assert_eq!(c.life, Life::Dead(Exit::Code(1)));
+    }
+
+    #[test]
+    fn a_start_nothing_tells_of_is_unknown_unless_it_was_seen() {
+        // Another host's agent, first seen running: since when, nobody says.
+        let p = crate::testkit::pane(1, 0, "claude");
+        let c = observe(None, p.clone(), Some("claude".into()), None, 5_000);
+        assert!(c.start_unknown);
+        assert_eq!(c.started_at, Some(5_000));
+        // Dead, then running again: its start was seen.
+        let mut dead = p.clone();
+        dead.dead = true;
+        dead.dead_status = Some(1);
+        let c = observe(Some(c), dead, None, None, 6_000);
+        let c = observe(Some(c), p.clone(), None, None, 7_000);
+        assert!(!c.start_unknown);
+        assert_eq!(c.started_at, Some(7_000));
+        // Told by /proc: known.
+        let c = observe(None, p, Some("claude".into()), Some(1_000), 8_000);
+        assert!(!c.start_unknown);
     }
 
     #[test]
