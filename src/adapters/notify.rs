@@ -75,7 +75,8 @@ pub async fn announce(cfg: &Notify, events: &[Event], looking: &HashSet<String>)
 fn unseen(events: &[Event], looking: &HashSet<String>) -> Vec<Event> {
     events
         .iter()
-        .filter(|e| !looking.contains(&e.pane))
+        // A local client shows local panes: another host's `%3` is not this one's.
+        .filter(|e| e.host.is_some() || !looking.contains(&e.pane))
         .cloned()
         .collect()
 }
@@ -208,6 +209,16 @@ mod tests {
             .map(|e| e.pane)
             .collect();
         assert_eq!(unseen, ["%2", "%3"]);
+        // Another host's %1 is not the local %1 the user looks at.
+        let there = Event {
+            host: Some("box".into()),
+            ..ev("died", "%1")
+        };
+        assert_eq!(unseen_of(&[there], &looking), 1);
+    }
+
+    fn unseen_of(events: &[Event], looking: &HashSet<String>) -> usize {
+        unseen(events, looking).len()
     }
 
     #[test]

@@ -606,8 +606,11 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
         .map(|(c, _)| c.hosts.clone())
         .unwrap_or_default();
     for dest in &cli.ssh {
-        if !hosts.iter().any(|h| &h.name == dest) {
-            hosts.push(crate::config::Host::ad_hoc(dest));
+        let host = crate::config::Host::ad_hoc(dest);
+        if let Some(why) = host.problem() {
+            checks.push(Check::new(Level::Fail, &format!("--ssh {dest}"), why, None));
+        } else if !hosts.iter().any(|h| &h.name == dest) {
+            hosts.push(host);
         }
     }
     for h in &hosts {

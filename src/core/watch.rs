@@ -293,7 +293,7 @@ impl Card {
             || has(p.cwd())
             || has(&crate::core::text::tilde(p.cwd(), home))
             || has(&p.opt_session_id)
-            || host.is_some_and(has)
+            || has(host.unwrap_or("local"))
     }
 
     /// Whether the server should be kicked now for this card's lost exit status.

@@ -25,7 +25,8 @@ pub use io::{Answer, Io};
 pub use settle::{look_once, send, settle};
 
 /// The pollers of the configured hosts' servers (`[[hosts]]`, `--ssh`), in order: each
-/// over one ssh process carrying a tmux control-mode client, polled on its own.
+/// over one ssh process carrying a tmux control-mode client (whatever `control_mode` says:
+/// the alternative would be an ssh login per call), polled on its own.
 pub fn remote_probers(config: &crate::config::Config) -> Vec<crate::adapters::probe::Prober> {
     config
         .hosts
@@ -34,8 +35,7 @@ pub fn remote_probers(config: &crate::config::Config) -> Vec<crate::adapters::pr
             let tmux = crate::adapters::tmux::client::Tmux::over_ssh(
                 crate::adapters::tmux::reach::SshServer::of(h),
                 REMOTE_TIMEOUT,
-            )
-            .with_control_mode(config.control_mode);
+            );
             crate::adapters::probe::Prober::new(tmux).with_shells(&config.shells)
         })
         .collect()

@@ -73,6 +73,8 @@ pub enum Transport {
 struct Slot {
     enabled: bool,
     conn: Option<super::control::Control>,
+    /// Why the last connection failed (another host's calls say it while they wait).
+    last_error: Option<TmuxError>,
     /// No new connection before this (backoff after a failure).
     not_before: Option<tokio::time::Instant>,
     backoff: Duration,
@@ -99,6 +101,7 @@ impl Tmux {
             control: Arc::new(tokio::sync::Mutex::new(Slot {
                 enabled: false,
                 conn: None,
+                last_error: None,
                 not_before: None,
                 backoff: BACKOFF_MIN,
             })),
@@ -121,7 +124,23 @@ impl Tmux {
             timeout,
         );
         t.reach = super::reach::Reach::Ssh(server);
-        t
+        // Over the connection only: a process per call would be an ssh login per call, and
+        // what it started would get sshd's bare PATH.
+        t.with_control_mode(true)
+    }
+
+    /// Another host's server is asked over its connection only: while there is none, a
+    /// call fails at once with why (no ssh per call), and it is tried again with backoff.
+    fn remote(&self) -> bool {
+        matches!(self.reach, super::reach::Reach::Ssh(_))
+    }
+
+    fn no_connection(&self, slot: &Slot) -> TmuxError {
+        slot.last_error
+            .clone()
+            .unwrap_or_else(|| TmuxError::Failed {
+                detail: "no control-mode connection yet".into(),
+            })
     }
 
     /// How the server is reached.
@@ -176,13 +195,18 @@ impl Tmux {
         if slot.conn.as_ref().is_some_and(|c| !c.is_alive()) {
             slot.conn = None;
             self.retry_later(&mut slot, "the control-mode connection closed");
+            if self.remote() {
+                // Connected again at once: that says why it closed (the host went, or only
+                // the connection did); a failure then backs off.
+                slot.not_before = None;
+            }
         }
         if slot.conn.is_none() {
             if slot
                 .not_before
                 .is_some_and(|t| tokio::time::Instant::now() < t)
             {
-                return None;
+                return self.remote().then(|| Err(self.no_connection(&slot)));
             }
             match self.connect().await {
                 Ok(c) => {
@@ -200,6 +224,10 @@ impl Tmux {
                 }
                 Err(e) => {
                     self.retry_later(&mut slot, &format!("no control-mode connection: {e}"));
+                    if self.remote() {
+                        slot.last_error = Some(e.clone());
+                        return Some(Err(e));
+                    }
                     return None;
                 }
             }
@@ -212,6 +240,11 @@ impl Tmux {
             Err(e) => {
                 slot.conn = None;
                 self.retry_later(&mut slot, &format!("control mode failed ({e})"));
+                if self.remote() {
+                    slot.not_before = None;
+                    slot.last_error = Some(e.clone());
+                    return Some(Err(e));
+                }
                 None
             }
         }
@@ -242,13 +275,19 @@ impl Tmux {
     }
 
     async fn connect(&self) -> Result<super::control::Control, TmuxError> {
+        // By its id (`$3`): a name is the server's data, and over ssh it would pass through
+        // the remote shell.
         let out = self
-            .exec_for(["list-sessions", "-F", "#{session_name}"], self.timeout)
+            .exec_for(["list-sessions", "-F", "#{session_id}"], self.timeout)
             .await?;
         let text = String::from_utf8_lossy(&out);
-        let session = text.lines().next().ok_or_else(|| TmuxError::Failed {
-            detail: "no session to attach a control client to".into(),
-        })?;
+        let session = text
+            .lines()
+            .next()
+            .filter(|s| s.starts_with('$') && s[1..].bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| TmuxError::Failed {
+                detail: "no session to attach a control client to".into(),
+            })?;
         // Attaching here takes milliseconds; over ssh the connection is made first.
         let timeout = match self.reach {
             super::reach::Reach::Local => self.timeout.min(Duration::from_secs(2)),
@@ -258,7 +297,7 @@ impl Tmux {
             &self.reach,
             &self.program,
             &self.socket,
-            &format!("={session}"),
+            session,
             &self.envs,
             timeout,
             Arc::clone(&self.notices),
@@ -312,19 +351,20 @@ impl Tmux {
                 .iter()
                 .map(|a| a.as_ref().to_string_lossy().into_owned())
                 .collect();
-            // `a ; b`: a command each, in one round trip, stopping at the first failure as
-            // tmux does.
-            let commands: Vec<&[String]> = words.split(|w| w == ";").collect();
-            if let Some(r) = self.via_control_many(&commands).await {
-                let mut out = Vec::new();
-                for block in r? {
-                    match block {
-                        Ok(bytes) => out.extend(bytes),
-                        Err(msg) => return Err(self.failed(msg.as_bytes())),
-                    }
+            // `a ; b`: one command after the other, stopping at the first failure as tmux
+            // does (a `set-option` after a refused `respawn-pane` must not run).
+            let mut out = Vec::new();
+            for command in words.split(|w| w == ";") {
+                match self.via_control_many(&[command]).await {
+                    Some(r) => match r?.pop() {
+                        Some(Ok(bytes)) => out.extend(bytes),
+                        Some(Err(msg)) => return Err(self.failed(msg.as_bytes())),
+                        None => {}
+                    },
+                    None => return self.exec_for(args, timeout).await,
                 }
-                return Ok(out);
             }
+            return Ok(out);
         }
         self.exec_for(args, timeout).await
     }

@@ -125,9 +125,12 @@ impl Reach {
             }
             Reach::Ssh(s) => {
                 let mut cmd = tokio::process::Command::new("ssh");
+                // The user's arguments first: ssh keeps the first value of an option, so
+                // theirs win over these defaults. `--`: the destination is never an option.
                 cmd.arg("-T")
-                    .args(SSH_OPTIONS)
                     .args(&s.ssh_args)
+                    .args(SSH_OPTIONS)
+                    .arg("--")
                     .arg(&s.dest)
                     .arg(s.remote_command(args))
                     .env_remove("TMUX")
@@ -185,9 +188,10 @@ mod tests {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         assert_eq!(argv[0], "-T");
+        assert_eq!(&argv[1..3], ["-F", "/tmp/cfg"], "the user's arguments win");
         assert!(argv.contains(&"BatchMode=yes".to_string()));
         let dest = argv.iter().position(|a| a == "box").unwrap();
-        assert_eq!(&argv[dest - 2..dest], ["-F", "/tmp/cfg"]);
+        assert_eq!(argv[dest - 1], "--");
         assert_eq!(argv[dest + 1], "tmux -u -S '/tmp/my sock' -V");
         assert_eq!(argv.len(), dest + 2);
     }

@@ -71,6 +71,9 @@ pub struct Remote {
     listed: Option<std::collections::HashSet<PaneId>>,
     /// When its cards on screen were last read whole.
     screen_read_at: Millis,
+    /// Its tmux server's pid there: another pid is another server, whose panes reuse the
+    /// old one's ids.
+    server_pid: Option<u32>,
 }
 
 impl Remote {
@@ -83,6 +86,7 @@ impl Remote {
             poll_again: false,
             listed: None,
             screen_read_at: 0,
+            server_pid: None,
         }
     }
 }
@@ -636,6 +640,12 @@ impl State {
                     tracing::info!("{}: answering again (down since {since})", r.name);
                 }
                 r.server = Server::Up;
+                let pid = obs.listing.server_pid;
+                let restarted = matches!((r.server_pid, pid), (Some(a), Some(b)) if a != b);
+                r.server_pid = pid.or(r.server_pid);
+                if restarted {
+                    self.forget_host(host, "its tmux server was started again", now, fx);
+                }
                 self.absorb(host, obs, now, fx);
             }
             Err(e) => {
@@ -643,7 +653,13 @@ impl State {
                     tracing::warn!("{}: {e}", r.name);
                 }
                 r.down_since.get_or_insert(now);
+                let gone = matches!(e, TmuxError::NoServer { .. });
                 r.server = Server::Down(e);
+                // The host answers, its server is gone: so are its panes.
+                if gone {
+                    r.server_pid = None;
+                    self.forget_host(host, "its tmux server is gone", now, fx);
+                }
             }
         }
         let again = self
@@ -652,6 +668,35 @@ impl State {
             .is_some_and(|r| std::mem::take(&mut r.poll_again));
         if again {
             self.poll_remotes(fx);
+        }
+    }
+
+    /// Another host's server went (or was started again): its cards go, never handed to the
+    /// new server's panes that reuse their ids. Journaled once, by the supervisor, as the
+    /// local server's loss is.
+    fn forget_host(&mut self, host: u8, why: &str, now: Millis, fx: &mut Vec<Effect>) {
+        let lost = self
+            .cards
+            .iter()
+            .filter(|c| c.pane.id.host() == host && c.agent.is_some())
+            .count();
+        self.cards.retain(|c| c.pane.id.host() != host);
+        if self.peek.as_ref().is_some_and(|p| p.pane.host() == host) {
+            self.peek = None;
+        }
+        let Some(r) = self.remotes.get_mut(usize::from(host) - 1) else {
+            return;
+        };
+        r.listed = Some(std::collections::HashSet::new());
+        tracing::warn!("{}: {why}: {lost} agents lost", r.name);
+        if self.supervising && lost > 0 {
+            fx.push(Effect::Journal(crate::core::msg::Event {
+                ts: now,
+                event: "server_gone".into(),
+                host: Some(r.name.clone()),
+                detail: Some(format!("{why}: {lost} agents lost")),
+                ..Default::default()
+            }));
         }
     }
 
@@ -857,7 +902,7 @@ impl State {
         if srv == 0 {
             self.follow_server_auto(&obs.listing.auto_all);
         }
-        self.attend(&activity, &files, &trees, now, fx);
+        self.attend(srv, &activity, &files, &trees, now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.tell_history();
@@ -885,6 +930,10 @@ impl State {
             let Some(kind) = &card.agent else {
                 continue;
             };
+            // A server that does not answer is written to when it does.
+            if card.pane.id.host() != 0 && self.card_stale(card) {
+                continue;
+            }
             let p = &card.pane;
             let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
             // The id named on the command line is worth recording even on a dead pane (only
@@ -929,8 +978,11 @@ impl State {
     /// What each live agent does: its window's output time and a hook's pane options as
     /// read this poll, and the screen of one whose output stopped, read once until it
     /// writes again.
+    /// What the look at server `srv` tells of its live agents (its files, hooks and output
+    /// times are about its cards only; another server's are told by its own look).
     fn attend(
         &mut self,
+        srv: u8,
         activity: &HashMap<PaneId, u64>,
         files: &HashMap<u32, AgentFile>,
         trees: &HashMap<PaneId, Arc<ProcTree>>,
@@ -939,6 +991,9 @@ impl State {
     ) {
         let mut look = Vec::new();
         for card in &mut self.cards {
+            if card.pane.id.host() != srv {
+                continue;
+            }
             if card.agent.is_none() || card.life != Life::Running {
                 if *card.attention != Attention::default() {
                     *card.attention = Attention::default();

@@ -1328,6 +1328,10 @@ mod hosts {
     }
 
     fn remote_obs(panes: Vec<Pane>) -> Msg {
+        remote_obs_of(None, panes)
+    }
+
+    fn remote_obs_of(server_pid: Option<u32>, panes: Vec<Pane>) -> Msg {
         let mut o = obs(panes
             .into_iter()
             .map(|mut p| {
@@ -1335,11 +1339,80 @@ mod hosts {
                 p
             })
             .collect());
-        o.listing.server_pid = None;
+        o.listing.server_pid = server_pid;
         Msg::PolledHost {
             host: 1,
             result: Ok(o),
         }
+    }
+
+    #[test]
+    fn a_server_started_again_there_never_hands_its_old_cards_to_new_panes() {
+        let mut s = with_box();
+        s.update(Msg::Tick, T0);
+        s.update(Msg::Polled(Ok(obs(vec![pane(1, 0, "claude")]))), T0);
+        let mut agent = pane(1, 0, "claude");
+        agent.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        s.update(remote_obs_of(Some(100), vec![agent]), T0);
+        assert_eq!(s.cards.len(), 2);
+        // Rebooted: pane %1 there is now a plain shell.
+        s.update(Msg::Tick, T0 + 1_000);
+        let fx = s.update(
+            remote_obs_of(Some(200), vec![pane(1, 0, "zsh")]),
+            T0 + 1_000,
+        );
+        assert_eq!(
+            s.cards.len(),
+            1,
+            "the shell is no agent, and no old card lives on"
+        );
+        assert_eq!(s.cards[0].pane.id.host(), 0);
+        assert!(fx.iter().any(|e| matches!(e, Effect::Journal(ev)
+            if ev.event == "server_gone" && ev.host.as_deref() == Some("box"))));
+        // Its server gone while the host answers: the same.
+        s.update(
+            remote_obs_of(Some(200), vec![pane(2, 0, "codex")]),
+            T0 + 2_000,
+        );
+        assert_eq!(s.cards.len(), 2);
+        s.update(
+            Msg::PolledHost {
+                host: 1,
+                result: Err(TmuxError::NoServer {
+                    socket: "/tmp/x".into(),
+                }),
+            },
+            T0 + 3_000,
+        );
+        assert_eq!(s.cards.len(), 1);
+    }
+
+    #[test]
+    fn a_look_at_one_server_says_nothing_of_another_servers_agents() {
+        let mut s = with_box();
+        s.update(Msg::Tick, T0);
+        let local = pane(1, 0, "claude");
+        let mut o = obs(vec![local.clone()]);
+        let mut files = HashMap::new();
+        files.insert(
+            local.pid.unwrap(),
+            crate::core::attention::AgentFile {
+                status: "waiting".into(),
+                waiting_for: Some("permission prompt".into()),
+                updated_at: None,
+                proc_start: None,
+            },
+        );
+        o.agent_files = Arc::new(files);
+        s.update(Msg::Polled(Ok(o)), T0);
+        assert!(s.cards[0].attention.is(Doing::Waiting));
+        // The host's look has no files: the local agent still waits.
+        for k in 1..5 {
+            s.update(Msg::Tick, T0 + k * 500);
+            s.update(remote_obs(vec![pane(1, 0, "codex")]), T0 + k * 500);
+        }
+        let here = s.cards.iter().find(|c| c.pane.id.host() == 0).unwrap();
+        assert!(here.attention.is(Doing::Waiting));
     }
 
     #[test]
