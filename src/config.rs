@@ -108,6 +108,19 @@ impl Host {
         if self.tmux.is_empty() {
             return Some("tmux (the program there) must not be empty".into());
         }
+        // These go through the remote login shell (sh, bash, zsh or fish): no word quoting
+        // can carry a backslash or a quote through all of them alike.
+        for (key, v) in [
+            ("tmux", Some(&self.tmux)),
+            ("socket_name", self.socket_name.as_ref()),
+            ("socket_path", self.socket_path.as_ref()),
+        ] {
+            if v.is_some_and(|v| v.contains(['\\', '\'', '\n'])) {
+                return Some(format!(
+                    "{key} {v:?} holds a backslash, a quote or a newline, which cannot pass safely through the remote shell: rename it"
+                ));
+            }
+        }
         dest_problem(&self.ssh)
     }
 }
@@ -700,6 +713,11 @@ mod tests {
         assert!(both.contains("not both"), "{both}");
         let spaced = err("[[hosts]]\nname = \"a b\"\nssh = \"x\"\n");
         assert!(spaced.contains("without spaces"), "{spaced}");
+        let quote = err("[[hosts]]\nname = \"a\"\nssh = \"x\"\nsocket_path = \"/tmp/it's\"\n");
+        assert!(
+            quote.contains("cannot pass safely through the remote shell"),
+            "{quote}"
+        );
         let unknown = err("[[hosts]]\nname = \"a\"\nssh = \"x\"\nport = 22\n");
         assert!(unknown.contains("unknown field"), "{unknown}");
     }

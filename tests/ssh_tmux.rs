@@ -62,6 +62,12 @@ async fn a_server_behind_ssh_is_polled_over_one_connection_and_found_again_after
         String::from_utf8_lossy(&out).trim(),
         format!("$(echo no) ; '{pane}'")
     );
+    // An argument ending in `;`, escaped for tmux's argv as locally, arrives as given.
+    let out = tmux
+        .run(["display-message", "-p", "stop here\\;"])
+        .await
+        .expect("display");
+    assert_eq!(String::from_utf8_lossy(&out).trim(), "stop here;");
     // A second server on the same host, its own.
     let second = over_ssh(&other, &sshd);
     assert_eq!(second.list_panes().await.expect("second").panes.len(), 3);

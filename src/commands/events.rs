@@ -12,8 +12,12 @@ use crate::core::msg::{Event, Millis};
 pub fn human(e: &Event, tz: &TimeZone) -> String {
     let when = crate::core::timefmt::local(e.ts, tz);
     let mut parts = vec![format!("{when}  {:<13}", e.event)];
-    if !e.pane.is_empty() {
-        parts.push(e.pane.clone());
+    // Another host's pane: named by its host (`box %3`), pane ids being per server.
+    match (&e.host, e.pane.is_empty()) {
+        (Some(h), false) => parts.push(format!("{h} {}", e.pane)),
+        (Some(h), true) => parts.push(h.clone()),
+        (None, false) => parts.push(e.pane.clone()),
+        (None, true) => {}
     }
     if let Some(t) = &e.target {
         parts.push(t.clone());
@@ -123,5 +127,17 @@ mod tests {
         let line = human(&e, &TimeZone::UTC);
         assert!(!line.chars().any(char::is_control), "{line:?}");
         assert!(line.contains("line?break ?[31mred"), "{line:?}");
+    }
+
+    #[test]
+    fn another_hosts_event_names_its_host_before_the_pane() {
+        let e = Event {
+            ts: 1,
+            event: "died".into(),
+            pane: "%3".into(),
+            host: Some("box".into()),
+            ..Event::default()
+        };
+        assert!(human(&e, &TimeZone::UTC).contains("died           box %3"));
     }
 }

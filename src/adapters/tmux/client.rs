@@ -347,9 +347,17 @@ impl Tmux {
     {
         let args: Vec<S> = args.into_iter().collect();
         if let super::reach::Reach::Ssh(_) = self.reach {
+            // A word ending in `;` is written `x\;` for tmux's argv (else it ends a
+            // command); over the connection every word is quoted, so the `;` is plain.
             let words: Vec<String> = args
                 .iter()
-                .map(|a| a.as_ref().to_string_lossy().into_owned())
+                .map(|a| {
+                    let w = a.as_ref().to_string_lossy();
+                    match w.strip_suffix("\\;") {
+                        Some(head) if !head.is_empty() => format!("{head};"),
+                        _ => w.into_owned(),
+                    }
+                })
                 .collect();
             // `a ; b`: one command after the other, stopping at the first failure as tmux
             // does (a `set-option` after a refused `respawn-pane` must not run).

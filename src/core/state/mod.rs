@@ -466,8 +466,12 @@ impl State {
             }
             self.remotes[h].poll_in_flight = true;
             let due = self.now.saturating_sub(self.remotes[h].screen_read_at) >= SCREEN_READ_MS;
+            // In the list, its selected line only: the others' last lines follow what the
+            // brief listing says changed (a line of output needs no read every second).
             let on_screen: Vec<usize> = if self.headless || !due {
                 Vec::new()
+            } else if self.geometry().list {
+                self.selected_index().into_iter().collect()
             } else {
                 self.visible().collect()
             };
