@@ -1388,6 +1388,33 @@ mod hosts {
     }
 
     #[test]
+    fn a_death_while_the_host_was_unreachable_is_dated_when_it_happened_not_now() {
+        let mut s = with_box();
+        s.update(Msg::Tick, T0);
+        s.update(Msg::Polled(Ok(obs(vec![]))), T0);
+        let mut p = pane(4, 0, "claude");
+        s.update(remote_obs(vec![p.clone()]), T0);
+        s.update(
+            Msg::PolledHost {
+                host: 1,
+                result: Err(TmuxError::Unreachable {
+                    host: "box".into(),
+                    detail: "timed out".into(),
+                }),
+            },
+            T0 + 1_000,
+        );
+        // Back ten minutes later: it died two minutes after the host went quiet.
+        p.dead = true;
+        p.dead_status = Some(1);
+        p.dead_time = Some((T0 + 120_000) / 1000);
+        s.update(remote_obs(vec![p]), T0 + 600_000);
+        let c = &s.cards[0];
+        assert_eq!(c.life, Life::Dead(Exit::Code(1)));
+        assert_eq!(c.died_at, Some(T0 + 120_000));
+    }
+
+    #[test]
     fn a_look_at_one_server_says_nothing_of_another_servers_agents() {
         let mut s = with_box();
         s.update(Msg::Tick, T0);
