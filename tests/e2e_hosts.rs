@@ -165,6 +165,16 @@ fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_i
     ui.wait_for_text("2 running", WAIT);
     ui.wait_for_text("claude · box main:1.0", WAIT);
     ui.wait_for_text("the remote agent works", WAIT);
+    // Its start time, asked of that machine once: said on its card as here.
+    let screen = ui.wait_for("the remote agent's age", WAIT, |s| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines
+            .iter()
+            .position(|l| l.contains("claude · box main:1.0"))
+            .and_then(|i| lines.get(i + 1))
+            .is_some_and(|l| l.contains("● running for"))
+    });
+    assert!(screen.contains("id 0e6a1c1e"), "{screen}");
 
     std::fs::write(remote.agent_dir.join("go"), "").unwrap();
     let screen = ui.wait_for_text("process exited (code 1)", WAIT);

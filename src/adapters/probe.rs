@@ -37,6 +37,8 @@ pub struct Prober {
     failing: std::sync::atomic::AtomicBool,
     /// claude's per-process state files.
     claude: Mutex<ClaudeStates>,
+    /// Start times of another host's pane processes, by pid (`None`: could not be read).
+    remote_starts: Mutex<HashMap<u32, Option<Millis>>>,
     /// The core wants agents' output times often (see [`Heard::attending`]).
     attending: std::sync::atomic::AtomicBool,
 }
@@ -122,6 +124,7 @@ impl Prober {
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
             claude: Mutex::new(ClaudeStates::new(None)),
+            remote_starts: Mutex::new(HashMap::new()),
             attending: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -220,7 +223,9 @@ impl Prober {
         };
         if remote {
             // Its processes are another machine's: nothing of this one's /proc is about
-            // them. What tmux says is all that is known (start times, trees: unknown).
+            // them. Their start times are asked of that machine, once per new process;
+            // the rest (trees, wrappers) stays unknown.
+            obs.started = self.remote_starts(&listing.panes).await;
             obs.listing = listing;
             return Ok(obs);
         }
@@ -257,6 +262,39 @@ impl Prober {
         obs.listing = listing;
         obs.agent_files = self.agent_files(now);
         Ok(obs)
+    }
+
+    /// Start times of another host's pane processes (epoch ms, by that machine's clock):
+    /// asked there for the processes not asked about before, all in one ssh exec, so a
+    /// steady host costs nothing. Unknown when it cannot be asked.
+    async fn remote_starts(&self, panes: &[crate::core::pane::Pane]) -> HashMap<PaneId, Millis> {
+        let live: Vec<(PaneId, u32)> = panes
+            .iter()
+            .filter(|p| !p.dead)
+            .filter_map(|p| Some((p.id, p.pid?)))
+            .collect();
+        let new: Vec<u32> = {
+            let mut known = lock(&self.remote_starts);
+            known.retain(|pid, _| live.iter().any(|(_, p)| p == pid));
+            live.iter()
+                .map(|(_, p)| *p)
+                .filter(|p| !known.contains_key(p))
+                .collect()
+        };
+        if !new.is_empty() {
+            let found = match self.tmux.reach() {
+                crate::adapters::tmux::reach::Reach::Ssh(s) => ask_starts(s, &new).await,
+                crate::adapters::tmux::reach::Reach::Local => HashMap::new(),
+            };
+            let mut known = lock(&self.remote_starts);
+            for pid in new {
+                known.insert(pid, found.get(&pid).copied());
+            }
+        }
+        let known = lock(&self.remote_starts);
+        live.iter()
+            .filter_map(|(id, pid)| Some((*id, (*known.get(pid)?)?)))
+            .collect()
     }
 
     /// The server is on another host (reached over ssh).
@@ -858,6 +896,61 @@ fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
     (!argv.is_empty()).then_some(argv)
 }
 
+/// Asks another host for its boot time, clock ticks and the stat lines of `pids`; their
+/// start times, by its clock. One ssh exec.
+async fn ask_starts(
+    host: &crate::adapters::tmux::reach::SshServer,
+    pids: &[u32],
+) -> HashMap<u32, Millis> {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let script = format!(
+        "grep ^btime /proc/stat; getconf CLK_TCK; for p in {}; do cat /proc/$p/stat 2>/dev/null; done",
+        list.join(" ")
+    );
+    let Some(mut cmd) = host.shell(&script) else {
+        return HashMap::new();
+    };
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let out = match tokio::time::timeout(std::time::Duration::from_secs(10), cmd.output()).await {
+        Ok(Ok(o)) if o.status.success() => o.stdout,
+        Ok(Ok(o)) => {
+            tracing::info!(
+                "{}: start times not read (ssh exited {})",
+                host.dest,
+                o.status
+            );
+            return HashMap::new();
+        }
+        _ => return HashMap::new(),
+    };
+    parse_starts(&String::from_utf8_lossy(&out))
+}
+
+/// `btime N`, the clock ticks per second, then `/proc/PID/stat` lines: start times by pid.
+fn parse_starts(text: &str) -> HashMap<u32, Millis> {
+    let mut lines = text.lines();
+    let boot = lines
+        .next()
+        .and_then(|l| l.strip_prefix("btime "))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let tck = lines
+        .next()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&t| t > 0);
+    let (Some(boot), Some(tck)) = (boot, tck) else {
+        return HashMap::new();
+    };
+    lines
+        .filter_map(|l| {
+            let pid = l.split_whitespace().next()?.parse::<u32>().ok()?;
+            let st = parse_stat(l)?;
+            Some((pid, boot * 1000 + st.start_ticks * 1000 / tck))
+        })
+        .collect()
+}
+
 fn boot_time_ms() -> Option<Millis> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     let line = text.lines().find(|l| l.starts_with("btime "))?;
@@ -867,6 +960,21 @@ fn boot_time_ms() -> Option<Millis> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_hosts_start_times_are_read_by_its_own_boot_time_and_ticks() {
+        let text = "btime 1780000000\n100\n\
+            42 (claude) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n\
+            43 (we ird) x) S 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1234 1000 100\n";
+        let starts = parse_starts(text);
+        assert_eq!(starts.get(&42), Some(&1_780_000_005_000));
+        assert_eq!(starts.get(&43), Some(&1_780_000_012_340));
+        // No boot time or ticks: nothing is guessed.
+        assert!(
+            parse_starts("100\n42 (c) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n").is_empty()
+        );
+        assert!(parse_starts("").is_empty());
+    }
 
     #[test]
     fn stat_with_a_hostile_comm_parses() {

@@ -469,6 +469,11 @@ pub fn on_host(host: u8, mut obs: crate::core::msg::Observation) -> crate::core:
         .into_iter()
         .map(|(id, t)| (PaneId::on(host, id.0), t))
         .collect();
+    obs.started = obs
+        .started
+        .into_iter()
+        .map(|(id, t)| (PaneId::on(host, id.0), t))
+        .collect();
     // The server's pid is another machine's: never signalled from here (the core asks
     // that server to signal itself), only compared, to tell a restarted server.
     obs

@@ -143,6 +143,27 @@ impl Reach {
     }
 }
 
+impl SshServer {
+    /// `sh -c SCRIPT` run there, over a new ssh process (not the control connection: tmux's
+    /// `run-shell` shows its output in a pane, it does not answer it). For what only that
+    /// machine's `/proc` knows, asked rarely. The script must hold no backslash and no single
+    /// quote (it passes through the remote login shell, which may be fish).
+    pub fn shell(&self, script: &str) -> Option<tokio::process::Command> {
+        if script.contains(['\\', '\'', '\n']) {
+            return None;
+        }
+        let mut cmd = tokio::process::Command::new("ssh");
+        cmd.arg("-T")
+            .args(&self.ssh_args)
+            .args(SSH_OPTIONS)
+            .arg("--")
+            .arg(&self.dest)
+            .arg(format!("sh -c '{script}'"))
+            .stdin(Stdio::null());
+        Some(cmd)
+    }
+}
+
 /// ssh's own failures (it exits 255): the host could not be reached or would not let us
 /// in. Its last line of stderr says why.
 pub fn ssh_failure(code: Option<i32>, stderr: &[u8]) -> Option<String> {
