@@ -225,7 +225,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let mut names = vec![Span::raw(" ")];
     for (col, cw) in &cols {
         names.push(Span::styled(
-            format!("{} ", fit_col(*col, col.name(), *cw)),
+            format!("{} ", pad(col.name(), *cw)),
             t.dim().add_modifier(Modifier::BOLD),
         ));
     }

@@ -965,6 +965,23 @@ mod views {
     }
 
     #[test]
+    fn the_lists_column_names_are_cut_at_their_end_whatever_the_width() {
+        for w in 40..=120 {
+            let mut s = twelve((w, 24));
+            s.update(
+                Msg::Resize {
+                    width: w,
+                    height: 24,
+                },
+                s.now,
+            );
+            let t = render(&s, w, 24, &Look::plain());
+            let names = row(&t, 1);
+            assert!(!names.contains(" …"), "at {w}: {names}");
+        }
+    }
+
+    #[test]
     fn the_list_never_panics_however_small() {
         let s = twelve((80, 24));
         for (w, h) in [(80, 1), (80, 2), (80, 3), (80, 4), (1, 1), (5, 3), (300, 5)] {
