@@ -48,6 +48,29 @@ pub struct Config {
 /// Hosts watched at once, besides the local server.
 pub const MAX_HOSTS: usize = 32;
 
+impl Config {
+    /// `--ssh DEST`: hosts beside those of `[[hosts]]`, named by their destination (one
+    /// named so already is not added twice). An error names the flag and what is wrong.
+    pub fn add_ssh(&mut self, dests: &[String]) -> Result<(), String> {
+        for dest in dests {
+            let host = Host::ad_hoc(dest);
+            if let Some(why) = host.problem() {
+                return Err(format!("--ssh {dest}: {why}"));
+            }
+            if !self.hosts.iter().any(|h| h.name == host.name) {
+                self.hosts.push(host);
+            }
+        }
+        if self.hosts.len() > MAX_HOSTS {
+            return Err(format!(
+                "{} hosts: at most {MAX_HOSTS} (drop some --ssh or [[hosts]])",
+                self.hosts.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// `[[hosts]]`: a tmux server on another machine, reached with `ssh` alone (nothing of
 /// agentwatch runs there).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -153,22 +153,8 @@ async fn run(cli: Cli) -> ExitCode {
         }
     };
     // `--ssh DEST`: hosts beside the config's, named by their destination.
-    for dest in &cli.ssh {
-        let host = config::Host::ad_hoc(dest);
-        if let Some(why) = host.problem() {
-            eprintln!("agentwatch: --ssh {dest}: {why}");
-            return ExitCode::from(2);
-        }
-        if !config.hosts.iter().any(|h| h.name == host.name) {
-            config.hosts.push(host);
-        }
-    }
-    if config.hosts.len() > config::MAX_HOSTS {
-        eprintln!(
-            "agentwatch: {} hosts: at most {} (drop some --ssh or [[hosts]])",
-            config.hosts.len(),
-            config::MAX_HOSTS
-        );
+    if let Err(e) = config.add_ssh(&cli.ssh) {
+        eprintln!("agentwatch: {e}");
         return ExitCode::from(2);
     }
     let socket = resolve_socket(&cli.server());
@@ -286,11 +272,7 @@ async fn run(cli: Cli) -> ExitCode {
             let tmux = match &a.host {
                 None => tmux,
                 Some(name) => match config.hosts.iter().find(|h| &h.name == name) {
-                    Some(h) => agentwatch::adapters::tmux::client::Tmux::over_ssh(
-                        agentwatch::adapters::tmux::reach::SshServer::of(h),
-                        run::REMOTE_TIMEOUT,
-                    )
-                    .with_control_mode(true),
+                    Some(h) => run::remote_tmux(h),
                     None => {
                         let known: Vec<&str> =
                             config.hosts.iter().map(|h| h.name.as_str()).collect();

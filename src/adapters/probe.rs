@@ -274,8 +274,9 @@ impl Prober {
             .filter_map(|p| Some((p.id, p.pid?)))
             .collect();
         let new: Vec<u32> = {
+            let alive: std::collections::HashSet<u32> = live.iter().map(|(_, p)| *p).collect();
             let mut known = lock(&self.remote_starts);
-            known.retain(|pid, _| live.iter().any(|(_, p)| p == pid));
+            known.retain(|pid, _| alive.contains(pid));
             live.iter()
                 .map(|(_, p)| *p)
                 .filter(|p| !known.contains_key(p))
@@ -309,9 +310,8 @@ impl Prober {
     /// all there is to hear of it (its processes are not this machine's).
     fn heard_remote(&self) -> Heard {
         Heard {
-            attending: self.attending.load(std::sync::atomic::Ordering::SeqCst),
             // No kernel here tells of its processes' ends: its panes are listed briefly
-            // every 2 s, so a death there is seen within that.
+            // every 2 s (whatever its agents do), so a death there is seen within that.
             watched: false,
             ..self.notices_heard()
         }
@@ -931,10 +931,7 @@ async fn ask_starts(
 /// `btime N`, the clock ticks per second, then `/proc/PID/stat` lines: start times by pid.
 fn parse_starts(text: &str) -> HashMap<u32, Millis> {
     let mut lines = text.lines();
-    let boot = lines
-        .next()
-        .and_then(|l| l.strip_prefix("btime "))
-        .and_then(|v| v.trim().parse::<u64>().ok());
+    let boot = lines.next().and_then(btime_ms);
     let tck = lines
         .next()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -946,15 +943,23 @@ fn parse_starts(text: &str) -> HashMap<u32, Millis> {
         .filter_map(|l| {
             let pid = l.split_whitespace().next()?.parse::<u32>().ok()?;
             let st = parse_stat(l)?;
-            Some((pid, boot * 1000 + st.start_ticks * 1000 / tck))
+            Some((pid, boot + st.start_ticks * 1000 / tck))
         })
         .collect()
 }
 
 fn boot_time_ms() -> Option<Millis> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().find(|l| l.starts_with("btime "))?;
-    line[6..].trim().parse::<u64>().ok().map(|s| s * 1000)
+    text.lines().find_map(btime_ms)
+}
+
+/// `btime N` of `/proc/stat`: the boot time, epoch ms.
+fn btime_ms(line: &str) -> Option<Millis> {
+    line.strip_prefix("btime ")?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(|s| s * 1000)
 }
 
 #[cfg(test)]

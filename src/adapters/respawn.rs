@@ -40,7 +40,7 @@ pub async fn relaunch(
     }
     // Another host's files are not this machine's: what is checked here of a directory, a
     // session held open or recorded is left to tmux and the agent there.
-    let here = matches!(tmux.reach(), crate::adapters::tmux::reach::Reach::Local);
+    let here = !tmux.remote();
     if here && !Path::new(&plan.cwd).is_dir() {
         return Err(Failure::lasting(format!(
             "directory {} no longer exists",

@@ -515,10 +515,7 @@ async fn program_version(path: &Path) -> String {
 pub async fn host_checks(host: &crate::config::Host) -> Vec<Check> {
     let what = format!("host {}", host.name);
     let dest = &host.ssh;
-    let tmux = Tmux::over_ssh(
-        crate::adapters::tmux::reach::SshServer::of(host),
-        Duration::from_secs(10),
-    );
+    let tmux = crate::run::remote_tmux(host);
     let v = match tmux.version().await {
         Ok(v) => v,
         Err(TmuxError::Unreachable { detail, .. }) => {
@@ -553,7 +550,8 @@ pub async fn host_checks(host: &crate::config::Host) -> Vec<Check> {
         ),
         version,
     ];
-    let probe = tmux.with_control_mode(true);
+    // Over its connection, as the dashboard asks it.
+    let probe = tmux;
     let listed = probe.list_panes().await;
     out.push(match (listed, probe.transport().await) {
         (Ok(l), crate::adapters::tmux::client::Transport::Control) => Check::new(
@@ -601,19 +599,11 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
         shell: std::env::var("SHELL").ok(),
     };
     let mut checks = run(&tmux, &ctx).await;
-    let mut hosts: Vec<crate::config::Host> = loaded
-        .as_ref()
-        .map(|(c, _)| c.hosts.clone())
-        .unwrap_or_default();
-    for dest in &cli.ssh {
-        let host = crate::config::Host::ad_hoc(dest);
-        if let Some(why) = host.problem() {
-            checks.push(Check::new(Level::Fail, &format!("--ssh {dest}"), why, None));
-        } else if !hosts.iter().any(|h| &h.name == dest) {
-            hosts.push(host);
-        }
+    let mut with_ssh = loaded.as_ref().map(|(c, _)| c.clone()).unwrap_or_default();
+    if let Err(e) = with_ssh.add_ssh(&cli.ssh) {
+        checks.push(Check::new(Level::Fail, "hosts", e, None));
     }
-    for h in &hosts {
+    for h in &with_ssh.hosts {
         checks.extend(host_checks(h).await);
     }
     for c in &checks {

@@ -257,6 +257,11 @@ impl Card {
         }
     }
 
+    /// When its process started, when that is known (not only when it was first seen).
+    pub fn known_start(&self) -> Option<Millis> {
+        self.started_at.filter(|_| !self.start_unknown)
+    }
+
     /// Whether a word of the filter (lower case) is in what the card shows: its kind,
     /// window, tmux session, target, pane id, directory (as shown, `~/src`, or whole),
     /// agent session id, or state in the words the screen uses: `dead` and its exit

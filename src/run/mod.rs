@@ -31,14 +31,16 @@ pub fn remote_probers(config: &crate::config::Config) -> Vec<crate::adapters::pr
     config
         .hosts
         .iter()
-        .map(|h| {
-            let tmux = crate::adapters::tmux::client::Tmux::over_ssh(
-                crate::adapters::tmux::reach::SshServer::of(h),
-                REMOTE_TIMEOUT,
-            );
-            crate::adapters::probe::Prober::new(tmux).with_shells(&config.shells)
-        })
+        .map(|h| crate::adapters::probe::Prober::new(remote_tmux(h)).with_shells(&config.shells))
         .collect()
+}
+
+/// The tmux server of a `[[hosts]]` entry, reached over ssh.
+pub fn remote_tmux(host: &crate::config::Host) -> crate::adapters::tmux::client::Tmux {
+    crate::adapters::tmux::client::Tmux::over_ssh(
+        crate::adapters::tmux::reach::SshServer::of(host),
+        REMOTE_TIMEOUT,
+    )
 }
 
 /// How long another host's server has to answer (a round trip over ssh, and at first the

@@ -50,8 +50,7 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
         Life::Running => {
             // Since when it runs is said only when known (another host's agent seen already
             // running is not).
-            let up = ago(card.started_at.filter(|_| !card.start_unknown))
-                .map_or(String::new(), |d| format!(" for {d}"));
+            let up = ago(card.known_start()).map_or(String::new(), |d| format!(" for {d}"));
             match &card.attention.now {
                 Some((v, since)) if v.doing == Doing::Waiting => (
                     format!(

@@ -94,7 +94,7 @@ fn age(card: &Card, now: Millis) -> String {
             .attention
             .state()
             .map(|(_, since)| since)
-            .or(card.started_at.filter(|_| !card.start_unknown)),
+            .or(card.known_start()),
         Life::Idle => None,
     };
     since.map_or(String::new(), |t| duration(now.saturating_sub(t)))
@@ -137,47 +137,49 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
             Col::Last => (10, usize::MAX),
         }
     };
-    // The margin with the selection mark, and a space before each column.
+    // The margin with the selection mark, and a space before each column. Each column's
+    // wants are worked out once: some pass over every card shown.
     let mut used = 1;
-    let mut chosen: Vec<(Col, usize)> = Vec::new();
+    let mut chosen: Vec<(Col, usize, usize)> = Vec::new();
     for col in Col::BY_IMPORTANCE {
         // A column of hosts only where there are other hosts.
         if col == Col::Host && state.remotes.is_empty() {
             continue;
         }
-        let (min, _) = want(col);
+        let (min, most) = want(col);
         if used + min < w {
             used += min + 1;
-            chosen.push((col, min));
+            chosen.push((col, min, most));
         }
     }
     // What is left widens them, in order of importance, up to what each wants.
     let mut left = w.saturating_sub(used);
-    for (col, cw) in chosen.iter_mut() {
-        let (_, most) = want(*col);
+    for (_, cw, most) in chosen.iter_mut() {
         let more = most.saturating_sub(*cw).min(left);
         *cw += more;
         left -= more;
     }
     Col::SHOWN
         .iter()
-        .filter_map(|c| chosen.iter().find(|(k, _)| k == c).copied())
+        .filter_map(|c| {
+            chosen
+                .iter()
+                .find(|(k, _, _)| k == c)
+                .map(|&(k, cw, _)| (k, cw))
+        })
         .collect()
 }
 
-fn cell(card: &Card, col: Col, state: &State, look: &Look, i: usize) -> (String, Style) {
+/// One cell of a line; `chosen`: the line is the selected one.
+fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (String, Style) {
     let t = &look.theme;
     let p = &card.pane;
     match col {
         Col::State => state_cell(card, look),
-        Col::Host => (
-            state.host_name(card).unwrap_or("local").to_string(),
-            if state.host_name(card).is_some() {
-                t.title()
-            } else {
-                t.dim()
-            },
-        ),
+        Col::Host => match state.host_name(card) {
+            Some(h) => (h.to_string(), t.title()),
+            None => ("local".to_string(), t.dim()),
+        },
         Col::Kind => (
             card.agent.as_deref().unwrap_or("pane").to_string(),
             t.title(),
@@ -194,11 +196,7 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, i: usize) -> (String,
         Col::Session => (String::new(), t.dim()),
         Col::Last => (
             card.preview.last().cloned().unwrap_or_default(),
-            if state.selected_index() == Some(i) {
-                Style::new()
-            } else {
-                t.dim()
-            },
+            if chosen { Style::new() } else { t.dim() },
         ),
     }
 }
@@ -214,11 +212,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let cols = columns(state, look, w);
     // A directory and a target are cut at their start: their ends tell them apart.
     let fit_col = |col: Col, s: &str, cw: usize| match col {
-        Col::Dir | Col::Target => {
-            let s = fit_left(s, cw);
-            let n = width(&s);
-            format!("{s}{}", " ".repeat(cw.saturating_sub(n)))
-        }
+        Col::Dir | Col::Target => pad(&fit_left(s, cw), cw),
         _ => pad(s, cw),
     };
     // The names of the columns.
@@ -241,7 +235,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         let stale = state.card_stale(card);
         let mut spans = vec![Span::raw(if chosen { "▶" } else { " " })];
         for (col, cw) in &cols {
-            let (text, mut style) = cell(card, *col, state, look, i);
+            let (text, mut style) = cell(card, *col, state, look, chosen);
             if stale {
                 style = t.stale();
             }

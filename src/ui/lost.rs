@@ -20,7 +20,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let w = usize::from(area.width);
     let n = lost.agents.len();
     let can = lost.recreatable(&state.agents);
-    let mut banner = fit(
+    let banner = crate::core::text::pad(
         &format!(
             " ✖ tmux server gone: {n} agent{} lost, {} · {} at {}",
             if n == 1 { "" } else { "s" },
@@ -34,7 +34,6 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         ),
         w,
     );
-    banner.push_str(&" ".repeat(w.saturating_sub(crate::core::text::width(&banner))));
     let mut lines = vec![Line::from(Span::styled(banner, t.alarm()))];
     let now = match &state.server {
         Server::Up => "A tmux server runs there again.".to_string(),

@@ -389,13 +389,9 @@ pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffe
     let page = state.page();
     let above = page.start;
     let below = state.shown.len() - page.end;
-    let on_page: std::collections::HashSet<usize> = state.visible().collect();
-    let dead_off = state
-        .cards
-        .iter()
-        .enumerate()
-        .filter(|(i, c)| !on_page.contains(i) && c.agent.is_some() && c.life.is_alarm())
-        .count();
+    let dead = |c: &crate::core::watch::Card| c.agent.is_some() && c.life.is_alarm();
+    let dead_off = state.cards.iter().filter(|c| dead(c)).count()
+        - state.visible().filter(|&i| dead(&state.cards[i])).count();
     let filtered = state.cards.len() - state.shown.len();
     if above + below + dead_off == 0 || area.width <= 20 {
         return;

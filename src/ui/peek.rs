@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::card::{clock, status_line, CardCtx};
+use super::card::{clock, status_line};
 use super::Look;
 use crate::core::peek_model::{Peek, Source};
 use crate::core::state::State;
@@ -15,7 +15,8 @@ use crate::core::text::{fit, short_id, width};
 
 pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
-    let card = state.cards.iter().find(|c| c.pane.id == peek.pane);
+    let at = state.cards.iter().position(|c| c.pane.id == peek.pane);
+    let card = at.map(|i| &state.cards[i]);
     let w = usize::from(area.width);
     // Title: agent, target, state and banner, session id, what is shown.
     let (state_text, style) = match (card, &peek.source) {
@@ -32,19 +33,8 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
             None => ("crash record".into(), t.alarm()),
         },
         (Some(c), Source::Live { captured_at }) => {
-            let ctx = CardCtx {
-                theme: look.theme,
-                now: state.now,
-                selected: false,
-                stale: state.card_stale(c),
-                home: look.home.as_deref(),
-                tz: &look.tz,
-                lacks_id: false,
-                relaunch: None,
-                max_attempts: 0,
-                max_per_hour: 0,
-                host: state.host_name(c),
-            };
+            // Its banner in its card's words.
+            let ctx = super::card_ctx(state, look, at.unwrap_or_default());
             let (s, st) = status_line(c, &ctx);
             let what = if c.pane.dead {
                 " · retained output".to_string()

@@ -131,7 +131,7 @@ impl Tmux {
 
     /// Another host's server is asked over its connection only: while there is none, a
     /// call fails at once with why (no ssh per call), and it is tried again with backoff.
-    fn remote(&self) -> bool {
+    pub fn remote(&self) -> bool {
         matches!(self.reach, super::reach::Reach::Ssh(_))
     }
 

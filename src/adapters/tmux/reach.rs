@@ -61,14 +61,6 @@ impl SshServer {
         }
     }
 
-    /// A destination ssh would take for an option, or a word that cannot be one.
-    pub fn check(&self) -> Result<(), String> {
-        match crate::config::dest_problem(&self.dest) {
-            Some(why) => Err(why),
-            None => Ok(()),
-        }
-    }
-
     /// The remote command line: the tmux program, the server, then `args`, each word
     /// quoted for the remote shell.
     pub fn remote_command<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
@@ -89,13 +81,18 @@ impl SshServer {
             .join(" ")
     }
 
-    /// How it is named on screen: `box`, or `box:/path/of/socket`.
-    pub fn label(&self) -> String {
-        match (&self.socket_path, &self.socket_name) {
-            (Some(p), _) => format!("{}:{p}", self.dest),
-            (None, Some(n)) => format!("{} -L {n}", self.dest),
-            (None, None) => self.dest.clone(),
-        }
+    /// `ssh` to it, up to the destination: the user's arguments first (ssh keeps the first
+    /// value of an option, so theirs win over these defaults), `--` (the destination is
+    /// never an option), and no terminal to ask anything of.
+    fn ssh(&self) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new("ssh");
+        cmd.arg("-T")
+            .args(&self.ssh_args)
+            .args(SSH_OPTIONS)
+            .arg("--")
+            .arg(&self.dest)
+            .stdin(Stdio::null());
+        cmd
     }
 }
 
@@ -124,19 +121,10 @@ impl Reach {
                 cmd
             }
             Reach::Ssh(s) => {
-                let mut cmd = tokio::process::Command::new("ssh");
-                // The user's arguments first: ssh keeps the first value of an option, so
-                // theirs win over these defaults. `--`: the destination is never an option.
-                cmd.arg("-T")
-                    .args(&s.ssh_args)
-                    .args(SSH_OPTIONS)
-                    .arg("--")
-                    .arg(&s.dest)
-                    .arg(s.remote_command(args))
+                let mut cmd = s.ssh();
+                cmd.arg(s.remote_command(args))
                     .env_remove("TMUX")
-                    .env_remove("TMUX_PANE")
-                    // ssh may ask nothing of a terminal it does not have.
-                    .stdin(Stdio::null());
+                    .env_remove("TMUX_PANE");
                 cmd
             }
         }
@@ -152,14 +140,8 @@ impl SshServer {
         if script.contains(['\\', '\'', '\n']) {
             return None;
         }
-        let mut cmd = tokio::process::Command::new("ssh");
-        cmd.arg("-T")
-            .args(&self.ssh_args)
-            .args(SSH_OPTIONS)
-            .arg("--")
-            .arg(&self.dest)
-            .arg(format!("sh -c '{script}'"))
-            .stdin(Stdio::null());
+        let mut cmd = self.ssh();
+        cmd.arg(format!("sh -c '{script}'"));
         Some(cmd)
     }
 }
@@ -219,14 +201,13 @@ mod tests {
 
     #[test]
     fn a_destination_that_ssh_would_take_for_an_option_is_refused() {
-        let mut h = host();
-        assert!(h.check().is_ok());
-        h.dest = "-oProxyCommand=touch /tmp/x".into();
-        assert!(h.check().unwrap_err().contains("not an ssh destination"));
-        h.dest = "a b".into();
-        assert!(h.check().is_err());
-        h.dest = String::new();
-        assert!(h.check().is_err());
+        let check = crate::config::dest_problem;
+        assert!(check(&host().dest).is_none());
+        assert!(check("-oProxyCommand=touch /tmp/x")
+            .unwrap()
+            .contains("not an ssh destination"));
+        assert!(check("a b").is_some());
+        assert!(check("").is_some());
     }
 
     #[test]

@@ -1064,9 +1064,11 @@ impl State {
             self.attention_edge(id, edge, first, now, fx);
         }
         // Output times are wanted often while an agent works or waits (to see it stop, or
-        // its prompt answered) with no state file of its own, or is not read yet.
+        // its prompt answered) with no state file of its own, or is not read yet. Of the
+        // local server: the word goes to its poller; other hosts are listed every 2 s.
         let often = self.cards.iter().any(|c| {
-            c.agent.is_some()
+            c.pane.id.host() == 0
+                && c.agent.is_some()
                 && c.life == Life::Running
                 && c.attention.file.is_none()
                 && (c.attention.output.is_none()
@@ -1150,10 +1152,8 @@ impl State {
         for card in &mut self.cards {
             card.settle_rank(now);
         }
+        // The selection follows in refilter, at the end of the update.
         self.sort_cards();
-        if !self.chosen {
-            self.selected = self.cards.first().map(|c| c.pane.id);
-        }
     }
 
     /// What needs its user first (dead, waiting, idle, working), each rank in tmux's order

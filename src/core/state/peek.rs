@@ -168,6 +168,7 @@ impl State {
                 let pane = p.pane;
                 self.selected = Some(pane);
                 self.chosen = true;
+                self.hidden_choice = None;
                 self.relaunch(a == Action::RelaunchFresh, now, fx);
                 // Leave the view on the grid card, where the outcome is shown.
                 self.peek = None;
