@@ -161,9 +161,15 @@ pub async fn look(
     }
     // Other hosts' servers, once each: what their tmux says (a lost status there stays
     // unknown), or why they could not be asked.
-    for (i, p) in remotes.iter().enumerate() {
+    // All at once: a host that does not answer adds its own wait, not the sum.
+    let looks = remotes.iter().enumerate().map(|(i, p)| async move {
         let host = (i + 1) as u8;
-        let result = p.observe().await.map(|o| crate::run::io::on_host(host, o));
+        (
+            host,
+            p.observe().await.map(|o| crate::run::io::on_host(host, o)),
+        )
+    });
+    for (host, result) in futures_util::future::join_all(looks).await {
         let now = clock.now();
         state.update(Msg::PolledHost { host, result }, now);
     }
