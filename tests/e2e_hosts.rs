@@ -174,7 +174,9 @@ fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_i
             .and_then(|i| lines.get(i + 1))
             .is_some_and(|l| l.contains("● running for"))
     });
-    assert!(screen.contains("id 0e6a1c1e"), "{screen}");
+    assert!(screen.contains("claude · box main:1.0"), "{screen}");
+    // Its id, recorded on its pane there from its command line, and read back.
+    ui.wait_for_text("id 0e6a1c1e", WAIT);
 
     std::fs::write(remote.agent_dir.join("go"), "").unwrap();
     let screen = ui.wait_for_text("process exited (code 1)", WAIT);
