@@ -275,19 +275,31 @@ impl Tmux {
     }
 
     async fn connect(&self) -> Result<super::control::Control, TmuxError> {
-        // By its id (`$3`): a name is the server's data, and over ssh it would pass through
-        // the remote shell.
+        // Over ssh by its id (`$3`): a name is the server's data, and there it would pass
+        // through the remote shell. Here by its exact name, as the connection always has.
+        let remote = self.remote();
+        let format = if remote {
+            "#{session_id}"
+        } else {
+            "#{session_name}"
+        };
         let out = self
-            .exec_for(["list-sessions", "-F", "#{session_id}"], self.timeout)
+            .exec_for(["list-sessions", "-F", format], self.timeout)
             .await?;
         let text = String::from_utf8_lossy(&out);
-        let session = text
-            .lines()
-            .next()
-            .filter(|s| s.starts_with('$') && s[1..].bytes().all(|b| b.is_ascii_digit()))
-            .ok_or_else(|| TmuxError::Failed {
+        let first = text.lines().next().filter(|s| {
+            !remote || (s.starts_with('$') && s[1..].bytes().all(|b| b.is_ascii_digit()))
+        });
+        let Some(first) = first else {
+            return Err(TmuxError::Failed {
                 detail: "no session to attach a control client to".into(),
-            })?;
+            });
+        };
+        let session = if remote {
+            first.to_string()
+        } else {
+            format!("={first}")
+        };
         // Attaching here takes milliseconds; over ssh the connection is made first.
         let timeout = match self.reach {
             super::reach::Reach::Local => self.timeout.min(Duration::from_secs(2)),
@@ -297,7 +309,7 @@ impl Tmux {
             &self.reach,
             &self.program,
             &self.socket,
-            session,
+            &session,
             &self.envs,
             timeout,
             Arc::clone(&self.notices),
