@@ -106,7 +106,42 @@ fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead(
     server.tmux_ok(&["kill-server"]);
     let out = aw(&server, &["status"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no tmux server running on"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no tmux server running on"), "{err}");
+}
+
+/// A server that is exiting still takes a connection and closes it at once (tmux's
+/// `server_accept` after `kill-server`); its client says "server exited unexpectedly". CI
+/// caught `status` right after a `kill-server` saying that as an unknown tmux failure.
+#[test]
+fn a_server_that_closes_the_connection_as_it_exits_is_no_server() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["kill-server"]);
+    let _ = std::fs::remove_file(&server.socket);
+    let listener = std::os::unix::net::UnixListener::bind(&server.socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
+    let closer = std::thread::spawn(move || {
+        let mut taken = 0;
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((conn, _)) => {
+                    drop(conn);
+                    taken += 1;
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        taken
+    });
+    let out = aw(&server, &["status"]);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no tmux server running on"), "{err}");
+    let _ = std::fs::remove_file(&server.socket);
+    assert!(closer.join().unwrap() >= 1, "status never connected");
 }
 
 #[test]

@@ -635,7 +635,13 @@ pub fn kick_server(server_pid: u32) -> std::io::Result<()> {
 
 fn classify(socket: &Path, stderr: &[u8]) -> TmuxError {
     let msg = String::from_utf8_lossy(stderr).trim().to_string();
-    if msg.contains("no server running") || msg.contains("error connecting to") {
+    // "server exited unexpectedly": the server took the connection and closed it, which a
+    // server does while it exits (server_accept after kill-server) or when it dies. Either
+    // way there is no server to ask: the next call gets "no server running".
+    if msg.contains("no server running")
+        || msg.contains("error connecting to")
+        || msg.contains("server exited unexpectedly")
+    {
         TmuxError::NoServer {
             socket: socket.to_path_buf(),
         }
@@ -735,6 +741,10 @@ mod tests {
         let s = Path::new("/x");
         assert!(matches!(
             classify(s, b"no server running on /x"),
+            TmuxError::NoServer { .. }
+        ));
+        assert!(matches!(
+            classify(s, b"server exited unexpectedly"),
             TmuxError::NoServer { .. }
         ));
         assert!(matches!(
