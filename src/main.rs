@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     // Commands that need neither tmux nor a config.
     match &cli.command {
         Some(Command::ShellInit { shell }) => {
-            print!("{}", shell.snippet());
+            agentwatch::commands::say(shell.snippet());
             return ExitCode::SUCCESS;
         }
         Some(Command::Hook { agent, event }) => {
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             let install = *action == agentwatch::cli::HooksAction::Install;
             return match hooks::change(*agent, install, *dry_run, &path, &exe) {
                 Ok(out) => {
-                    print!("{out}");
+                    agentwatch::commands::say(&out);
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -223,7 +223,7 @@ async fn run(cli: Cli) -> ExitCode {
                     } else {
                         agentwatch::commands::status::table(&rows)
                     };
-                    if let Err(e) = print_out(&text) {
+                    if let Err(e) = agentwatch::commands::print_out(&text) {
                         eprintln!("agentwatch status: cannot write to stdout: {e}");
                         return ExitCode::from(2);
                     }
@@ -245,7 +245,7 @@ async fn run(cli: Cli) -> ExitCode {
             match agentwatch::commands::explain::run(&config, &prober, pane, now, &run::time_zone())
                 .await
             {
-                Ok(text) => match print_out(&text) {
+                Ok(text) => match agentwatch::commands::print_out(&text) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
                         eprintln!("agentwatch explain: cannot write to stdout: {e}");
@@ -290,7 +290,7 @@ async fn run(cli: Cli) -> ExitCode {
             };
             match agentwatch::commands::spawn::spawn(&tmux, &req, &config.agents()).await {
                 Ok(id) => {
-                    println!("{id}");
+                    agentwatch::commands::say(&format!("{id}\n"));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -306,17 +306,6 @@ async fn run(cli: Cli) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-    }
-}
-
-/// Writes `text` to stdout. A reader that stopped reading (`| head`) is no error: print!
-/// would panic there, and a script piping `status` must still get its exit code.
-fn print_out(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        done => done,
     }
 }
 

@@ -213,6 +213,32 @@ fn status_into_a_pipe_nobody_reads_still_exits_with_its_code() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+
+    // Every other command that prints, the same way: its work done, its code kept.
+    let into_nothing = |args: &[&str]| {
+        let mut child = server
+            .agentwatch_command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        (out.status.code(), err)
+    };
+    let before = server.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    let (code, err) = into_nothing(&["spawn", "claude", "--cwd", "/tmp"]);
+    assert_eq!(code, Some(0), "{err}");
+    let after = server.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert_eq!(after.lines().count(), before.lines().count() + 1, "{after}");
+    let (code, err) = into_nothing(&["doctor"]);
+    assert!(matches!(code, Some(0) | Some(1)), "{code:?} {err}");
+    for args in [&["shell-init", "bash"][..], &["man"], &["events"]] {
+        let (code, err) = into_nothing(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -83,9 +83,11 @@ pub fn run(agentwatch: &Path) -> Result<ExitStatus, String> {
     }
     if let Ok(status) = &result {
         if status.success() {
-            println!("agentwatch demo: done; its tmux server and temp files are gone.");
-            println!("Your own agents: `agentwatch spawn claude` (or codex, gemini, ...) in");
-            println!("tmux starts one so it can be resumed; `agentwatch` watches them.");
+            super::say(
+                "agentwatch demo: done; its tmux server and temp files are gone.\n\
+                 Your own agents: `agentwatch spawn claude` (or codex, gemini, ...) in\n\
+                 tmux starts one so it can be resumed; `agentwatch` watches them.\n",
+            );
         }
     }
     result

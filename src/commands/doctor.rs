@@ -606,18 +606,20 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
     for h in &with_ssh.hosts {
         checks.extend(host_checks(h).await);
     }
-    for c in &checks {
-        println!("{}", c.line());
-    }
+    let mut text: String = checks.iter().map(|c| c.line() + "\n").collect();
     let failed = checks.iter().filter(|c| c.level == Level::Fail).count();
     if failed == 0 {
-        println!("all good");
+        text.push_str("all good\n");
+    } else {
+        text.push_str(&format!(
+            "{failed} problem{} to fix\n",
+            if failed == 1 { "" } else { "s" }
+        ));
+    }
+    super::say(&text);
+    if failed == 0 {
         std::process::ExitCode::SUCCESS
     } else {
-        println!(
-            "{failed} problem{} to fix",
-            if failed == 1 { "" } else { "s" }
-        );
         std::process::ExitCode::from(1)
     }
 }

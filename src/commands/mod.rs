@@ -16,3 +16,19 @@ pub mod man;
 pub mod spawn;
 /// `agentwatch status`: one read-only look, as a table or JSON.
 pub mod status;
+
+/// Writes `text` to stdout. A reader that stopped reading (`| head`, `| true`) is no error:
+/// `print!` would panic there, and a script piping a command must still get its exit code.
+pub fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        done => done,
+    }
+}
+
+/// [`print_out`] for what is only said: a line nobody reads is no failure of the command.
+pub fn say(text: &str) {
+    let _ = print_out(text);
+}

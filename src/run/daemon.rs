@@ -149,7 +149,7 @@ fn stops() -> std::pin::Pin<Box<dyn futures_util::Stream<Item = Msg> + Send>> {
 /// prints its pid once it holds its lock; if one already runs, prints that one's pid.
 pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode {
     if let Ok(Some(d)) = running(socket) {
-        println!("{}", d.pid);
+        crate::commands::say(&format!("{}\n", d.pid));
         eprintln!(
             "agentwatch daemon: already running for {} ({})",
             socket.display(),
@@ -207,7 +207,7 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
             return match other {
                 // Another one won a race with us: it supervises, which is what was asked.
                 Some(d) => {
-                    println!("{}", d.pid);
+                    crate::commands::say(&format!("{}\n", d.pid));
                     ExitCode::SUCCESS
                 }
                 None => {
@@ -220,7 +220,7 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
             };
         }
         if matches!(running(socket), Ok(Some(d)) if d.pid == pid) {
-            println!("{pid}");
+            crate::commands::say(&format!("{pid}\n"));
             return ExitCode::SUCCESS;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -273,7 +273,7 @@ pub fn stop(socket: &Path) -> ExitCode {
     let start = std::time::Instant::now();
     while start.elapsed() < WAIT {
         if !matches!(running(socket), Ok(Some(now)) if now.pid == d.pid) {
-            println!("stopped daemon {}", d.pid);
+            crate::commands::say(&format!("stopped daemon {}\n", d.pid));
             return ExitCode::SUCCESS;
         }
         std::thread::sleep(Duration::from_millis(20));
