@@ -143,4 +143,19 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
     // q quits agentwatch, and -E closes the popup with it.
     ui.send_keys(&["q"]);
     ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
+    let shown = || server.tmux_ok(&["list-clients", "-F", "#{pane_id}"]);
+    assert_ne!(
+        shown().trim(),
+        pane,
+        "the client still shows its own window"
+    );
+
+    // g in the popup (which has no pane of its own): the client that opened it goes to the
+    // agent's pane, and the popup, which would hide it, closes.
+    ui.send_keys(&["C-b", "A"]);
+    ui.wait_for_text("● running", WAIT);
+    ui.send_keys(&["g"]);
+    let screen = ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
+    assert!(!screen.contains("could not go"), "{screen}");
+    assert_eq!(shown().trim(), pane);
 }

@@ -176,8 +176,10 @@ fn environment() -> Roff {
         ),
         (
             "TMUX_PANE",
-            "The pane agentwatch runs in: g switches the client showing it; agentwatch hook \
-             writes to the agent's pane.",
+            "The pane agentwatch runs in: g switches the client showing it (without it, as in \
+             a display-popup, the client of $TMUX's session that last had a key, and \
+             agentwatch quits so that the popup closes); agentwatch hook writes to the agent's \
+             pane.",
         ),
         (
             "TMUX_TMPDIR",

@@ -291,9 +291,20 @@ pub enum Effect {
     Recreate(Vec<Recreate>),
     /// `kill-pane` a dead pane; answers [`Msg::Closed`].
     KillPane(PaneId),
-    /// Show the pane in the tmux client that shows agentwatch's own pane (`client` is that
-    /// pane's id); answers [`Msg::Jumped`].
-    Jump { pane: PaneId, client: String },
+    /// Show the pane in the tmux client agentwatch is shown on; answers [`Msg::Jumped`].
+    Jump { pane: PaneId, viewer: Viewer },
+}
+
+/// Where agentwatch itself is on screen, when it runs inside the server it watches: what `g`
+/// switches is the client showing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Viewer {
+    /// In a pane (`$TMUX_PANE`): the client showing that pane.
+    Pane(String),
+    /// In a popup (`$TMUX` without `$TMUX_PANE`: tmux gives a popup no pane), drawn over a
+    /// client of this session (`$N`, from `$TMUX`): the one that last had a key. The popup
+    /// hides the pane it goes to, so agentwatch quits after the switch and `-E` closes it.
+    Popup { session: String },
 }
 
 /// One lifecycle event, as written to the journal (one JSON object per line).

@@ -134,31 +134,22 @@ impl Io {
         }
     }
 
-    /// Switches the client that shows agentwatch's own pane (`from`) to `pane`.
-    async fn jump(&self, pane: crate::core::pane::PaneId, from: &str) -> Result<(), String> {
+    /// Switches the client agentwatch is shown on to `pane`.
+    async fn jump(
+        &self,
+        pane: crate::core::pane::PaneId,
+        viewer: &crate::core::msg::Viewer,
+    ) -> Result<(), String> {
         let out = self
             .tmux()
             .run([
                 "list-clients",
                 "-F",
-                "#{pane_id} #{client_activity} #{client_tty} #{client_control_mode}",
+                "#{client_control_mode} #{client_activity} #{client_tty} #{pane_id} #{session_id}",
             ])
             .await
             .map_err(|e| e.to_string())?;
-        let text = String::from_utf8_lossy(&out);
-        // The client looking at agentwatch's pane (the most recently active one).
-        let tty = text
-            .lines()
-            // Control-mode clients (agentwatch's own among them) show nothing to anyone.
-            .filter(|l| !l.ends_with(" 1"))
-            .filter_map(|l| {
-                let mut f = l.split(' ');
-                Some((f.next()?, f.next()?.parse::<u64>().unwrap_or(0), f.next()?))
-            })
-            .filter(|(p, _, _)| *p == from)
-            .max_by_key(|(_, activity, _)| *activity)
-            .map(|(_, _, tty)| tty.to_string())
-            .ok_or("no tmux client is showing agentwatch's pane")?;
+        let tty = viewer_client(&String::from_utf8_lossy(&out), viewer)?;
         let t = pane.to_string();
         self.tmux()
             .run([
@@ -433,9 +424,9 @@ impl Io {
                     .map_err(|e| e.to_string());
                 Msg::Closed { pane, result }
             }
-            Effect::Jump { pane, client } => Msg::Jumped {
+            Effect::Jump { pane, viewer } => Msg::Jumped {
                 pane,
-                result: self.jump(pane, &client).await,
+                result: self.jump(pane, &viewer).await,
             },
             Effect::Discover(req) => {
                 let pane = req.pane;
@@ -507,5 +498,76 @@ impl Answer for Io {
             let waits = all.iter().map(|n| Box::pin(n.wake.notified()));
             futures_util::future::select_all(waits).await;
         }
+    }
+}
+
+/// The tty of the client agentwatch is shown on, from `list-clients` lines of
+/// `control activity tty pane session`: of the clients showing its pane (or, for a popup,
+/// its session), the one that last had a key. Control-mode clients (agentwatch's own among
+/// them) show nothing to anyone.
+fn viewer_client(list: &str, viewer: &crate::core::msg::Viewer) -> Result<String, String> {
+    use crate::core::msg::Viewer;
+    list.lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let control = f.next()?;
+            let activity = f.next()?.parse::<u64>().unwrap_or(0);
+            let tty = f.next()?;
+            let (pane, session) = (f.next()?, f.next()?);
+            let ours = match viewer {
+                Viewer::Pane(p) => pane == p,
+                Viewer::Popup { session: s } => session == s,
+            };
+            (control == "0" && ours && !tty.is_empty()).then_some((activity, tty))
+        })
+        .max_by_key(|(activity, _)| *activity)
+        .map(|(_, tty)| tty.to_string())
+        .ok_or_else(|| match viewer {
+            Viewer::Pane(_) => "no tmux client is showing agentwatch's pane".to_string(),
+            Viewer::Popup { session } => {
+                format!("no tmux client is attached to session {session}, agentwatch's popup's")
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::viewer_client;
+    use crate::core::msg::Viewer;
+
+    const CLIENTS: &str = "\
+1 900 /dev/pts/9 %4 $1
+0 100 /dev/pts/1 %4 $1
+0 300 /dev/pts/2 %7 $2
+0 200 /dev/pts/3 %4 $1
+0 500 /dev/pts/5 %8 $1
+";
+
+    #[test]
+    fn a_pane_is_shown_by_the_last_active_client_showing_it_never_a_control_client() {
+        let pane = Viewer::Pane("%4".into());
+        assert_eq!(viewer_client(CLIENTS, &pane).unwrap(), "/dev/pts/3");
+        let gone = Viewer::Pane("%5".into());
+        assert!(viewer_client(CLIENTS, &gone)
+            .unwrap_err()
+            .contains("no tmux client is showing"));
+    }
+
+    #[test]
+    fn a_popup_is_over_the_last_active_client_of_its_session() {
+        let popup = Viewer::Popup {
+            session: "$1".into(),
+        };
+        assert_eq!(viewer_client(CLIENTS, &popup).unwrap(), "/dev/pts/5");
+        let other = Viewer::Popup {
+            session: "$2".into(),
+        };
+        assert_eq!(viewer_client(CLIENTS, &other).unwrap(), "/dev/pts/2");
+        let none = Viewer::Popup {
+            session: "$3".into(),
+        };
+        assert!(viewer_client(CLIENTS, &none)
+            .unwrap_err()
+            .contains("session $3"));
     }
 }

@@ -15,18 +15,39 @@ use crate::core::msg::Msg;
 use crate::core::state::State;
 use crate::ui::{theme::Theme, Look};
 
-/// agentwatch's own pane, when it runs inside the watched server: the client showing
-/// that pane is the one `g` switches.
-pub fn client_inside(socket: &std::path::Path) -> Option<String> {
-    let tmux = std::env::var("TMUX").ok()?;
-    let ours = tmux.split(',').next()?;
+/// Where agentwatch is shown, when it runs inside the watched server: its own pane, or a
+/// popup (tmux gives a popup `$TMUX`, which names its session, but no `$TMUX_PANE`).
+pub fn client_inside(socket: &std::path::Path) -> Option<crate::core::msg::Viewer> {
+    viewer_from(
+        &std::env::var("TMUX").ok()?,
+        std::env::var("TMUX_PANE").ok().as_deref(),
+        socket,
+    )
+}
+
+fn viewer_from(
+    tmux: &str,
+    pane: Option<&str>,
+    socket: &std::path::Path,
+) -> Option<crate::core::msg::Viewer> {
+    use crate::core::msg::Viewer;
+    // `$TMUX` is `socket,server pid,session id number`.
+    let mut f = tmux.split(',');
+    let ours = f.next()?;
     let same = std::fs::canonicalize(ours).ok()? == std::fs::canonicalize(socket).ok()?;
     if !same {
         return None;
     }
-    std::env::var("TMUX_PANE")
-        .ok()
-        .filter(|p| p.starts_with('%'))
+    match pane {
+        Some(p) if p.starts_with('%') => Some(Viewer::Pane(p.to_string())),
+        Some(_) => None,
+        None => {
+            let session = f.nth(1)?.parse::<u32>().ok()?;
+            Some(Viewer::Popup {
+                session: format!("${session}"),
+            })
+        }
+    }
 }
 
 pub async fn dashboard(
@@ -154,4 +175,36 @@ pub async fn dashboard(
         eprintln!("agentwatch: details in {}", log.display());
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::viewer_from;
+    use crate::core::msg::Viewer;
+
+    #[test]
+    fn a_pane_or_a_popup_of_the_watched_server_and_nothing_of_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("s");
+        let other = dir.path().join("o");
+        std::fs::write(&sock, "").unwrap();
+        std::fs::write(&other, "").unwrap();
+        let tmux = format!("{},4242,3", sock.display());
+        assert_eq!(
+            viewer_from(&tmux, Some("%12"), &sock),
+            Some(Viewer::Pane("%12".into()))
+        );
+        // A popup: no pane, the session from $TMUX.
+        assert_eq!(
+            viewer_from(&tmux, None, &sock),
+            Some(Viewer::Popup {
+                session: "$3".into()
+            })
+        );
+        assert_eq!(viewer_from(&tmux, None, &other), None);
+        assert_eq!(viewer_from(&tmux, Some("junk"), &sock), None);
+        let no_session = format!("{},4242,-1", sock.display());
+        assert_eq!(viewer_from(&no_session, None, &sock), None);
+        assert_eq!(viewer_from(&sock.display().to_string(), None, &sock), None);
+    }
 }

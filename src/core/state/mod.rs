@@ -191,7 +191,7 @@ pub struct State {
     /// The peek view, when open.
     pub peek: Option<crate::core::peek_model::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
-    pub client: Option<String>,
+    pub client: Option<crate::core::msg::Viewer>,
     /// A pending `x`: which pane, asked when.
     pub confirm_close: Option<(PaneId, Millis)>,
     /// Agents lost with the tmux server, until they are recreated.

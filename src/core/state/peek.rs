@@ -106,9 +106,9 @@ impl State {
             Action::Jump => {
                 let card = &mut self.cards[i];
                 match &self.client {
-                    Some(client) => fx.push(Effect::Jump {
+                    Some(viewer) => fx.push(Effect::Jump {
                         pane: id,
-                        client: client.clone(),
+                        viewer: viewer.clone(),
                     }),
                     None => {
                         card.notice = Some(Notice::info(
@@ -227,11 +227,20 @@ impl State {
     }
 
     pub(super) fn jumped(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
-        if let (Some(card), Err(e)) = (self.cards.iter_mut().find(|c| c.pane.id == pane), result) {
-            card.notice = Some(Notice::alarm(
-                format!("could not go to the pane: {e}"),
-                Some(now + NOTICE_MS),
-            ));
+        match result {
+            // A popup would hide the pane the client now shows: done, as the user asked.
+            Ok(()) if matches!(self.client, Some(crate::core::msg::Viewer::Popup { .. })) => {
+                self.quit = true;
+            }
+            Ok(()) => {}
+            Err(e) => {
+                if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
+                    card.notice = Some(Notice::alarm(
+                        format!("could not go to the pane: {e}"),
+                        Some(now + NOTICE_MS),
+                    ));
+                }
+            }
         }
     }
 }

@@ -354,6 +354,52 @@ fn the_panes_read_whole_are_the_deaths_being_handled_and_once_a_second_those_on_
 }
 
 #[test]
+fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
+    use crate::core::msg::Viewer;
+    let jump = |viewer: Option<Viewer>, result: Result<(), String>| {
+        let mut s = state((80, 24));
+        s.client = viewer;
+        poll(&mut s, vec![pane(1, 0, "claude")], T0);
+        let fx = s.update(Msg::Action(Action::Jump), T0 + 10);
+        let asked = fx.iter().find_map(|e| match e {
+            Effect::Jump { pane, viewer } => Some((*pane, viewer.clone())),
+            _ => None,
+        });
+        if let Some((pane, _)) = asked {
+            s.update(Msg::Jumped { pane, result }, T0 + 20);
+        }
+        (asked, s)
+    };
+    // In a pane: the client showing it switches, and agentwatch stays.
+    let (asked, s) = jump(Some(Viewer::Pane("%9".into())), Ok(()));
+    assert_eq!(asked.unwrap().1, Viewer::Pane("%9".into()));
+    assert!(!s.quit);
+    // In a popup: once the client is there, the popup would hide it: agentwatch quits.
+    let popup = Viewer::Popup {
+        session: "$0".into(),
+    };
+    let (asked, s) = jump(Some(popup.clone()), Ok(()));
+    assert_eq!(asked.unwrap().1, popup);
+    assert!(s.quit);
+    // A switch that failed says why, and quits nothing.
+    let (_, s) = jump(Some(popup), Err("no tmux client is attached".into()));
+    assert!(!s.quit);
+    let notice = s.cards[0].notice.as_ref().unwrap();
+    assert!(notice
+        .text
+        .contains("could not go to the pane: no tmux client is attached"));
+    // Outside tmux: the command to type.
+    let (asked, s) = jump(None, Ok(()));
+    assert!(asked.is_none());
+    assert!(s.cards[0]
+        .notice
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("outside tmux: tmux -S"));
+}
+
+#[test]
 fn help_opens_and_closes_and_quit_works_from_it() {
     let mut s = state((80, 24));
     s.update(Msg::Action(Action::Help), T0);
