@@ -2,6 +2,8 @@
 //! control-mode connection over one ssh process, a second server on the same sshd kept
 //! apart, and the sshd killed and restarted under it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use std::time::{Duration, Instant};
@@ -140,4 +142,92 @@ async fn no_server_there_is_said_as_tmux_says_it_not_as_unreachable() {
     );
     let err = tmux.list_panes().await.expect_err("no server");
     assert!(matches!(err, TmuxError::NoServer { .. }), "{err}");
+}
+
+/// A host whose clock is an hour ahead: its times (a death's, a process's start) are moved
+/// onto this machine's clock, or every death there would look an hour old and every run
+/// an hour long. The "remote" tmux is a wrapper that answers the clock question (only that)
+/// an hour ahead: the server's own times stay true, so the move is what is seen.
+#[tokio::test]
+async fn a_host_clock_ahead_is_measured_and_its_times_moved_onto_this_one() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    let live = server.new_window(&["sleep", "100000"]);
+    let dead = server.new_window(&["sh", "-c", "exit 3"]);
+    server.wait_pane_exit(&dead, Duration::from_secs(10));
+    let sshd = Sshd::start();
+    let real = common::tmux_program().to_string_lossy().into_owned();
+    let ahead = server.dir.path().join("tmux-ahead");
+    std::fs::write(
+        &ahead,
+        format!(
+            "#!/bin/sh\n\
+             case \" $* \" in *' -C '*) ;; *) exec '{real}' \"$@\" ;; esac\n\
+             while IFS= read -r line; do\n\
+               case \"$line\" in *display-message*%s*) line=\"display-message -p $(( $(date +%s) + 3600 ))\" ;; esac\n\
+               printf '%s\\n' \"$line\"\n\
+             done | exec '{real}' \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ahead, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prober = |program: String| {
+        agentwatch::adapters::probe::Prober::new(
+            Tmux::over_ssh(
+                SshServer {
+                    dest: sshd::HOST.into(),
+                    ssh_args: sshd.ssh_args(),
+                    tmux: program,
+                    socket_name: None,
+                    socket_path: Some(server.socket.to_string_lossy().into_owned()),
+                },
+                Duration::from_secs(10),
+            )
+            .with_control_mode(true),
+        )
+    };
+    let (died, started) = observe(prober(real.clone()), &dead, &live).await;
+    let truth: u64 = server
+        .pane_field(&dead, "#{pane_dead_time}")
+        .parse()
+        .unwrap();
+    assert_eq!(died, truth, "same clock: nothing moved");
+    let (died_ahead, started_ahead) =
+        observe(prober(ahead.to_string_lossy().into_owned()), &dead, &live).await;
+    let hour = 3600_i64;
+    let moved = died as i64 - died_ahead as i64;
+    assert!(
+        (hour - 2..=hour + 2).contains(&moved),
+        "death moved by {moved} s"
+    );
+    let moved = (started as i64 - started_ahead as i64) / 1000;
+    assert!(
+        (hour - 2..=hour + 2).contains(&moved),
+        "start moved by {moved} s"
+    );
+}
+
+/// One look through `p`: the dead pane's death time (s) and the live pane's start (ms).
+async fn observe(p: agentwatch::adapters::probe::Prober, dead: &str, live: &str) -> (u64, u64) {
+    let o = p.observe().await.expect("observed over ssh");
+    let pane = |id: &str| {
+        o.listing
+            .panes
+            .iter()
+            .find(|p| p.id.to_string() == id)
+            .cloned()
+            .expect("listed")
+    };
+    let died = pane(dead).dead_time.expect("a death time");
+    let started = o
+        .started
+        .get(&pane(live).id)
+        .copied()
+        .expect("a start time");
+    (died, started)
 }

@@ -39,6 +39,8 @@ pub struct Prober {
     claude: Mutex<ClaudeStates>,
     /// Start times of another host's pane processes, by pid (`None`: could not be read).
     remote_starts: Mutex<HashMap<u32, Option<Millis>>>,
+    /// How far another host's clock is ahead of this one's, and when that was measured.
+    skew: Mutex<Option<(std::time::Instant, i64)>>,
     /// The core wants agents' output times often (see [`Heard::attending`]).
     attending: std::sync::atomic::AtomicBool,
 }
@@ -125,6 +127,7 @@ impl Prober {
             failing: std::sync::atomic::AtomicBool::new(false),
             claude: Mutex::new(ClaudeStates::new(None)),
             remote_starts: Mutex::new(HashMap::new()),
+            skew: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -225,8 +228,19 @@ impl Prober {
             // Its processes are another machine's: nothing of this one's /proc is about
             // them. Their start times are asked of that machine, once per new process;
             // the rest (trees, wrappers) stays unknown.
-            obs.started = self.remote_starts(&listing.panes).await;
+            // Its times are by its clock: moved onto this one's, so that a death there is
+            // dated, and a run there measured, as the core's clock counts.
+            let skew = self.remote_skew().await;
+            obs.started = self
+                .remote_starts(&listing.panes)
+                .await
+                .into_iter()
+                .map(|(id, t)| (id, shift_ms(t, skew)))
+                .collect();
             obs.listing = listing;
+            for p in &mut obs.listing.panes {
+                p.dead_time = p.dead_time.map(|t| shift_ms(t * 1000, skew) / 1000);
+            }
             return Ok(obs);
         }
         let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
@@ -296,6 +310,42 @@ impl Prober {
         live.iter()
             .filter_map(|(id, pid)| Some((*id, (*known.get(pid)?)?)))
             .collect()
+    }
+
+    /// How far the host's clock is ahead of this one's (ms, negative when behind), asked of
+    /// its tmux server (`display-message -p %s`: its time, in whole seconds) over the
+    /// control connection every few minutes. Within 2 s it is taken as none: a reading in
+    /// whole seconds cannot tell that from the time the question took.
+    async fn remote_skew(&self) -> i64 {
+        const AGAIN: std::time::Duration = std::time::Duration::from_secs(300);
+        if let Some((at, skew)) = *lock(&self.skew) {
+            if at.elapsed() < AGAIN {
+                return skew;
+            }
+        }
+        let before = wall_ms();
+        let asked = self.tmux.run(["display-message", "-p", "%s"]).await;
+        let after = wall_ms();
+        let theirs = asked
+            .ok()
+            .and_then(|out| String::from_utf8_lossy(&out).trim().parse::<u64>().ok());
+        let mut known = lock(&self.skew);
+        match theirs {
+            Some(secs) => {
+                let skew = clock_skew(secs, before, after);
+                if skew != 0 && known.is_none_or(|(_, k)| k != skew) {
+                    tracing::warn!(
+                        "host clock {} s {} this one's: its times are moved onto this clock",
+                        skew.unsigned_abs() / 1000,
+                        if skew > 0 { "ahead of" } else { "behind" }
+                    );
+                }
+                *known = Some((std::time::Instant::now(), skew));
+                skew
+            }
+            // Asked again at the next poll; until then, what was known.
+            None => known.map_or(0, |(_, k)| k),
+        }
     }
 
     /// The server is on another host (reached over ssh).
@@ -705,10 +755,7 @@ impl ProcTable {
     /// Reads what is new in `/proc`; returns the pids it had not seen before.
     fn refresh(&mut self, boot_ms: Option<Millis>, tck: u64) -> Vec<u32> {
         let mut new = Vec::new();
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as Millis)
-            .unwrap_or(0);
+        let now_ms = wall_ms();
         self.pass = self.pass.wrapping_add(1);
         let pass = self.pass;
         let before = self.known.len();
@@ -896,6 +943,34 @@ fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
     (!argv.is_empty()).then_some(argv)
 }
 
+/// This machine's clock, epoch ms.
+fn wall_ms() -> Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as Millis)
+        .unwrap_or(0)
+}
+
+/// How far a clock that read `theirs` (whole epoch seconds) between `before` and `after`
+/// (this clock, ms) is ahead of this one; 0 within 2 s, which a whole second read over a
+/// round trip cannot tell apart from none.
+fn clock_skew(theirs: u64, before: Millis, after: Millis) -> i64 {
+    // Their second began at `theirs`: its middle is the best guess of their instant.
+    let theirs = (theirs * 1000 + 500) as i64;
+    let ours = ((before + after) / 2) as i64;
+    let skew = theirs - ours;
+    if skew.abs() < 2000 + (after.saturating_sub(before) / 2) as i64 {
+        0
+    } else {
+        skew
+    }
+}
+
+/// A time by another host's clock, on this one's.
+fn shift_ms(t: Millis, skew: i64) -> Millis {
+    (t as i64 - skew).max(0) as Millis
+}
+
 /// Asks another host for its boot time, clock ticks and the stat lines of `pids`; their
 /// start times, by its clock. One ssh exec.
 async fn ask_starts(
@@ -965,6 +1040,32 @@ fn btime_ms(line: &str) -> Option<Millis> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_clock_is_ahead_or_behind_by_whole_seconds_and_within_two_it_is_in_step() {
+        // This clock, ms.
+        let t = 1_796_000_000_000;
+        // Their second 1_796_000_000 is [t, t + 1000): in step, whatever the round trip.
+        assert_eq!(clock_skew(1_796_000_000, t, t + 40), 0);
+        assert_eq!(clock_skew(1_796_000_001, t + 900, t + 950), 0);
+        assert_eq!(clock_skew(1_795_999_999, t + 100, t + 300), 0);
+        // An hour ahead and ten minutes behind, to the half second.
+        let ahead = clock_skew(1_796_003_600, t, t + 40);
+        assert!(
+            (3_600_000 - 500..=3_600_000 + 500).contains(&ahead),
+            "{ahead}"
+        );
+        let behind = clock_skew(1_795_999_400, t, t + 40);
+        assert!(
+            (-600_000 - 500..=-600_000 + 500).contains(&behind),
+            "{behind}"
+        );
+        // A slow answer widens what cannot be told apart.
+        assert_eq!(clock_skew(1_796_000_003, t, t + 4000), 0);
+        assert_eq!(shift_ms(t + 3_600_000, 3_600_000), t);
+        assert_eq!(shift_ms(t, -600_000), t + 600_000);
+        assert_eq!(shift_ms(5, 3_600_000), 0);
+    }
 
     #[test]
     fn another_hosts_start_times_are_read_by_its_own_boot_time_and_ticks() {
