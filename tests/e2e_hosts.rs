@@ -219,9 +219,11 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     let local = TmuxServer::start();
     let remote = TmuxServer::start();
     remote.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    // A pause before the exit, as the other tests have: tmux 3.3a can lose what a process
+    // writes in the instant before it exits (TMUX.md), and CI under load lost these words.
     remote.write_plan(
         "claude",
-        "say its last words over there\nexit 3\n---\nsay back over there\nwait stop\nexit 4\n",
+        "say its last words over there\nsleep 300\nexit 3\n---\nsay back over there\nwait stop\nexit 4\n",
     );
     let there = remote.new_window(&["claude", "--session-id", REMOTE_ID]);
     let sshd = Sshd::start();
