@@ -199,15 +199,17 @@ async fn a_host_clock_ahead_is_measured_and_its_times_moved_onto_this_one() {
     assert_eq!(died, truth, "same clock: nothing moved");
     let (died_ahead, started_ahead) =
         observe(prober(ahead.to_string_lossy().into_owned()), &dead, &live).await;
+    // By the hour, give or take what a reading in whole seconds over a slow round trip
+    // cannot tell.
     let hour = 3600_i64;
     let moved = died as i64 - died_ahead as i64;
     assert!(
-        (hour - 2..=hour + 2).contains(&moved),
+        (hour - 10..=hour + 10).contains(&moved),
         "death moved by {moved} s"
     );
     let moved = (started as i64 - started_ahead as i64) / 1000;
     assert!(
-        (hour - 2..=hour + 2).contains(&moved),
+        (hour - 10..=hour + 10).contains(&moved),
         "start moved by {moved} s"
     );
 }

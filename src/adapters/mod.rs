@@ -21,3 +21,11 @@ pub mod store;
 pub mod tmux;
 /// Finding programs on PATH.
 pub mod which;
+
+/// This machine's clock, epoch ms.
+pub fn wall_ms() -> crate::core::msg::Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as crate::core::msg::Millis)
+        .unwrap_or(0)
+}

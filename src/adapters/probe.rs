@@ -228,8 +228,8 @@ impl Prober {
             // Its processes are another machine's: nothing of this one's /proc is about
             // them. Their start times are asked of that machine, once per new process;
             // the rest (trees, wrappers) stays unknown.
-            // Its times are by its clock: moved onto this one's, so that a death there is
-            // dated, and a run there measured, as the core's clock counts.
+            // Its times are by its clock: moved onto this machine's, so that a death there
+            // is dated, a run there measured and an output dated as they are here.
             let skew = self.remote_skew().await;
             obs.started = self
                 .remote_starts(&listing.panes)
@@ -238,8 +238,13 @@ impl Prober {
                 .map(|(id, t)| (id, shift_ms(t, skew)))
                 .collect();
             obs.listing = listing;
+            // In whole seconds, as tmux gives them (the skew is whole seconds too).
+            let secs = |t: u64| shift_ms(t.saturating_mul(1000), skew) / 1000;
             for p in &mut obs.listing.panes {
-                p.dead_time = p.dead_time.map(|t| shift_ms(t * 1000, skew) / 1000);
+                p.dead_time = p.dead_time.map(secs);
+            }
+            for t in obs.activity.values_mut() {
+                *t = secs(*t);
             }
             return Ok(obs);
         }
@@ -320,31 +325,37 @@ impl Prober {
         const AGAIN: std::time::Duration = std::time::Duration::from_secs(300);
         if let Some((at, skew)) = *lock(&self.skew) {
             if at.elapsed() < AGAIN {
-                return skew;
+                return in_step(skew);
             }
         }
-        let before = wall_ms();
+        let before = super::wall_ms();
         let asked = self.tmux.run(["display-message", "-p", "%s"]).await;
-        let after = wall_ms();
+        let after = super::wall_ms();
         let theirs = asked
             .ok()
             .and_then(|out| String::from_utf8_lossy(&out).trim().parse::<u64>().ok());
         let mut known = lock(&self.skew);
         match theirs {
             Some(secs) => {
-                let skew = clock_skew(secs, before, after);
-                if skew != 0 && known.is_none_or(|(_, k)| k != skew) {
-                    tracing::warn!(
-                        "host clock {} s {} this one's: its times are moved onto this clock",
-                        skew.unsigned_abs() / 1000,
-                        if skew > 0 { "ahead of" } else { "behind" }
-                    );
+                let was = known.map(|(_, k)| k);
+                let settled = settle(was, clock_skew(secs, before, after), after - before);
+                let skew = in_step(settled);
+                if in_step(was.unwrap_or(0)) != skew {
+                    if skew == 0 {
+                        tracing::info!("host clock in step with this one's again");
+                    } else {
+                        tracing::warn!(
+                            "host clock {} s {} this one's: its times are moved onto this clock",
+                            skew.unsigned_abs() / 1000,
+                            if skew > 0 { "ahead of" } else { "behind" }
+                        );
+                    }
                 }
-                *known = Some((std::time::Instant::now(), skew));
+                *known = Some((std::time::Instant::now(), settled));
                 skew
             }
             // Asked again at the next poll; until then, what was known.
-            None => known.map_or(0, |(_, k)| k),
+            None => known.map_or(0, |(_, k)| in_step(k)),
         }
     }
 
@@ -755,7 +766,7 @@ impl ProcTable {
     /// Reads what is new in `/proc`; returns the pids it had not seen before.
     fn refresh(&mut self, boot_ms: Option<Millis>, tck: u64) -> Vec<u32> {
         let mut new = Vec::new();
-        let now_ms = wall_ms();
+        let now_ms = super::wall_ms();
         self.pass = self.pass.wrapping_add(1);
         let pass = self.pass;
         let before = self.known.len();
@@ -943,26 +954,37 @@ fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
     (!argv.is_empty()).then_some(argv)
 }
 
-/// This machine's clock, epoch ms.
-fn wall_ms() -> Millis {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as Millis)
-        .unwrap_or(0)
-}
-
 /// How far a clock that read `theirs` (whole epoch seconds) between `before` and `after`
-/// (this clock, ms) is ahead of this one; 0 within 2 s, which a whole second read over a
-/// round trip cannot tell apart from none.
+/// (this clock, ms) is ahead of this one, in whole seconds (as ms).
 fn clock_skew(theirs: u64, before: Millis, after: Millis) -> i64 {
     // Their second began at `theirs`: its middle is the best guess of their instant.
-    let theirs = (theirs * 1000 + 500) as i64;
+    let Some(theirs) = theirs
+        .checked_mul(1000)
+        .and_then(|t| i64::try_from(t.saturating_add(500)).ok())
+    else {
+        return 0;
+    };
     let ours = ((before + after) / 2) as i64;
-    let skew = theirs - ours;
-    if skew.abs() < 2000 + (after.saturating_sub(before) / 2) as i64 {
+    ((theirs - ours) as f64 / 1000.0).round() as i64 * 1000
+}
+
+/// The skew acted on: none within 2 s, which a whole second read over a round trip cannot
+/// tell apart from none.
+fn in_step(skew: i64) -> i64 {
+    if skew.abs() <= 2000 {
         0
     } else {
         skew
+    }
+}
+
+/// The skew to go on with: the one known, unless the new reading differs from it by more
+/// than the reading's own uncertainty (a second, and half the question's round trip). A
+/// skew that wobbled from reading to reading would move a death's time between polls.
+fn settle(known: Option<i64>, read: i64, round_trip: Millis) -> i64 {
+    match known {
+        Some(k) if (read - k).abs() <= 1000 + (round_trip / 2) as i64 => k,
+        _ => read,
     }
 }
 
@@ -1046,22 +1068,26 @@ mod tests {
         // This clock, ms.
         let t = 1_796_000_000_000;
         // Their second 1_796_000_000 is [t, t + 1000): in step, whatever the round trip.
-        assert_eq!(clock_skew(1_796_000_000, t, t + 40), 0);
-        assert_eq!(clock_skew(1_796_000_001, t + 900, t + 950), 0);
-        assert_eq!(clock_skew(1_795_999_999, t + 100, t + 300), 0);
-        // An hour ahead and ten minutes behind, to the half second.
-        let ahead = clock_skew(1_796_003_600, t, t + 40);
-        assert!(
-            (3_600_000 - 500..=3_600_000 + 500).contains(&ahead),
-            "{ahead}"
-        );
-        let behind = clock_skew(1_795_999_400, t, t + 40);
-        assert!(
-            (-600_000 - 500..=-600_000 + 500).contains(&behind),
-            "{behind}"
-        );
-        // A slow answer widens what cannot be told apart.
-        assert_eq!(clock_skew(1_796_000_003, t, t + 4000), 0);
+        assert_eq!(in_step(clock_skew(1_796_000_000, t, t + 40)), 0);
+        assert_eq!(in_step(clock_skew(1_796_000_001, t + 900, t + 950)), 0);
+        assert_eq!(in_step(clock_skew(1_795_999_999, t + 100, t + 300)), 0);
+        assert_eq!(in_step(clock_skew(1_796_000_002, t, t + 40)), 0);
+        // An hour ahead and ten minutes behind, in whole seconds.
+        assert_eq!(clock_skew(1_796_003_600, t, t + 40), 3_600_000);
+        assert_eq!(clock_skew(1_795_999_400, t, t + 40), -600_000);
+        assert_eq!(in_step(clock_skew(1_796_000_005, t, t + 40)), 5_000);
+        assert_eq!(clock_skew(u64::MAX, t, t + 40), 0);
+        // Readings that wobble within their uncertainty keep the skew known (a host 2.5 s
+        // off reads 2 s and 3 s in turn, and must not flip in and out of step); a real
+        // change, or a first reading, is taken.
+        assert_eq!(settle(None, 3_600_000, 40), 3_600_000);
+        assert_eq!(settle(Some(3_600_000), 3_601_000, 40), 3_600_000);
+        assert_eq!(settle(Some(3_600_000), 3_599_000, 40), 3_600_000);
+        assert_eq!(settle(Some(3_600_000), 3_605_000, 40), 3_605_000);
+        assert_eq!(in_step(settle(Some(3_000), 2_000, 40)), 3_000);
+        assert_eq!(settle(Some(30_000), 0, 40), 0);
+        // A slow answer widens what is taken as the same.
+        assert_eq!(settle(Some(3_000), 5_000, 2_400), 3_000);
         assert_eq!(shift_ms(t + 3_600_000, 3_600_000), t);
         assert_eq!(shift_ms(t, -600_000), t + 600_000);
         assert_eq!(shift_ms(5, 3_600_000), 0);

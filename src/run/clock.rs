@@ -11,12 +11,8 @@ pub struct Clock {
 
 impl Clock {
     pub fn start() -> Clock {
-        let wall0 = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as Millis)
-            .unwrap_or(0);
         Clock {
-            wall0,
+            wall0: crate::adapters::wall_ms(),
             mono0: tokio::time::Instant::now(),
         }
     }
