@@ -111,6 +111,10 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
     for (k, v) in server.agentwatch_env() {
         server.tmux_ok(&["set-environment", "-g", &k, &v]);
     }
+    // A server started from a pane (of another server, or of itself) keeps that pane's
+    // $TMUX_PANE in its global environment, and hands it to every popup: not where
+    // agentwatch is.
+    server.tmux_ok(&["set-environment", "-g", "TMUX_PANE", "%0"]);
     server.write_plan("claude", "hang\n");
     let pane = server.new_window(&["claude"]);
     // The README's line, with this build's binary for `agentwatch`.
@@ -143,12 +147,15 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
     // q quits agentwatch, and -E closes the popup with it.
     ui.send_keys(&["q"]);
     ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
-    let shown = || server.tmux_ok(&["list-clients", "-F", "#{pane_id}"]);
-    assert_ne!(
-        shown().trim(),
-        pane,
-        "the client still shows its own window"
-    );
+    // What the person's client shows (agentwatch's own control client shows nothing).
+    let shown = || {
+        let out = server.tmux_ok(&["list-clients", "-F", "#{?client_control_mode,,#{pane_id}}"]);
+        out.lines()
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_ne!(shown(), pane, "the client still shows its own window");
 
     // g in the popup (which has no pane of its own): the client that opened it goes to the
     // agent's pane, and the popup, which would hide it, closes.
@@ -157,5 +164,5 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
     ui.send_keys(&["g"]);
     let screen = ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
     assert!(!screen.contains("could not go"), "{screen}");
-    assert_eq!(shown().trim(), pane);
+    assert_eq!(shown(), pane);
 }

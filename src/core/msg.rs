@@ -301,10 +301,15 @@ pub enum Effect {
 pub enum Viewer {
     /// In a pane (`$TMUX_PANE`): the client showing that pane.
     Pane(String),
-    /// In a popup (`$TMUX` without `$TMUX_PANE`: tmux gives a popup no pane), drawn over a
-    /// client of this session (`$N`, from `$TMUX`): the one that last had a key. The popup
-    /// hides the pane it goes to, so agentwatch quits after the switch and `-E` closes it.
-    Popup { session: String },
+    /// In a popup (tmux gives a popup no pane), drawn over a client of this session (`$N`,
+    /// from `$TMUX`): `client`, the tty of the one that last had a key when agentwatch
+    /// started, which is the one that opened it (keys typed in a popup do not count as a
+    /// client's activity); `None` when tmux could not be asked then. The popup hides the pane
+    /// it goes to, so agentwatch quits after the switch and `-E` closes it.
+    Popup {
+        session: String,
+        client: Option<String>,
+    },
 }
 
 /// One lifecycle event, as written to the journal (one JSON object per line).

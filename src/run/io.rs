@@ -142,11 +142,7 @@ impl Io {
     ) -> Result<(), String> {
         let out = self
             .tmux()
-            .run([
-                "list-clients",
-                "-F",
-                "#{client_control_mode} #{client_activity} #{client_tty} #{pane_id} #{session_id}",
-            ])
+            .run(["list-clients", "-F", CLIENTS])
             .await
             .map_err(|e| e.to_string())?;
         let tty = viewer_client(&String::from_utf8_lossy(&out), viewer)?;
@@ -502,10 +498,18 @@ impl Answer for Io {
 }
 
 /// The tty of the client agentwatch is shown on, from `list-clients` lines of
-/// `control activity tty pane session`: of the clients showing its pane (or, for a popup,
-/// its session), the one that last had a key. Control-mode clients (agentwatch's own among
-/// them) show nothing to anyone.
-fn viewer_client(list: &str, viewer: &crate::core::msg::Viewer) -> Result<String, String> {
+/// `list-clients -F`: what [`viewer_client`] reads.
+pub(super) const CLIENTS: &str =
+    "#{client_control_mode} #{client_activity} #{client_tty} #{pane_id} #{session_id}";
+
+/// The tty of the client agentwatch is shown on, from `list-clients` lines of [`CLIENTS`]:
+/// of the clients showing its pane (or, for a popup, on its session), the one that last had
+/// a key; for a popup whose client is known, that client while it is attached.
+/// Control-mode clients (agentwatch's own among them) show nothing to anyone.
+pub(super) fn viewer_client(
+    list: &str,
+    viewer: &crate::core::msg::Viewer,
+) -> Result<String, String> {
     use crate::core::msg::Viewer;
     list.lines()
         .filter_map(|l| {
@@ -516,7 +520,10 @@ fn viewer_client(list: &str, viewer: &crate::core::msg::Viewer) -> Result<String
             let (pane, session) = (f.next()?, f.next()?);
             let ours = match viewer {
                 Viewer::Pane(p) => pane == p,
-                Viewer::Popup { session: s } => session == s,
+                Viewer::Popup {
+                    client: Some(c), ..
+                } => tty == c,
+                Viewer::Popup { session: s, .. } => session == s,
             };
             (control == "0" && ours && !tty.is_empty()).then_some((activity, tty))
         })
@@ -524,7 +531,10 @@ fn viewer_client(list: &str, viewer: &crate::core::msg::Viewer) -> Result<String
         .map(|(_, tty)| tty.to_string())
         .ok_or_else(|| match viewer {
             Viewer::Pane(_) => "no tmux client is showing agentwatch's pane".to_string(),
-            Viewer::Popup { session } => {
+            Viewer::Popup {
+                client: Some(c), ..
+            } => format!("the client that opened agentwatch's popup ({c}) is gone"),
+            Viewer::Popup { session, .. } => {
                 format!("no tmux client is attached to session {session}, agentwatch's popup's")
             }
         })
@@ -535,7 +545,7 @@ mod tests {
     use super::viewer_client;
     use crate::core::msg::Viewer;
 
-    const CLIENTS: &str = "\
+    const LIST: &str = "\
 1 900 /dev/pts/9 %4 $1
 0 100 /dev/pts/1 %4 $1
 0 300 /dev/pts/2 %7 $2
@@ -546,27 +556,37 @@ mod tests {
     #[test]
     fn a_pane_is_shown_by_the_last_active_client_showing_it_never_a_control_client() {
         let pane = Viewer::Pane("%4".into());
-        assert_eq!(viewer_client(CLIENTS, &pane).unwrap(), "/dev/pts/3");
+        assert_eq!(viewer_client(LIST, &pane).unwrap(), "/dev/pts/3");
         let gone = Viewer::Pane("%5".into());
-        assert!(viewer_client(CLIENTS, &gone)
+        assert!(viewer_client(LIST, &gone)
             .unwrap_err()
             .contains("no tmux client is showing"));
     }
 
     #[test]
-    fn a_popup_is_over_the_last_active_client_of_its_session() {
-        let popup = Viewer::Popup {
-            session: "$1".into(),
+    fn a_popup_is_over_the_client_that_opened_it_else_the_last_active_of_its_session() {
+        let popup = |session: &str, client: Option<&str>| Viewer::Popup {
+            session: session.into(),
+            client: client.map(str::to_string),
         };
-        assert_eq!(viewer_client(CLIENTS, &popup).unwrap(), "/dev/pts/5");
-        let other = Viewer::Popup {
-            session: "$2".into(),
-        };
-        assert_eq!(viewer_client(CLIENTS, &other).unwrap(), "/dev/pts/2");
-        let none = Viewer::Popup {
-            session: "$3".into(),
-        };
-        assert!(viewer_client(CLIENTS, &none)
+        // Known at start: that one, though another on the session had a key since.
+        assert_eq!(
+            viewer_client(LIST, &popup("$1", Some("/dev/pts/1"))).unwrap(),
+            "/dev/pts/1"
+        );
+        assert!(viewer_client(LIST, &popup("$1", Some("/dev/pts/7")))
+            .unwrap_err()
+            .contains("(/dev/pts/7) is gone"));
+        // Not known: the session's last active one.
+        assert_eq!(
+            viewer_client(LIST, &popup("$1", None)).unwrap(),
+            "/dev/pts/5"
+        );
+        assert_eq!(
+            viewer_client(LIST, &popup("$2", None)).unwrap(),
+            "/dev/pts/2"
+        );
+        assert!(viewer_client(LIST, &popup("$3", None))
             .unwrap_err()
             .contains("session $3"));
     }

@@ -8,45 +8,78 @@ use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures_util::StreamExt;
 
 use crate::adapters::probe::Prober;
-use crate::adapters::tmux::client::Tmux;
+use crate::adapters::tmux::client::{Tmux, TmuxEnv};
 use crate::cli::Cli;
 use crate::config;
 use crate::core::msg::Msg;
+use crate::core::msg::Viewer;
 use crate::core::state::State;
 use crate::ui::{theme::Theme, Look};
 
-/// Where agentwatch is shown, when it runs inside the watched server: its own pane, or a
-/// popup (tmux gives a popup `$TMUX`, which names its session, but no `$TMUX_PANE`).
-pub fn client_inside(socket: &std::path::Path) -> Option<crate::core::msg::Viewer> {
-    viewer_from(
-        &std::env::var("TMUX").ok()?,
-        std::env::var("TMUX_PANE").ok().as_deref(),
-        socket,
-    )
-}
-
-fn viewer_from(
-    tmux: &str,
-    pane: Option<&str>,
-    socket: &std::path::Path,
-) -> Option<crate::core::msg::Viewer> {
-    use crate::core::msg::Viewer;
-    // `$TMUX` is `socket,server pid,session id number`.
-    let mut f = tmux.split(',');
-    let ours = f.next()?;
-    let same = std::fs::canonicalize(ours).ok()? == std::fs::canonicalize(socket).ok()?;
+/// Where agentwatch is shown, when it runs inside the server it watches (`$TMUX` names it):
+/// the pane whose tty is agentwatch's own terminal; with none (tmux gives a popup no pane),
+/// a popup over the client of `$TMUX`'s session that last had a key, which is the one that
+/// has just opened it. `$TMUX_PANE` is only a fallback: tmux copies the environment its
+/// server started with into a popup's, so a server started from another's pane hands its
+/// popups that pane's id.
+pub async fn viewer(tmux: &Tmux) -> Option<Viewer> {
+    /// Asked once at start, before the first frame: a tmux that does not answer in this
+    /// long is not waited for.
+    const ASK: Duration = Duration::from_millis(500);
+    let env = TmuxEnv::current()?;
+    let same =
+        std::fs::canonicalize(&env.socket).ok()? == std::fs::canonicalize(tmux.socket()).ok()?;
     if !same {
         return None;
     }
+    let guess = || viewer_from(&env, std::env::var("TMUX_PANE").ok().as_deref());
+    let Some(own) = std::fs::read_link("/proc/self/fd/0")
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|t| t.starts_with("/dev/"))
+    else {
+        return guess();
+    };
+    let Ok(panes) = tmux
+        .run_for(["list-panes", "-a", "-F", "#{pane_tty} #{pane_id}"], ASK)
+        .await
+    else {
+        return guess();
+    };
+    let panes = String::from_utf8_lossy(&panes);
+    if let Some(id) = panes.lines().find_map(|l| {
+        let (tty, id) = l.split_once(' ')?;
+        (tty == own).then(|| id.to_string())
+    }) {
+        return Some(Viewer::Pane(id));
+    }
+    let session = env.session?;
+    let client = match tmux
+        .run_for(["list-clients", "-F", super::io::CLIENTS], ASK)
+        .await
+    {
+        Ok(list) => super::io::viewer_client(
+            &String::from_utf8_lossy(&list),
+            &Viewer::Popup {
+                session: session.clone(),
+                client: None,
+            },
+        )
+        .ok(),
+        Err(_) => None,
+    };
+    Some(Viewer::Popup { session, client })
+}
+
+/// The viewer as the environment says it, where tmux cannot be asked.
+fn viewer_from(env: &TmuxEnv, pane: Option<&str>) -> Option<Viewer> {
     match pane {
         Some(p) if p.starts_with('%') => Some(Viewer::Pane(p.to_string())),
         Some(_) => None,
-        None => {
-            let session = f.nth(1)?.parse::<u32>().ok()?;
-            Some(Viewer::Popup {
-                session: format!("${session}"),
-            })
-        }
+        None => Some(Viewer::Popup {
+            session: env.session.clone()?,
+            client: None,
+        }),
     }
 }
 
@@ -91,7 +124,7 @@ pub async fn dashboard(
         .map(|s| (s.width, s.height))
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
-    state.client = client_inside(tmux.socket());
+    state.client = viewer(&tmux).await;
     state.home = look.home.clone();
     let clock = super::Clock::start();
     state.elect = true;
@@ -180,31 +213,35 @@ pub async fn dashboard(
 #[cfg(test)]
 mod tests {
     use super::viewer_from;
+    use crate::adapters::tmux::client::TmuxEnv;
     use crate::core::msg::Viewer;
 
     #[test]
-    fn a_pane_or_a_popup_of_the_watched_server_and_nothing_of_another() {
-        let dir = tempfile::tempdir().unwrap();
-        let sock = dir.path().join("s");
-        let other = dir.path().join("o");
-        std::fs::write(&sock, "").unwrap();
-        std::fs::write(&other, "").unwrap();
-        let tmux = format!("{},4242,3", sock.display());
+    fn without_tmux_to_ask_the_environment_says_a_pane_or_a_popup_of_a_session() {
+        let env = TmuxEnv::parse("/tmp/tmux-0/default,4242,3").unwrap();
+        assert_eq!(env.session.as_deref(), Some("$3"));
         assert_eq!(
-            viewer_from(&tmux, Some("%12"), &sock),
+            viewer_from(&env, Some("%12")),
             Some(Viewer::Pane("%12".into()))
         );
-        // A popup: no pane, the session from $TMUX.
         assert_eq!(
-            viewer_from(&tmux, None, &sock),
+            viewer_from(&env, None),
             Some(Viewer::Popup {
-                session: "$3".into()
+                session: "$3".into(),
+                client: None
             })
         );
-        assert_eq!(viewer_from(&tmux, None, &other), None);
-        assert_eq!(viewer_from(&tmux, Some("junk"), &sock), None);
-        let no_session = format!("{},4242,-1", sock.display());
-        assert_eq!(viewer_from(&no_session, None, &sock), None);
-        assert_eq!(viewer_from(&sock.display().to_string(), None, &sock), None);
+        assert_eq!(viewer_from(&env, Some("junk")), None);
+        let no_session = TmuxEnv::parse("/tmp/tmux-0/default,4242,-1").unwrap();
+        assert_eq!(no_session.session, None);
+        assert_eq!(viewer_from(&no_session, None), None);
+        assert_eq!(TmuxEnv::parse(""), None);
+        assert_eq!(
+            TmuxEnv::parse("/s").unwrap(),
+            TmuxEnv {
+                socket: "/s".into(),
+                session: None
+            }
+        );
     }
 }

@@ -23,6 +23,31 @@ pub enum ServerChoice {
     Path(PathBuf),
 }
 
+/// `$TMUX` as tmux sets it in its panes and popups: `socket,server pid,session id number`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxEnv {
+    pub socket: PathBuf,
+    /// The session it was set for, as tmux names it (`$3`); none in a job of no session.
+    pub session: Option<String>,
+}
+
+impl TmuxEnv {
+    pub fn parse(value: &str) -> Option<TmuxEnv> {
+        let mut f = value.split(',');
+        let socket = f.next().filter(|s| !s.is_empty())?;
+        let session = f.nth(1).and_then(|n| n.parse::<u32>().ok());
+        Some(TmuxEnv {
+            socket: PathBuf::from(socket),
+            session: session.map(|n| format!("${n}")),
+        })
+    }
+
+    /// This process's `$TMUX`, when it is set (it runs inside tmux).
+    pub fn current() -> Option<TmuxEnv> {
+        TmuxEnv::parse(&std::env::var("TMUX").ok()?)
+    }
+}
+
 /// The socket path tmux would use for this choice (tmux's own rules).
 pub fn resolve_socket(choice: &ServerChoice) -> PathBuf {
     let dir = || {
@@ -36,11 +61,9 @@ pub fn resolve_socket(choice: &ServerChoice) -> PathBuf {
     match choice {
         ServerChoice::Path(p) => p.clone(),
         ServerChoice::Name(n) => dir().join(n),
-        ServerChoice::Default => match std::env::var("TMUX") {
-            Ok(t) if !t.is_empty() => {
-                PathBuf::from(t.split(',').next().unwrap_or_default().to_string())
-            }
-            _ => dir().join("default"),
+        ServerChoice::Default => match TmuxEnv::current() {
+            Some(env) => env.socket,
+            None => dir().join("default"),
         },
     }
 }
@@ -636,11 +659,12 @@ pub fn kick_server(server_pid: u32) -> std::io::Result<()> {
 fn classify(socket: &Path, stderr: &[u8]) -> TmuxError {
     let msg = String::from_utf8_lossy(stderr).trim().to_string();
     // "server exited unexpectedly": the server took the connection and closed it, which a
-    // server does while it exits (server_accept after kill-server) or when it dies. Either
-    // way there is no server to ask: the next call gets "no server running".
+    // server does while it exits (server_accept after kill-server) or when it dies; "server
+    // exited": it told the client it is shutting down. Either way there is no server to
+    // ask: the next call gets "no server running".
     if msg.contains("no server running")
         || msg.contains("error connecting to")
-        || msg.contains("server exited unexpectedly")
+        || msg.contains("server exited")
     {
         TmuxError::NoServer {
             socket: socket.to_path_buf(),
@@ -745,6 +769,10 @@ mod tests {
         ));
         assert!(matches!(
             classify(s, b"server exited unexpectedly"),
+            TmuxError::NoServer { .. }
+        ));
+        assert!(matches!(
+            classify(s, b"server exited"),
             TmuxError::NoServer { .. }
         ));
         assert!(matches!(

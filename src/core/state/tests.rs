@@ -377,6 +377,7 @@ fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
     // In a popup: once the client is there, the popup would hide it: agentwatch quits.
     let popup = Viewer::Popup {
         session: "$0".into(),
+        client: Some("/dev/pts/3".into()),
     };
     let (asked, s) = jump(Some(popup.clone()), Ok(()));
     assert_eq!(asked.unwrap().1, popup);
