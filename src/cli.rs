@@ -157,8 +157,11 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page (roff); with a command, its own page, agentwatch-COMMAND(1).
+    Man {
+        /// The command whose page to print (status, spawn, daemon, ...).
+        command: Option<String>,
+    },
     /// Print the shell integration for your rc file: it tells agentwatch the exit code of an
     /// agent you start from the prompt.
     #[command(long_about = SHELL_INIT_LONG)]

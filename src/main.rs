@@ -18,8 +18,11 @@ fn main() -> ExitCode {
     // Commands that need neither tmux nor a config.
     match &cli.command {
         Some(Command::ShellInit { shell }) => {
-            agentwatch::commands::say(shell.snippet());
-            return ExitCode::SUCCESS;
+            return agentwatch::commands::print_then(
+                "shell-init",
+                shell.snippet(),
+                ExitCode::SUCCESS,
+            );
         }
         Some(Command::Hook { agent, event }) => {
             agentwatch::commands::hooks::run_hook(*agent, event);
@@ -56,8 +59,14 @@ fn main() -> ExitCode {
         }
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut cmd, "agentwatch", &mut std::io::stdout());
-            return ExitCode::SUCCESS;
+            // Into memory first: clap_complete panics when its writer fails (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cmd, "agentwatch", &mut script);
+            return agentwatch::commands::print_then(
+                "completions",
+                &String::from_utf8_lossy(&script),
+                ExitCode::SUCCESS,
+            );
         }
         Some(Command::Demo) => {
             let exe = match std::env::current_exe() {
@@ -76,8 +85,13 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Some(Command::Man) => {
-            return match agentwatch::commands::man::render(&mut std::io::stdout()) {
+        Some(Command::Man { command }) => {
+            let mut out = std::io::stdout();
+            let done = match command {
+                None => agentwatch::commands::man::render(&mut out),
+                Some(name) => agentwatch::commands::man::render_command(&mut out, name),
+            };
+            return match done {
                 Ok(()) => ExitCode::SUCCESS,
                 // `agentwatch man | head`: the reader had enough.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -192,7 +206,7 @@ async fn run(cli: Cli) -> ExitCode {
         Some(
             Command::ShellInit { .. }
             | Command::Completions { .. }
-            | Command::Man
+            | Command::Man { .. }
             | Command::Events { .. }
             | Command::Hooks { .. }
             | Command::Hook { .. }
@@ -223,15 +237,12 @@ async fn run(cli: Cli) -> ExitCode {
                     } else {
                         agentwatch::commands::status::table(&rows)
                     };
-                    if let Err(e) = agentwatch::commands::print_out(&text) {
-                        eprintln!("agentwatch status: cannot write to stdout: {e}");
-                        return ExitCode::from(2);
-                    }
-                    if rows.iter().any(|r| r.is_dead()) {
+                    let code = if rows.iter().any(|r| r.is_dead()) {
                         ExitCode::from(1)
                     } else {
                         ExitCode::SUCCESS
-                    }
+                    };
+                    agentwatch::commands::print_then("status", &text, code)
                 }
                 Err(e) => {
                     eprintln!("agentwatch status: {e}");
@@ -245,13 +256,7 @@ async fn run(cli: Cli) -> ExitCode {
             match agentwatch::commands::explain::run(&config, &prober, pane, now, &run::time_zone())
                 .await
             {
-                Ok(text) => match agentwatch::commands::print_out(&text) {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("agentwatch explain: cannot write to stdout: {e}");
-                        ExitCode::from(2)
-                    }
-                },
+                Ok(text) => agentwatch::commands::print_then("explain", &text, ExitCode::SUCCESS),
                 Err(e) => {
                     eprintln!("agentwatch explain: {e}");
                     ExitCode::from(2)
@@ -290,8 +295,7 @@ async fn run(cli: Cli) -> ExitCode {
             };
             match agentwatch::commands::spawn::spawn(&tmux, &req, &config.agents()).await {
                 Ok(id) => {
-                    agentwatch::commands::say(&format!("{id}\n"));
-                    ExitCode::SUCCESS
+                    agentwatch::commands::print_then("spawn", &format!("{id}\n"), ExitCode::SUCCESS)
                 }
                 Err(e) => {
                     eprintln!("agentwatch spawn: {e}");

@@ -235,7 +235,12 @@ fn status_into_a_pipe_nobody_reads_still_exits_with_its_code() {
     assert_eq!(after.lines().count(), before.lines().count() + 1, "{after}");
     let (code, err) = into_nothing(&["doctor"]);
     assert!(matches!(code, Some(0) | Some(1)), "{code:?} {err}");
-    for args in [&["shell-init", "bash"][..], &["man"], &["events"]] {
+    for args in [
+        &["shell-init", "bash"][..],
+        &["man"],
+        &["man", "status"],
+        &["completions", "bash"],
+    ] {
         let (code, err) = into_nothing(args);
         assert_eq!(code, Some(0), "{args:?}: {err}");
     }
@@ -453,6 +458,53 @@ fn roff_text(s: &str) -> String {
         }
     }
     out
+}
+
+/// The main page names agentwatch-status(1) and the others; `agentwatch man status` is that
+/// page, with the command's own options, and a command that is not one is said with the list.
+#[test]
+fn each_command_named_in_the_man_page_has_a_page_of_its_own() {
+    let man = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+            .arg("man")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let main = String::from_utf8(man(&[]).stdout).unwrap();
+    let cmd = <agentwatch::cli::Cli as clap::CommandFactory>::command();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
+    assert!(names.len() >= 8, "{names:?}");
+    for name in &names {
+        assert!(
+            main.contains(&format!("agentwatch\\-{}(1)", name.replace('-', "\\-"))),
+            "{name} not named in the main page"
+        );
+        let out = man(&[name]);
+        let page = String::from_utf8(out.stdout).unwrap();
+        assert!(out.status.success(), "{name}");
+        assert!(
+            page.contains(&format!(".TH agentwatch-{name} 1")),
+            "{name}:\n{page}"
+        );
+        assert!(page.contains(".SH SYNOPSIS\n"), "{name}:\n{page}");
+        assert!(page.contains("\\fBagentwatch\\fR(1)"), "{name}:\n{page}");
+    }
+    let status = String::from_utf8(man(&["status"]).stdout).unwrap();
+    assert!(status.contains("\\fB\\-\\-json\\fR"), "{status}");
+    let spawn = String::from_utf8(man(&["spawn"]).stdout).unwrap();
+    assert!(spawn.contains("\\-\\-host"), "{spawn}");
+    let out = man(&["nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no command \"nope\": the commands are ") && err.contains("status"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -57,6 +57,54 @@ pub fn render(w: &mut dyn Write) -> std::io::Result<()> {
     w.write_all(ascii(&String::from_utf8_lossy(&page.0)).as_bytes())
 }
 
+/// The page of one command, `agentwatch-NAME(1)`, as the main page's COMMANDS section names
+/// it: its synopsis, description, options and commands, from the clap definitions.
+pub fn render_command(w: &mut dyn Write, name: &str) -> std::io::Result<()> {
+    let cmd = crate::cli::Cli::command();
+    let Some(sub) = cmd
+        .get_subcommands()
+        .find(|s| !s.is_hide_set() && s.get_name() == name)
+    else {
+        let names: Vec<&str> = cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .map(|s| s.get_name())
+            .collect();
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("no command {name:?}: the commands are {}", names.join(", ")),
+        ));
+    };
+    let full = format!("agentwatch-{name}");
+    let sub = sub
+        .clone()
+        .name(full.clone())
+        .bin_name(format!("agentwatch {name}"))
+        .version(cmd.get_version().unwrap_or_default().to_string());
+    let has_subcommands = sub.get_subcommands().any(|s| !s.is_hide_set());
+    let has_after_help = sub.get_after_help().is_some() || sub.get_after_long_help().is_some();
+    let man = Man::new(sub);
+    let mut page = Page::default();
+    page.add(|o| man.render_title(o))?;
+    page.add(|o| man.render_name_section(o))?;
+    page.add(|o| man.render_synopsis_section(o))?;
+    page.add(|o| man.render_description_section(o))?;
+    page.add(|o| man.render_options_section(o))?;
+    if has_subcommands {
+        page.add(|o| man.render_subcommands_section(o))?;
+    }
+    if has_after_help {
+        page.add(|o| man.render_extra_section(o))?;
+    }
+    let mut see = Roff::new();
+    see.control("SH", ["SEE ALSO"]).text([
+        bold("agentwatch"),
+        roman("(1), for the dashboard, its keys, files, environment and exit status."),
+    ]);
+    page.add(|o| see.to_writer(o))?;
+    w.write_all(ascii(&String::from_utf8_lossy(&page.0)).as_bytes())
+}
+
 /// The page with every character past ASCII written as groff's `\[uXXXX]` (the key table's
 /// arrows, say): troff reads its input as Latin-1 unless run through preconv, which `man`
 /// does and `groff -man` does not; mandoc reads the escape too.

@@ -32,3 +32,20 @@ pub fn print_out(text: &str) -> std::io::Result<()> {
 pub fn say(text: &str) {
     let _ = print_out(text);
 }
+
+/// [`print_out`] for what a script reads (a table, a pane id, a pid, a snippet to eval):
+/// `code` when it is written (or nobody reads it), else 2 with the reason on stderr, as
+/// for any other failure.
+pub fn print_then(
+    command: &str,
+    text: &str,
+    code: std::process::ExitCode,
+) -> std::process::ExitCode {
+    match print_out(text) {
+        Ok(()) => code,
+        Err(e) => {
+            eprintln!("agentwatch {command}: cannot write to stdout: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

@@ -149,13 +149,12 @@ fn stops() -> std::pin::Pin<Box<dyn futures_util::Stream<Item = Msg> + Send>> {
 /// prints its pid once it holds its lock; if one already runs, prints that one's pid.
 pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode {
     if let Ok(Some(d)) = running(socket) {
-        crate::commands::say(&format!("{}\n", d.pid));
         eprintln!(
             "agentwatch daemon: already running for {} ({})",
             socket.display(),
             describe(&d)
         );
-        return ExitCode::SUCCESS;
+        return crate::commands::print_then("daemon", &format!("{}\n", d.pid), ExitCode::SUCCESS);
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
@@ -206,10 +205,11 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
             let other = running(socket).ok().flatten();
             return match other {
                 // Another one won a race with us: it supervises, which is what was asked.
-                Some(d) => {
-                    crate::commands::say(&format!("{}\n", d.pid));
-                    ExitCode::SUCCESS
-                }
+                Some(d) => crate::commands::print_then(
+                    "daemon",
+                    &format!("{}\n", d.pid),
+                    ExitCode::SUCCESS,
+                ),
                 None => {
                     eprintln!(
                         "agentwatch daemon: it exited at once ({status}); details in the log ({})",
@@ -220,8 +220,7 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
             };
         }
         if matches!(running(socket), Ok(Some(d)) if d.pid == pid) {
-            crate::commands::say(&format!("{pid}\n"));
-            return ExitCode::SUCCESS;
+            return crate::commands::print_then("daemon", &format!("{pid}\n"), ExitCode::SUCCESS);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
