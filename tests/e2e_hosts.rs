@@ -266,3 +266,107 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     ui.send_keys(&["q"]);
     assert_eq!(ui.wait_exit(WAIT), "status 0");
 }
+
+/// Agents there that tmux does not name: one under a wrapper script (its pane's command is
+/// the script's), one typed at a shell prompt. Their processes are asked of that machine
+/// when the pane's command changes, so both are found, with the ids on their command lines.
+#[test]
+fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    const TYPED_ID: &str = "22222222-3333-4444-8555-666666666666";
+    let local = TmuxServer::start();
+    let remote = TmuxServer::start();
+    remote.write_plan("claude", "say over there\nhang\n");
+    let wrapper = remote.dir.path().join("aw-wrap");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nclaude --session-id {REMOTE_ID}\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let wrapped = remote.new_window(&[&wrapper.to_string_lossy()]);
+    let shell = remote.new_window(&["sh"]);
+    let prompt = remote.new_window(&["sh"]);
+    let prompt_born = std::time::Instant::now();
+    remote.tmux_ok(&[
+        "send-keys",
+        "-t",
+        &shell,
+        &format!("claude --session-id {TYPED_ID}"),
+        "Enter",
+    ]);
+    let sshd = Sshd::start();
+    let config = hosts_config(&local, &remote, &sshd, "");
+    let rows = || {
+        let out = local
+            .agentwatch_command(&["-c", &config, "status", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap_or_default()
+    };
+    let row = |rows: &[serde_json::Value], pane: &str| {
+        rows.iter()
+            .find(|r| r["host"] == "box" && r["pane_id"] == pane)
+            .cloned()
+    };
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    while std::time::Instant::now() < deadline {
+        seen = rows();
+        let found = |pane: &str, id: &str| {
+            row(&seen, pane).is_some_and(|r| r["agent"] == "claude" && r["session_id"] == id)
+        };
+        if found(&wrapped, REMOTE_ID) && found(&shell, TYPED_ID) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let wrapped_row = row(&seen, &wrapped).unwrap_or_default();
+    assert_eq!(wrapped_row["agent"], "claude", "{seen:#?}");
+    assert_eq!(wrapped_row["session_id"], REMOTE_ID, "{seen:#?}");
+    // tmux names the script's interpreter: the agent is found below it.
+    assert_eq!(wrapped_row["command"], "sh", "{seen:#?}");
+    assert_eq!(wrapped_row["state"], "running", "{seen:#?}");
+    let typed_row = row(&seen, &shell).unwrap_or_default();
+    assert_eq!(typed_row["agent"], "claude", "{seen:#?}");
+    assert_eq!(typed_row["session_id"], TYPED_ID, "{seen:#?}");
+
+    // A script typed at an `sh` prompt there: tmux names its interpreter, `sh`, as it named
+    // the prompt, so no tmux field changes but the window's output. The dashboard asks that
+    // machine again (at most every 10 s) and finds it.
+    const SCRIPT_ID: &str = "33333333-4444-4555-8666-777777777777";
+    let scripts = remote.dir.path().join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let script = scripts.join("claude");
+    std::fs::write(&script, "#!/bin/sh\necho a script claude\nsleep 100000\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Old enough to be settled when the dashboard first asks (a young process is asked
+    // again at every poll anyway).
+    std::thread::sleep(Duration::from_millis(
+        3000u64.saturating_sub(prompt_born.elapsed().as_millis() as u64),
+    ));
+    let ui = local.start_agentwatch(100, 40, &[], &["-c", &config]);
+    ui.wait_for_text(&format!("id {}", &TYPED_ID[..8]), WAIT);
+    let shown = ui.screen();
+    assert!(
+        !shown.contains(&format!("id {}", &SCRIPT_ID[..8])),
+        "{shown}"
+    );
+    remote.tmux_ok(&[
+        "send-keys",
+        "-t",
+        &prompt,
+        &format!("{} --session-id {SCRIPT_ID}", script.display()),
+        "Enter",
+    ]);
+    assert_eq!(
+        remote.pane_field(&prompt, "#{pane_current_command}"),
+        "sh",
+        "the script's pane looks as it did at the prompt"
+    );
+    ui.wait_for_text(&format!("id {}", &SCRIPT_ID[..8]), WAIT);
+}

@@ -37,8 +37,10 @@ pub struct Prober {
     failing: std::sync::atomic::AtomicBool,
     /// claude's per-process state files.
     claude: Mutex<ClaudeStates>,
-    /// Start times of another host's pane processes, by pid (`None`: could not be read).
-    remote_starts: Mutex<HashMap<u32, Option<Millis>>>,
+    /// Another host's panes' processes, as last asked there.
+    remote_procs: Mutex<HashMap<PaneId, RemotePane>>,
+    /// That host has no Linux `/proc`: its processes are not asked for again.
+    no_proc: std::sync::atomic::AtomicBool,
     /// How far another host's clock is ahead of this one's, and when that was measured.
     skew: Mutex<Option<(std::time::Instant, i64)>>,
     /// The core wants agents' output times often (see [`Heard::attending`]).
@@ -126,7 +128,8 @@ impl Prober {
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
             claude: Mutex::new(ClaudeStates::new(None)),
-            remote_starts: Mutex::new(HashMap::new()),
+            remote_procs: Mutex::new(HashMap::new()),
+            no_proc: std::sync::atomic::AtomicBool::new(false),
             skew: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
         }
@@ -226,17 +229,31 @@ impl Prober {
         };
         if remote {
             // Its processes are another machine's: nothing of this one's /proc is about
-            // them. Their start times are asked of that machine, once per new process;
-            // the rest (trees, wrappers) stays unknown.
+            // them. They are asked of that machine when a pane's process or current
+            // command changes (see `remote_procs`).
             // Its times are by its clock: moved onto this machine's, so that a death there
             // is dated, a run there measured and an output dated as they are here.
             let skew = self.remote_skew().await;
-            obs.started = self
-                .remote_starts(&listing.panes)
-                .await
-                .into_iter()
-                .map(|(id, t)| (id, shift_ms(t, skew)))
-                .collect();
+            let mut trees = HashMap::new();
+            for (id, p, fresh) in self.remote_procs(&listing.panes).await {
+                if let Some(t) = p.start {
+                    obs.started.insert(id, shift_ms(t, skew));
+                }
+                if !p.comm.is_empty() {
+                    obs.comm.insert(id, p.comm.clone());
+                }
+                // The pane process's argv, once when it is read (it may name a session id
+                // the start command does not), as for a pane here.
+                if fresh && !p.tree.own.is_empty() {
+                    obs.foreground.insert(id, p.tree.own.clone());
+                }
+                let mut tree = (*p.tree).clone();
+                for proc in &mut tree.below {
+                    proc.start = proc.start.map(|t| shift_ms(t, skew));
+                }
+                trees.insert(id, Arc::new(tree));
+            }
+            obs.tree = Arc::new(trees);
             obs.listing = listing;
             // In whole seconds, as tmux gives them (the skew is whole seconds too).
             let secs = |t: u64| shift_ms(t.saturating_mul(1000), skew) / 1000;
@@ -283,37 +300,90 @@ impl Prober {
         Ok(obs)
     }
 
-    /// Start times of another host's pane processes (epoch ms, by that machine's clock):
-    /// asked there for the processes not asked about before, all in one ssh exec, so a
-    /// steady host costs nothing. Unknown when it cannot be asked.
-    async fn remote_starts(&self, panes: &[crate::core::pane::Pane]) -> HashMap<PaneId, Millis> {
-        let live: Vec<(PaneId, u32)> = panes
+    /// Another host's live panes' processes: the pane process's name, start and argv, and
+    /// the processes of its terminal's foreground group below it (an agent typed at a shell
+    /// prompt there, or started by a wrapper), by that machine's clock. Asked there for the
+    /// panes whose process or current command changed since they were last asked (or whose
+    /// processes were too young to trust), all in one ssh exec: a steady host costs
+    /// nothing. Unknown when it cannot be asked. Each pane with whether it was read now.
+    async fn remote_procs(
+        &self,
+        panes: &[crate::core::pane::Pane],
+    ) -> Vec<(PaneId, RemotePane, bool)> {
+        let live: Vec<&crate::core::pane::Pane> = panes
             .iter()
-            .filter(|p| !p.dead)
-            .filter_map(|p| Some((p.id, p.pid?)))
+            .filter(|p| !p.dead && p.pid.is_some())
             .collect();
-        let new: Vec<u32> = {
-            let alive: std::collections::HashSet<u32> = live.iter().map(|(_, p)| *p).collect();
-            let mut known = lock(&self.remote_starts);
-            known.retain(|pid, _| alive.contains(pid));
+        let now = std::time::Instant::now();
+        let stale: HashMap<PaneId, u32> = {
+            let mut known = lock(&self.remote_procs);
+            let ids: HashSet<PaneId> = live.iter().map(|p| p.id).collect();
+            known.retain(|id, _| ids.contains(id));
+            let swept = |k: &RemotePane| k.asked_at.is_none_or(|t| now.duration_since(t) >= SWEEP);
             live.iter()
-                .map(|(_, p)| *p)
-                .filter(|p| !known.contains_key(p))
+                .filter(|p| {
+                    known.get(&p.id).is_none_or(|k| {
+                        Some(k.pid) != p.pid
+                            || k.current_command != p.current_command
+                            || k.young
+                            // The machine did not answer: asked again, not at every poll.
+                            || (k.unanswered && swept(k))
+                            // A shell's pane whose window had output since: a script typed
+                            // at its prompt (or ended there) may leave the current command
+                            // the shell's name. Not more often than a sweep here.
+                            || (p.window_activity != k.activity
+                                && crate::core::prompt::is_shell(&k.comm, &self.shells)
+                                && swept(k))
+                    })
+                })
+                .filter_map(|p| Some((p.id, p.pid?)))
                 .collect()
         };
-        if !new.is_empty() {
-            let found = match self.tmux.reach() {
-                crate::adapters::tmux::reach::Reach::Ssh(s) => ask_starts(s, &new).await,
-                crate::adapters::tmux::reach::Reach::Local => HashMap::new(),
+        if !stale.is_empty() && !self.no_proc.load(std::sync::atomic::Ordering::Relaxed) {
+            let pids: Vec<u32> = stale.values().copied().collect();
+            let mut found = match self.tmux.reach() {
+                crate::adapters::tmux::reach::Reach::Ssh(s) => ask_procs(s, &pids).await,
+                crate::adapters::tmux::reach::Reach::Local => Asked::Unanswered,
             };
-            let mut known = lock(&self.remote_starts);
-            for pid in new {
-                known.insert(pid, found.get(&pid).copied());
+            if let Asked::NoProc = found {
+                tracing::warn!(
+                    "{}: no Linux /proc there: its panes' processes stay unknown",
+                    self.tmux.socket().display()
+                );
+                self.no_proc
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            let mut known = lock(&self.remote_procs);
+            for p in &live {
+                let Some(&pid) = stale.get(&p.id) else {
+                    continue;
+                };
+                let read = match &mut found {
+                    Asked::Told(f) => f.pane(pid),
+                    Asked::Unanswered => RemotePane {
+                        unanswered: true,
+                        ..RemotePane::default()
+                    },
+                    Asked::NoProc => RemotePane::default(),
+                };
+                known.insert(
+                    p.id,
+                    RemotePane {
+                        pid,
+                        current_command: p.current_command.clone(),
+                        activity: p.window_activity,
+                        asked_at: Some(now),
+                        ..read
+                    },
+                );
             }
         }
-        let known = lock(&self.remote_starts);
+        let known = lock(&self.remote_procs);
         live.iter()
-            .filter_map(|(id, pid)| Some((*id, (*known.get(pid)?)?)))
+            .filter_map(|p| {
+                let k = known.get(&p.id)?;
+                Some((p.id, k.clone(), stale.contains_key(&p.id)))
+            })
             .collect()
     }
 
@@ -993,56 +1063,201 @@ fn shift_ms(t: Millis, skew: i64) -> Millis {
     (t as i64 - skew).max(0) as Millis
 }
 
-/// Asks another host for its boot time, clock ticks and the stat lines of `pids`; their
-/// start times, by its clock. One ssh exec.
-async fn ask_starts(
-    host: &crate::adapters::tmux::reach::SshServer,
-    pids: &[u32],
-) -> HashMap<u32, Millis> {
+/// What was asked of another host about one of its panes.
+#[derive(Debug, Clone, Default)]
+struct RemotePane {
+    pid: u32,
+    current_command: String,
+    /// The pane process's name (`bash`, `claude`); empty when it could not be read.
+    comm: String,
+    /// Its start, epoch ms by that machine's clock.
+    start: Option<Millis>,
+    /// Its argv and its foreground tree (no background jobs: they are not asked for).
+    tree: Arc<ProcTree>,
+    /// A process in it was too young to trust (it may still exec): asked again.
+    young: bool,
+    /// The window's last output when it was asked, and when that was.
+    activity: u64,
+    asked_at: Option<std::time::Instant>,
+    /// The machine did not answer then.
+    unanswered: bool,
+}
+
+/// What asking another host about its processes gave.
+enum Asked {
+    Told(Box<RemoteProcs>),
+    /// ssh failed, or timed out: asked again later.
+    Unanswered,
+    /// It answered, without a Linux `/proc` (its first line is not `/proc/stat`'s `btime`).
+    NoProc,
+}
+
+/// Another host's answer about its panes' processes.
+struct RemoteProcs {
+    boot: Option<Millis>,
+    tck: u64,
+    /// The panes' own processes, by pid.
+    panes: HashMap<u32, Stat>,
+    /// The table of the processes in their terminals' foreground groups.
+    table: ProcTable,
+    argv: HashMap<u32, Vec<String>>,
+    now: Millis,
+}
+
+impl RemoteProcs {
+    /// What is known of the pane whose process is `pid`.
+    fn pane(&mut self, pid: u32) -> RemotePane {
+        let Some((comm, tpgid, ticks)) = self
+            .panes
+            .get(&pid)
+            .map(|st| (st.comm.clone(), st.tpgid, st.start_ticks))
+        else {
+            return RemotePane::default();
+        };
+        // Every process in it came with its argv: nothing is read from this machine.
+        let (below, young) = self.table.foreground_tree(pid, tpgid);
+        let start = self.boot.map(|b| b + ticks * 1000 / self.tck);
+        RemotePane {
+            pid,
+            current_command: String::new(),
+            comm,
+            start,
+            tree: Arc::new(ProcTree {
+                own: self.argv.get(&pid).cloned().unwrap_or_default(),
+                below,
+                background: Vec::new(),
+            }),
+            young: young || start.is_some_and(|s| self.now.saturating_sub(s) <= SETTLE_MS),
+            ..RemotePane::default()
+        }
+    }
+}
+
+/// Asks another host, in one ssh exec, for its boot time and clock ticks, the stat line
+/// and argv of each of `pids` (panes' processes), and the stat lines and argv of every
+/// process in their terminals' foreground groups. Only shell builtins walk its `/proc`;
+/// `od` runs once per process whose argv is sent (hex: argv words may hold any byte).
+async fn ask_procs(host: &crate::adapters::tmux::reach::SshServer, pids: &[u32]) -> Asked {
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    // No backslash, quote or newline: it passes through the login shell there as one
+    // word (reach::SshServer::shell).
     let script = format!(
-        "grep ^btime /proc/stat; getconf CLK_TCK; for p in {}; do cat /proc/$p/stat 2>/dev/null; done",
-        list.join(" ")
+        "grep ^btime /proc/stat; getconf CLK_TCK; date +%s; G=\" \"; \
+         for p in {pids}; do read -r s < /proc/$p/stat || continue; echo \"P $s\"; \
+         echo A $p $(od -An -v -tx1 /proc/$p/cmdline); r=${{s##*) }}; set -- $r; \
+         [ \"$6\" -gt 0 ] 2>/dev/null && G=\"$G$6 \"; done; \
+         [ \"$G\" = \" \" ] && exit 0; \
+         for f in /proc/[0-9]*/stat; do read -r s < $f 2>/dev/null || continue; \
+         r=${{s##*) }}; set -- $r; case \"$G\" in *\" $3 \"*) q=${{f#/proc/}}; q=${{q%/stat}}; \
+         echo \"S $s\"; echo A $q $(od -An -v -tx1 /proc/$q/cmdline);; esac; done",
+        pids = list.join(" ")
     );
     let Some(mut cmd) = host.shell(&script) else {
-        return HashMap::new();
+        return Asked::Unanswered;
     };
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
     let out = match tokio::time::timeout(std::time::Duration::from_secs(10), cmd.output()).await {
-        Ok(Ok(o)) if o.status.success() => o.stdout,
+        // The script's own status is its last test's: what it printed is the answer.
+        Ok(Ok(o)) if o.status.code() != Some(255) => o.stdout,
         Ok(Ok(o)) => {
             tracing::info!(
-                "{}: start times not read (ssh exited {})",
+                "{}: processes not read (ssh exited {})",
                 host.dest,
                 o.status
             );
-            return HashMap::new();
+            return Asked::Unanswered;
         }
-        _ => return HashMap::new(),
+        _ => return Asked::Unanswered,
     };
-    parse_starts(&String::from_utf8_lossy(&out))
+    let text = String::from_utf8_lossy(&out);
+    // From `/proc/stat`'s line on: whatever a login script there printed first is not ours.
+    let from = if text.starts_with("btime ") {
+        Some(0)
+    } else {
+        text.find("\nbtime ").map(|i| i + 1)
+    };
+    match from {
+        Some(i) => parse_procs(&text[i..]).map_or(Asked::Unanswered, |p| Asked::Told(Box::new(p))),
+        None => Asked::NoProc,
+    }
 }
 
-/// `btime N`, the clock ticks per second, then `/proc/PID/stat` lines: start times by pid.
-fn parse_starts(text: &str) -> HashMap<u32, Millis> {
+/// `btime N`, the clock ticks per second, that machine's time (s), then `P <stat line>` for
+/// each pane process, `S <stat line>` for each process of a foreground group, and
+/// `A <pid> <argv bytes in hex>` for each of both.
+fn parse_procs(text: &str) -> Option<RemoteProcs> {
     let mut lines = text.lines();
     let boot = lines.next().and_then(btime_ms);
     let tck = lines
         .next()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&t| t > 0);
-    let (Some(boot), Some(tck)) = (boot, tck) else {
-        return HashMap::new();
-    };
-    lines
-        .filter_map(|l| {
-            let pid = l.split_whitespace().next()?.parse::<u32>().ok()?;
-            let st = parse_stat(l)?;
-            Some((pid, boot + st.start_ticks * 1000 / tck))
-        })
-        .collect()
+        .filter(|&t| t > 0)?;
+    let now = lines
+        .next()?
+        .trim()
+        .parse::<u64>()
+        .ok()?
+        .saturating_mul(1000);
+    let at = |ticks: u64| boot.map(|b| b + ticks * 1000 / tck);
+    let mut panes = HashMap::new();
+    let mut table = ProcTable::default();
+    let mut argv = HashMap::new();
+    let pid_of = |l: &str| l.split_whitespace().next()?.parse::<u32>().ok();
+    for line in lines {
+        if let Some(l) = line.strip_prefix("P ") {
+            if let (Some(pid), Some(st)) = (pid_of(l), parse_stat(l)) {
+                panes.insert(pid, st);
+            }
+        } else if let Some(l) = line.strip_prefix("S ") {
+            if let (Some(pid), Some(st)) = (pid_of(l), parse_stat(l)) {
+                let start_ms = at(st.start_ticks);
+                table.known.insert(
+                    pid,
+                    Known {
+                        pass: 0,
+                        settled: start_ms.is_some_and(|s| now.saturating_sub(s) > SETTLE_MS),
+                        st,
+                        start_ms,
+                        ended: false,
+                        argv: None,
+                    },
+                );
+            }
+        } else if let Some(l) = line.strip_prefix("A ") {
+            let mut words = l.split_whitespace();
+            let Some(pid) = words.next().and_then(|w| w.parse::<u32>().ok()) else {
+                continue;
+            };
+            let bytes: Vec<u8> = words
+                .filter_map(|h| u8::from_str_radix(h, 16).ok())
+                .collect();
+            let words: Vec<String> = bytes
+                .split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            argv.insert(pid, words);
+        }
+    }
+    for (pid, k) in table.known.iter_mut() {
+        k.argv = Some(argv.get(pid).cloned().unwrap_or_default());
+    }
+    for (&pid, k) in &table.known {
+        table.children.entry(k.st.ppid).or_default().push(pid);
+    }
+    for kids in table.children.values_mut() {
+        kids.sort_unstable();
+    }
+    Some(RemoteProcs {
+        boot,
+        tck,
+        panes,
+        table,
+        argv,
+        now,
+    })
 }
 
 fn boot_time_ms() -> Option<Millis> {
@@ -1093,19 +1308,74 @@ mod tests {
         assert_eq!(shift_ms(5, 3_600_000), 0);
     }
 
+    /// argv as the host sends it: its bytes in hex, as `od -An -v -tx1` writes them.
+    fn hex(words: &[&str]) -> String {
+        words
+            .iter()
+            .flat_map(|w| w.bytes().chain([0]))
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     #[test]
-    fn another_hosts_start_times_are_read_by_its_own_boot_time_and_ticks() {
-        let text = "btime 1780000000\n100\n\
-            42 (claude) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n\
-            43 (we ird) x) S 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1234 1000 100\n";
-        let starts = parse_starts(text);
-        assert_eq!(starts.get(&42), Some(&1_780_000_005_000));
-        assert_eq!(starts.get(&43), Some(&1_780_000_012_340));
-        // No boot time or ticks: nothing is guessed.
-        assert!(
-            parse_starts("100\n42 (c) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n").is_empty()
+    fn another_hosts_panes_are_read_by_its_own_boot_time_ticks_and_foreground_groups() {
+        // Pane 42: a bash whose foreground group (50) holds claude (50) and its child (51),
+        // while a background job (60) does not count. Pane 43: a hostile name, no group.
+        // Its clock: booted at 1_780_000_000, now 1_780_000_100; 100 ticks a second.
+        let text = format!(
+            "btime 1780000000\n100\n1780000100\n\
+             P 42 (bash) S 1 42 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n\
+             A 42 {bash}\n\
+             P 43 (we ird) x) S 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1234 1000 100\n\
+             A 43 {weird}\n\
+             S 50 (claude) S 42 50 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 2000 1000 100\n\
+             A 50 {claude}\n\
+             S 51 (node) S 50 50 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 9950 1000 100\n\
+             A 51 {node}\n",
+            bash = hex(&["-bash"]),
+            weird = hex(&["we ird) x)", "line\nbreak"]),
+            claude = hex(&["claude", "--session-id", "0e6a1c1e"]),
+            node = hex(&["node", "x.js"]),
         );
-        assert!(parse_starts("").is_empty());
+        let mut procs = parse_procs(&text).unwrap();
+        let bash = procs.pane(42);
+        assert_eq!(bash.comm, "bash");
+        assert_eq!(bash.start, Some(1_780_000_005_000));
+        assert_eq!(bash.tree.own, vec!["-bash"]);
+        let below: Vec<(u32, &str)> = bash
+            .tree
+            .below
+            .iter()
+            .map(|p| (p.pid, p.comm.as_str()))
+            .collect();
+        assert_eq!(below, vec![(50, "claude"), (51, "node")]);
+        assert_eq!(
+            bash.tree.below[0].argv,
+            vec!["claude", "--session-id", "0e6a1c1e"]
+        );
+        assert_eq!(bash.tree.below[0].start, Some(1_780_000_020_000));
+        // Node started half a second ago, by that clock: too young to trust, asked again.
+        assert!(bash.young);
+        let weird = procs.pane(43);
+        assert_eq!(weird.comm, "we ird) x");
+        assert_eq!(weird.start, Some(1_780_000_012_340));
+        assert_eq!(weird.tree.own, vec!["we ird) x)", "line\nbreak"]);
+        assert!(weird.tree.below.is_empty());
+        assert!(!weird.young);
+        // A process that was gone when asked: nothing is known, nothing guessed.
+        let gone = procs.pane(44);
+        assert!(gone.comm.is_empty() && gone.start.is_none() && gone.tree.own.is_empty());
+        // No ticks or no clock: no answer at all.
+        assert!(parse_procs("btime 1\n").is_none());
+        assert!(parse_procs("").is_none());
+        // No boot time: no start times, the rest as told.
+        let mut no_boot = parse_procs(
+            "x\n100\n5\nP 42 (bash) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n",
+        )
+        .unwrap();
+        let p = no_boot.pane(42);
+        assert_eq!((p.comm.as_str(), p.start), ("bash", None));
     }
 
     #[test]

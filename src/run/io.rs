@@ -461,6 +461,22 @@ pub fn on_host(host: u8, mut obs: crate::core::msg::Observation) -> crate::core:
         .into_iter()
         .map(|(id, t)| (PaneId::on(host, id.0), t))
         .collect();
+    obs.comm = obs
+        .comm
+        .into_iter()
+        .map(|(id, c)| (PaneId::on(host, id.0), c))
+        .collect();
+    obs.foreground = obs
+        .foreground
+        .into_iter()
+        .map(|(id, a)| (PaneId::on(host, id.0), a))
+        .collect();
+    obs.tree = std::sync::Arc::new(
+        obs.tree
+            .iter()
+            .map(|(id, t)| (PaneId::on(host, id.0), std::sync::Arc::clone(t)))
+            .collect(),
+    );
     // The server's pid is another machine's: never signalled from here (the core asks
     // that server to signal itself), only compared, to tell a restarted server.
     obs
