@@ -268,8 +268,10 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
 }
 
 /// Agents there that tmux does not name: one under a wrapper script (its pane's command is
-/// the script's), one typed at a shell prompt. Their processes are asked of that machine
-/// when the pane's command changes, so both are found, with the ids on their command lines.
+/// the script's interpreter), one typed at a shell prompt, one a script typed at an `sh`
+/// prompt while the dashboard runs. Their processes are asked of that machine, so all are
+/// found with the ids on their command lines; the one at a prompt that exits is resumed by
+/// typing at that prompt there.
 #[test]
 fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() {
     if let Some(why) = sshd::missing() {
@@ -280,6 +282,10 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
     let local = TmuxServer::start();
     let remote = TmuxServer::start();
     remote.write_plan("claude", "say over there\nhang\n");
+    remote.write_plan(
+        "codex",
+        "say typed over there\nwait go\nexit 1\n---\nhang\n",
+    );
     let wrapper = remote.dir.path().join("aw-wrap");
     std::fs::write(
         &wrapper,
@@ -296,7 +302,7 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
         "send-keys",
         "-t",
         &shell,
-        &format!("claude --session-id {TYPED_ID}"),
+        &format!("codex resume {TYPED_ID}"),
         "Enter",
     ]);
     let sshd = Sshd::start();
@@ -320,7 +326,9 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
         let found = |pane: &str, id: &str| {
             row(&seen, pane).is_some_and(|r| r["agent"] == "claude" && r["session_id"] == id)
         };
-        if found(&wrapped, REMOTE_ID) && found(&shell, TYPED_ID) {
+        let typed = row(&seen, &shell)
+            .is_some_and(|r| r["agent"] == "codex" && r["session_id"] == TYPED_ID);
+        if found(&wrapped, REMOTE_ID) && typed {
             break;
         }
         std::thread::sleep(Duration::from_millis(300));
@@ -332,7 +340,7 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
     assert_eq!(wrapped_row["command"], "sh", "{seen:#?}");
     assert_eq!(wrapped_row["state"], "running", "{seen:#?}");
     let typed_row = row(&seen, &shell).unwrap_or_default();
-    assert_eq!(typed_row["agent"], "claude", "{seen:#?}");
+    assert_eq!(typed_row["agent"], "codex", "{seen:#?}");
     assert_eq!(typed_row["session_id"], TYPED_ID, "{seen:#?}");
 
     // A script typed at an `sh` prompt there: tmux names its interpreter, `sh`, as it named
@@ -363,10 +371,21 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
         &format!("{} --session-id {SCRIPT_ID}", script.display()),
         "Enter",
     ]);
+    // Within a sweep (10 s) and a listing, give or take a loaded machine.
+    let found = WAIT + Duration::from_secs(15);
+    ui.wait_for_text(&format!("id {}", &SCRIPT_ID[..8]), found);
     assert_eq!(
         remote.pane_field(&prompt, "#{pane_current_command}"),
         "sh",
-        "the script's pane looks as it did at the prompt"
+        "the script's pane looks to tmux as its prompt did"
     );
-    ui.wait_for_text(&format!("id {}", &SCRIPT_ID[..8]), WAIT);
+
+    // The codex typed at the prompt exits: it is resumed there, typed at that prompt, with
+    // its own id (the prompt's foreground group asked of that machine, not of this one).
+    std::fs::write(remote.agent_dir.join("go"), "").unwrap();
+    remote.wait_until("codex resumed at the prompt there", found, || {
+        remote.log_entries_for(&shell).len() >= 2
+    });
+    let runs = remote.log_entries_for(&shell);
+    assert_eq!(argv(&runs[1]), ["resume", TYPED_ID], "{runs:#?}");
 }

@@ -41,6 +41,9 @@ pub struct Prober {
     remote_procs: Mutex<HashMap<PaneId, RemotePane>>,
     /// That host has no Linux `/proc`: its processes are not asked for again.
     no_proc: std::sync::atomic::AtomicBool,
+    /// That host's server (its pid) the processes were asked about, and the last sweep of
+    /// its shells' panes.
+    remote_seen: Mutex<(Option<u32>, Option<std::time::Instant>)>,
     /// How far another host's clock is ahead of this one's, and when that was measured.
     skew: Mutex<Option<(std::time::Instant, i64)>>,
     /// The core wants agents' output times often (see [`Heard::attending`]).
@@ -130,6 +133,7 @@ impl Prober {
             claude: Mutex::new(ClaudeStates::new(None)),
             remote_procs: Mutex::new(HashMap::new()),
             no_proc: std::sync::atomic::AtomicBool::new(false),
+            remote_seen: Mutex::new((None, None)),
             skew: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
         }
@@ -235,7 +239,7 @@ impl Prober {
             // is dated, a run there measured and an output dated as they are here.
             let skew = self.remote_skew().await;
             let mut trees = HashMap::new();
-            for (id, p, fresh) in self.remote_procs(&listing.panes).await {
+            for (id, p, fresh) in self.remote_procs(&listing).await {
                 if let Some(t) = p.start {
                     obs.started.insert(id, shift_ms(t, skew));
                 }
@@ -247,11 +251,16 @@ impl Prober {
                 if fresh && !p.tree.own.is_empty() {
                     obs.foreground.insert(id, p.tree.own.clone());
                 }
-                let mut tree = (*p.tree).clone();
-                for proc in &mut tree.below {
-                    proc.start = proc.start.map(|t| shift_ms(t, skew));
-                }
-                trees.insert(id, Arc::new(tree));
+                let tree = if skew == 0 {
+                    Arc::clone(&p.tree)
+                } else {
+                    let mut tree = (*p.tree).clone();
+                    for proc in &mut tree.below {
+                        proc.start = proc.start.map(|t| shift_ms(t, skew));
+                    }
+                    Arc::new(tree)
+                };
+                trees.insert(id, tree);
             }
             obs.tree = Arc::new(trees);
             obs.listing = listing;
@@ -308,32 +317,56 @@ impl Prober {
     /// nothing. Unknown when it cannot be asked. Each pane with whether it was read now.
     async fn remote_procs(
         &self,
-        panes: &[crate::core::pane::Pane],
+        listing: &crate::core::pane::Listing,
     ) -> Vec<(PaneId, RemotePane, bool)> {
-        let live: Vec<&crate::core::pane::Pane> = panes
+        let live: Vec<&crate::core::pane::Pane> = listing
+            .panes
             .iter()
             .filter(|p| !p.dead && p.pid.is_some())
             .collect();
         let now = std::time::Instant::now();
+        // Once per sweep for the host, not per pane: shells' panes with output since, and
+        // what did not answer, are asked together.
+        let sweep = {
+            let mut seen = lock(&self.remote_seen);
+            if seen.0 != listing.server_pid {
+                // Another server there: its panes reuse the old ids (and, in a container,
+                // the pids): nothing asked of the old one stands.
+                lock(&self.remote_procs).clear();
+                seen.0 = listing.server_pid;
+            }
+            let due = seen.1.is_none_or(|t| now.duration_since(t) >= SWEEP);
+            if due {
+                seen.1 = Some(now);
+            }
+            due
+        };
         let stale: HashMap<PaneId, u32> = {
             let mut known = lock(&self.remote_procs);
             let ids: HashSet<PaneId> = live.iter().map(|p| p.id).collect();
             known.retain(|id, _| ids.contains(id));
-            let swept = |k: &RemotePane| k.asked_at.is_none_or(|t| now.duration_since(t) >= SWEEP);
             live.iter()
                 .filter(|p| {
                     known.get(&p.id).is_none_or(|k| {
+                        let since = |t: Option<std::time::Instant>| {
+                            t.map_or(std::time::Duration::MAX, |t| now.duration_since(t))
+                        };
                         Some(k.pid) != p.pid
                             || k.current_command != p.current_command
-                            || k.young
-                            // The machine did not answer: asked again, not at every poll.
-                            || (k.unanswered && swept(k))
+                            // Too young to trust when asked (it may still exec, or move to
+                            // a group of its own): asked again a little later, while the
+                            // pane's change is recent.
+                            || (k.young
+                                && since(k.asked_at).as_millis() >= u128::from(SETTLE_MS)
+                                && since(k.changed_at) < YOUNG)
+                            // The machine did not answer: asked again at the sweep.
+                            || (k.unanswered && sweep)
                             // A shell's pane whose window had output since: a script typed
                             // at its prompt (or ended there) may leave the current command
-                            // the shell's name. Not more often than a sweep here.
-                            || (p.window_activity != k.activity
-                                && crate::core::prompt::is_shell(&k.comm, &self.shells)
-                                && swept(k))
+                            // the shell's name.
+                            || (sweep
+                                && p.window_activity != k.activity
+                                && crate::core::prompt::is_shell(&k.comm, &self.shells))
                     })
                 })
                 .filter_map(|p| Some((p.id, p.pid?)))
@@ -358,13 +391,21 @@ impl Prober {
                 let Some(&pid) = stale.get(&p.id) else {
                     continue;
                 };
+                let prev = known.get(&p.id).filter(|k| k.pid == pid);
+                let changed = prev.is_none_or(|k| k.current_command != p.current_command);
                 let read = match &mut found {
                     Asked::Told(f) => f.pane(pid),
+                    // What was known of this process stands until it is answered for.
                     Asked::Unanswered => RemotePane {
                         unanswered: true,
-                        ..RemotePane::default()
+                        young: false,
+                        ..prev.cloned().unwrap_or_default()
                     },
                     Asked::NoProc => RemotePane::default(),
+                };
+                let changed_at = match prev {
+                    Some(k) if !changed => k.changed_at,
+                    _ => Some(now),
                 };
                 known.insert(
                     p.id,
@@ -373,6 +414,7 @@ impl Prober {
                         current_command: p.current_command.clone(),
                         activity: p.window_activity,
                         asked_at: Some(now),
+                        changed_at,
                         ..read
                     },
                 );
@@ -1014,6 +1056,22 @@ pub fn foreground_group(pid: u32) -> Option<u32> {
     read_stat(pid)?.tpgid
 }
 
+/// [`foreground_group`] of a process on another host, asked there (one ssh exec).
+pub async fn remote_foreground_group(
+    host: &crate::adapters::tmux::reach::SshServer,
+    pid: u32,
+) -> Option<u32> {
+    let mut cmd = host.shell(&format!("read -r s < /proc/{pid}/stat && printf %s \"$s\""))?;
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(REMOTE_ASK, cmd.output())
+        .await
+        .ok()?
+        .ok()?;
+    parse_stat(&String::from_utf8_lossy(&out.stdout))?.tpgid
+}
+
 fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let argv: Vec<String> = raw
@@ -1079,6 +1137,8 @@ struct RemotePane {
     /// The window's last output when it was asked, and when that was.
     activity: u64,
     asked_at: Option<std::time::Instant>,
+    /// When its process or current command last changed.
+    changed_at: Option<std::time::Instant>,
     /// The machine did not answer then.
     unanswered: bool,
 }
@@ -1101,7 +1161,8 @@ struct RemoteProcs {
     /// The table of the processes in their terminals' foreground groups.
     table: ProcTable,
     argv: HashMap<u32, Vec<String>>,
-    now: Millis,
+    /// How long that machine has been up when it answered (ms): the age of its processes.
+    uptime: Option<Millis>,
 }
 
 impl RemoteProcs {
@@ -1116,7 +1177,11 @@ impl RemoteProcs {
         };
         // Every process in it came with its argv: nothing is read from this machine.
         let (below, young) = self.table.foreground_tree(pid, tpgid);
+        let background = self.table.background_children(pid, tpgid);
         let start = self.boot.map(|b| b + ticks * 1000 / self.tck);
+        let age = self
+            .uptime
+            .map(|up| up.saturating_sub(ticks * 1000 / self.tck));
         RemotePane {
             pid,
             current_command: String::new(),
@@ -1125,12 +1190,38 @@ impl RemoteProcs {
             tree: Arc::new(ProcTree {
                 own: self.argv.get(&pid).cloned().unwrap_or_default(),
                 below,
-                background: Vec::new(),
+                background,
             }),
-            young: young || start.is_some_and(|s| self.now.saturating_sub(s) <= SETTLE_MS),
+            young: young || age.is_none_or(|a| a <= SETTLE_MS),
             ..RemotePane::default()
         }
     }
+}
+
+/// How long a question to another host about its processes may take.
+const REMOTE_ASK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The first line of the answer of [`procs_script`].
+const PROCS_MARK: &str = "aw-procs";
+
+/// The script [`ask_procs`] runs there. No backslash, quote or newline: it passes through
+/// the login shell there as one word (reach::SshServer::shell). `printf %s` (not `echo`)
+/// writes stat lines, whose process names may hold backslashes.
+fn procs_script(pids: &[u32]) -> String {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    format!(
+        "echo {PROCS_MARK}; grep ^btime /proc/stat; getconf CLK_TCK 2>/dev/null || echo 100; \
+         read -r u i < /proc/uptime && echo U $u; P=\" {pids} \"; G=\" \"; \
+         for p in $P; do read -r s < /proc/$p/stat || continue; printf \"P %s\" \"$s\"; echo; \
+         echo A $p $(od -An -v -tx1 /proc/$p/cmdline); r=${{s##*) }}; set -- $r; \
+         [ \"$6\" -gt 0 ] 2>/dev/null && G=\"$G$6 \"; done; \
+         for f in /proc/[0-9]*/stat; do read -r s < $f 2>/dev/null || continue; \
+         r=${{s##*) }}; set -- $r; q=${{f#/proc/}}; q=${{q%/stat}}; \
+         case \"$G\" in *\" $3 \"*) printf \"S %s\" \"$s\"; echo; \
+         echo A $q $(od -An -v -tx1 /proc/$q/cmdline);; \
+         *) case \"$P\" in *\" $2 \"*) printf \"B %s\" \"$s\"; echo;; esac;; esac; done",
+        pids = list.join(" ")
+    )
 }
 
 /// Asks another host, in one ssh exec, for its boot time and clock ticks, the stat line
@@ -1138,29 +1229,17 @@ impl RemoteProcs {
 /// process in their terminals' foreground groups. Only shell builtins walk its `/proc`;
 /// `od` runs once per process whose argv is sent (hex: argv words may hold any byte).
 async fn ask_procs(host: &crate::adapters::tmux::reach::SshServer, pids: &[u32]) -> Asked {
-    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-    // No backslash, quote or newline: it passes through the login shell there as one
-    // word (reach::SshServer::shell).
-    let script = format!(
-        "grep ^btime /proc/stat; getconf CLK_TCK; date +%s; G=\" \"; \
-         for p in {pids}; do read -r s < /proc/$p/stat || continue; echo \"P $s\"; \
-         echo A $p $(od -An -v -tx1 /proc/$p/cmdline); r=${{s##*) }}; set -- $r; \
-         [ \"$6\" -gt 0 ] 2>/dev/null && G=\"$G$6 \"; done; \
-         [ \"$G\" = \" \" ] && exit 0; \
-         for f in /proc/[0-9]*/stat; do read -r s < $f 2>/dev/null || continue; \
-         r=${{s##*) }}; set -- $r; case \"$G\" in *\" $3 \"*) q=${{f#/proc/}}; q=${{q%/stat}}; \
-         echo \"S $s\"; echo A $q $(od -An -v -tx1 /proc/$q/cmdline);; esac; done",
-        pids = list.join(" ")
-    );
+    let script = procs_script(pids);
     let Some(mut cmd) = host.shell(&script) else {
         return Asked::Unanswered;
     };
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    let out = match tokio::time::timeout(std::time::Duration::from_secs(10), cmd.output()).await {
-        // The script's own status is its last test's: what it printed is the answer.
-        Ok(Ok(o)) if o.status.code() != Some(255) => o.stdout,
+    let out = match tokio::time::timeout(REMOTE_ASK, cmd.output()).await {
+        // The script's own status is its last test's: what it printed is the answer. ssh's
+        // own failure is 255; killed by a signal, no code.
+        Ok(Ok(o)) if o.status.code().is_some_and(|c| c != 255) => o.stdout,
         Ok(Ok(o)) => {
             tracing::info!(
                 "{}: processes not read (ssh exited {})",
@@ -1172,58 +1251,53 @@ async fn ask_procs(host: &crate::adapters::tmux::reach::SshServer, pids: &[u32])
         _ => return Asked::Unanswered,
     };
     let text = String::from_utf8_lossy(&out);
-    // From `/proc/stat`'s line on: whatever a login script there printed first is not ours.
-    let from = if text.starts_with("btime ") {
-        Some(0)
-    } else {
-        text.find("\nbtime ").map(|i| i + 1)
+    // From the script's first line on: whatever a login script there printed before it is
+    // not ours. Without that line the script did not run.
+    let Some(from) = text.lines().position(|l| l == PROCS_MARK) else {
+        return Asked::Unanswered;
     };
-    match from {
-        Some(i) => parse_procs(&text[i..]).map_or(Asked::Unanswered, |p| Asked::Told(Box::new(p))),
-        None => Asked::NoProc,
+    let answer: Vec<&str> = text.lines().skip(from + 1).collect();
+    if !answer.iter().any(|l| l.starts_with("btime ")) {
+        return Asked::NoProc;
     }
+    parse_procs(&answer.join("\n")).map_or(Asked::Unanswered, |p| Asked::Told(Box::new(p)))
 }
 
-/// `btime N`, the clock ticks per second, that machine's time (s), then `P <stat line>` for
-/// each pane process, `S <stat line>` for each process of a foreground group, and
-/// `A <pid> <argv bytes in hex>` for each of both.
+/// The answer of [`procs_script`] after its first line: `btime N`, the clock ticks per
+/// second, `U <uptime s>`, then `P <stat line>` for each pane process, `S <stat line>` for
+/// each process of a foreground group, `B <stat line>` for each other child of a pane
+/// process (a background job), and `A <pid> <argv bytes in hex>` for each P and S.
 fn parse_procs(text: &str) -> Option<RemoteProcs> {
-    let mut lines = text.lines();
-    let boot = lines.next().and_then(btime_ms);
-    let tck = lines
-        .next()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&t| t > 0)?;
-    let now = lines
-        .next()?
-        .trim()
-        .parse::<u64>()
-        .ok()?
-        .saturating_mul(1000);
-    let at = |ticks: u64| boot.map(|b| b + ticks * 1000 / tck);
+    let mut boot = None;
+    let mut tck = None;
+    let mut uptime = None;
     let mut panes = HashMap::new();
     let mut table = ProcTable::default();
     let mut argv = HashMap::new();
+    let mut members = Vec::new();
     let pid_of = |l: &str| l.split_whitespace().next()?.parse::<u32>().ok();
-    for line in lines {
-        if let Some(l) = line.strip_prefix("P ") {
+    for line in text.lines() {
+        if let Some(b) = btime_ms(line) {
+            boot = Some(b);
+        } else if let Some(u) = line.strip_prefix("U ") {
+            // `12345.67`: seconds, to the hundredth.
+            uptime = u
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|u| u.is_finite() && *u >= 0.0)
+                .map(|u| (u * 1000.0) as Millis);
+        } else if let Some(l) = line.strip_prefix("P ") {
             if let (Some(pid), Some(st)) = (pid_of(l), parse_stat(l)) {
                 panes.insert(pid, st);
             }
-        } else if let Some(l) = line.strip_prefix("S ") {
+        } else if let Some((l, background)) = line
+            .strip_prefix("S ")
+            .map(|l| (l, false))
+            .or_else(|| line.strip_prefix("B ").map(|l| (l, true)))
+        {
             if let (Some(pid), Some(st)) = (pid_of(l), parse_stat(l)) {
-                let start_ms = at(st.start_ticks);
-                table.known.insert(
-                    pid,
-                    Known {
-                        pass: 0,
-                        settled: start_ms.is_some_and(|s| now.saturating_sub(s) > SETTLE_MS),
-                        st,
-                        start_ms,
-                        ended: false,
-                        argv: None,
-                    },
-                );
+                members.push((pid, st, background));
             }
         } else if let Some(l) = line.strip_prefix("A ") {
             let mut words = l.split_whitespace();
@@ -1239,10 +1313,30 @@ fn parse_procs(text: &str) -> Option<RemoteProcs> {
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
             argv.insert(pid, words);
+        } else if tck.is_none() {
+            tck = line.trim().parse::<u64>().ok().filter(|&t| t > 0);
         }
     }
-    for (pid, k) in table.known.iter_mut() {
-        k.argv = Some(argv.get(pid).cloned().unwrap_or_default());
+    let tck = tck?;
+    for (pid, st, background) in members {
+        let since_boot = st.start_ticks * 1000 / tck;
+        table.known.insert(
+            pid,
+            Known {
+                pass: 0,
+                settled: uptime.is_some_and(|u| u.saturating_sub(since_boot) > SETTLE_MS),
+                start_ms: boot.map(|b| b + since_boot),
+                st,
+                ended: false,
+                // Every process comes with its argv (a background job's is not asked for):
+                // nothing is ever read from this machine's /proc for it.
+                argv: Some(if background {
+                    Vec::new()
+                } else {
+                    argv.get(&pid).cloned().unwrap_or_default()
+                }),
+            },
+        );
     }
     for (&pid, k) in &table.known {
         table.children.entry(k.st.ppid).or_default().push(pid);
@@ -1256,7 +1350,7 @@ fn parse_procs(text: &str) -> Option<RemoteProcs> {
         panes,
         table,
         argv,
-        now,
+        uptime,
     })
 }
 
@@ -1321,10 +1415,10 @@ mod tests {
     #[test]
     fn another_hosts_panes_are_read_by_its_own_boot_time_ticks_and_foreground_groups() {
         // Pane 42: a bash whose foreground group (50) holds claude (50) and its child (51),
-        // while a background job (60) does not count. Pane 43: a hostile name, no group.
-        // Its clock: booted at 1_780_000_000, now 1_780_000_100; 100 ticks a second.
+        // beside a background job (60, its own group). Pane 43: a hostile name, no group.
+        // That machine: booted at 1_780_000_000, up 100 s; 100 ticks a second.
         let text = format!(
-            "btime 1780000000\n100\n1780000100\n\
+            "btime 1780000000\n100\nU 100.00\n\
              P 42 (bash) S 1 42 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n\
              A 42 {bash}\n\
              P 43 (we ird) x) S 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1234 1000 100\n\
@@ -1332,7 +1426,8 @@ mod tests {
              S 50 (claude) S 42 50 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 2000 1000 100\n\
              A 50 {claude}\n\
              S 51 (node) S 50 50 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 9950 1000 100\n\
-             A 51 {node}\n",
+             A 51 {node}\n\
+             B 60 (sleep) T 42 60 42 34816 50 0 0 0 0 0 0 0 0 0 20 0 1 0 3000 1000 100\n",
             bash = hex(&["-bash"]),
             weird = hex(&["we ird) x)", "line\nbreak"]),
             claude = hex(&["claude", "--session-id", "0e6a1c1e"]),
@@ -1350,32 +1445,41 @@ mod tests {
             .map(|p| (p.pid, p.comm.as_str()))
             .collect();
         assert_eq!(below, vec![(50, "claude"), (51, "node")]);
+        assert_eq!(bash.tree.background, vec![60]);
         assert_eq!(
             bash.tree.below[0].argv,
             vec!["claude", "--session-id", "0e6a1c1e"]
         );
         assert_eq!(bash.tree.below[0].start, Some(1_780_000_020_000));
-        // Node started half a second ago, by that clock: too young to trust, asked again.
+        // Node started half a second before the answer: too young to trust, asked again.
         assert!(bash.young);
         let weird = procs.pane(43);
         assert_eq!(weird.comm, "we ird) x");
         assert_eq!(weird.start, Some(1_780_000_012_340));
         assert_eq!(weird.tree.own, vec!["we ird) x)", "line\nbreak"]);
-        assert!(weird.tree.below.is_empty());
+        assert!(weird.tree.below.is_empty() && weird.tree.background.is_empty());
         assert!(!weird.young);
         // A process that was gone when asked: nothing is known, nothing guessed.
         let gone = procs.pane(44);
         assert!(gone.comm.is_empty() && gone.start.is_none() && gone.tree.own.is_empty());
-        // No ticks or no clock: no answer at all.
+        // No clock ticks: no answer at all.
         assert!(parse_procs("btime 1\n").is_none());
         assert!(parse_procs("").is_none());
-        // No boot time: no start times, the rest as told.
+        // No boot time: no start times, the rest as told; no uptime: young, asked again.
         let mut no_boot = parse_procs(
-            "x\n100\n5\nP 42 (bash) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n",
+            "100\nP 42 (bash) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 1000 100\n",
         )
         .unwrap();
         let p = no_boot.pane(42);
-        assert_eq!((p.comm.as_str(), p.start), ("bash", None));
+        assert_eq!((p.comm.as_str(), p.start, p.young), ("bash", None, true));
+    }
+
+    #[test]
+    fn the_script_asked_of_another_host_passes_through_its_login_shell() {
+        let script = procs_script(&[1, 42]);
+        assert!(!script.contains(['\\', '\'', '\n']), "{script}");
+        assert!(script.starts_with("echo aw-procs;"), "{script}");
+        assert!(script.contains("P=\" 1 42 \""), "{script}");
     }
 
     #[test]

@@ -188,7 +188,17 @@ async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, Str
     // must hold the terminal's foreground, else the keys would go to that script's job.
     let shell_pid = f.get(2).and_then(|p| p.trim().parse::<u32>().ok());
     if let Some(pid) = shell_pid {
-        if crate::adapters::probe::foreground_group(pid).is_some_and(|fg| fg != pid) {
+        // On another host, its /proc is asked there: this machine's pid of that number is
+        // another process.
+        let fg = match tmux.reach() {
+            crate::adapters::tmux::reach::Reach::Local => {
+                crate::adapters::probe::foreground_group(pid)
+            }
+            crate::adapters::tmux::reach::Reach::Ssh(host) => {
+                crate::adapters::probe::remote_foreground_group(host, pid).await
+            }
+        };
+        if fg.is_some_and(|fg| fg != pid) {
             return Err(format!(
                 "a job runs at the {shell} prompt: nothing typed (r again when it is back)"
             ));
