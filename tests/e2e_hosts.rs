@@ -232,9 +232,13 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     ui.wait_for_text("process exited (code 3)", WAIT);
     // Peek: its retained output, read from that server.
     ui.send_keys(&["p"]);
-    let screen = ui.wait_for_text("its last words over there", WAIT);
-    assert!(screen.contains("claude · box main:1.0 · %1"), "{screen}");
-    assert!(screen.contains("retained output"), "{screen}");
+    // The peek view (the card's preview shows the same words), whatever tmux renamed the
+    // dead pane's window to (`claude[dead]`).
+    let screen = ui.wait_for("the peek view of its retained output", WAIT, |s| {
+        s.contains("retained output") && s.contains("its last words over there")
+    });
+    assert!(screen.contains("claude · box main:1.0"), "{screen}");
+    assert!(screen.contains(" · %1 "), "{screen}");
     ui.send_keys(&["Escape"]);
     // r: resumed there with its id; the crash record holds its last words and its host.
     ui.send_keys(&["r"]);

@@ -37,13 +37,8 @@ pub struct Prober {
     failing: std::sync::atomic::AtomicBool,
     /// claude's per-process state files.
     claude: Mutex<ClaudeStates>,
-    /// Another host's panes' processes, as last asked there.
-    remote_procs: Mutex<HashMap<PaneId, RemotePane>>,
-    /// That host has no Linux `/proc`: its processes are not asked for again.
-    no_proc: std::sync::atomic::AtomicBool,
-    /// That host's server (its pid) the processes were asked about, and the last sweep of
-    /// its shells' panes.
-    remote_seen: Mutex<(Option<u32>, Option<std::time::Instant>)>,
+    /// Another host's panes' processes, as last told, and the question under way.
+    remote: Arc<Mutex<RemoteState>>,
     /// How far another host's clock is ahead of this one's, and when that was measured.
     skew: Mutex<Option<(std::time::Instant, i64)>>,
     /// The core wants agents' output times often (see [`Heard::attending`]).
@@ -131,9 +126,7 @@ impl Prober {
             waker: std::sync::OnceLock::new(),
             failing: std::sync::atomic::AtomicBool::new(false),
             claude: Mutex::new(ClaudeStates::new(None)),
-            remote_procs: Mutex::new(HashMap::new()),
-            no_proc: std::sync::atomic::AtomicBool::new(false),
-            remote_seen: Mutex::new((None, None)),
+            remote: Arc::new(Mutex::new(RemoteState::default())),
             skew: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
         }
@@ -164,13 +157,20 @@ impl Prober {
     }
 
     /// One look at every pane, as of now.
+    /// For a one-shot look (`status`): another host's processes are asked and waited for,
+    /// not left to a later poll.
     pub async fn observe(&self) -> Result<Observation, TmuxError> {
-        self.observe_hot(&[]).await
+        self.observe_with(&[], true).await
     }
 
     /// One poll. `hot`: panes the core wants read whole this time (cards on screen, deaths
     /// being handled); the others are read whole when something says they changed.
     pub async fn observe_hot(&self, hot: &[PaneId]) -> Result<Observation, TmuxError> {
+        self.observe_with(hot, false).await
+    }
+
+    /// `settle`: wait for the answer about another host's processes asked by this poll.
+    async fn observe_with(&self, hot: &[PaneId], settle: bool) -> Result<Observation, TmuxError> {
         let remote = self.is_remote();
         if !remote {
             self.start_waker();
@@ -239,7 +239,14 @@ impl Prober {
             // is dated, a run there measured and an output dated as they are here.
             let skew = self.remote_skew().await;
             let mut trees = HashMap::new();
-            for (id, p, fresh) in self.remote_procs(&listing).await {
+            if let Some(ask) = self.remote_ask(&listing) {
+                if settle {
+                    ask.await;
+                } else {
+                    tokio::spawn(ask);
+                }
+            }
+            for (id, p, fresh) in self.remote_known(&listing) {
                 if let Some(t) = p.start {
                     obs.started.insert(id, shift_ms(t, skew));
                 }
@@ -311,50 +318,46 @@ impl Prober {
 
     /// Another host's live panes' processes: the pane process's name, start and argv, and
     /// the processes of its terminal's foreground group below it (an agent typed at a shell
-    /// prompt there, or started by a wrapper), by that machine's clock. Asked there for the
-    /// panes whose process or current command changed since they were last asked (or whose
-    /// processes were too young to trust), all in one ssh exec: a steady host costs
-    /// nothing. Unknown when it cannot be asked. Each pane with whether it was read now.
-    async fn remote_procs(
+    /// prompt there, or started by a wrapper), by that machine's clock, as last told. Asked
+    /// there for the panes whose process or current command changed (again while their
+    /// processes are too young to trust), and at the host's sweep for the shells' panes
+    /// whose window had output, all in one ssh exec, in a task of its own: a slow answer
+    /// never holds up the poll (and the death it would see); the answer wakes the loop.
+    /// Unknown when it cannot be asked. The question, when one is to be asked now.
+    fn remote_ask(
         &self,
         listing: &crate::core::pane::Listing,
-    ) -> Vec<(PaneId, RemotePane, bool)> {
+    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
         let live: Vec<&crate::core::pane::Pane> = listing
             .panes
             .iter()
             .filter(|p| !p.dead && p.pid.is_some())
             .collect();
         let now = std::time::Instant::now();
-        // Once per sweep for the host, not per pane: shells' panes with output since, and
-        // what did not answer, are asked together.
-        let sweep = {
-            let mut seen = lock(&self.remote_seen);
-            if seen.0 != listing.server_pid {
-                // Another server there: its panes reuse the old ids (and, in a container,
-                // the pids): nothing asked of the old one stands.
-                lock(&self.remote_procs).clear();
-                seen.0 = listing.server_pid;
-            }
-            let due = seen.1.is_none_or(|t| now.duration_since(t) >= SWEEP);
-            if due {
-                seen.1 = Some(now);
-            }
-            due
-        };
-        let stale: HashMap<PaneId, u32> = {
-            let mut known = lock(&self.remote_procs);
-            let ids: HashSet<PaneId> = live.iter().map(|p| p.id).collect();
-            known.retain(|id, _| ids.contains(id));
-            live.iter()
+        let mut state = lock(&self.remote);
+        if state.server != listing.server_pid {
+            // Another server there: its panes reuse the old ids (and, in a container, the
+            // pids): nothing told of the old one stands, nor an answer about it under way.
+            state.panes.clear();
+            state.server = listing.server_pid;
+        }
+        let ids: HashSet<PaneId> = live.iter().map(|p| p.id).collect();
+        state.panes.retain(|id, _| ids.contains(id));
+        if !state.asking && !state.no_proc {
+            // Once per sweep for the host, not per pane: shells' panes with output since,
+            // and what did not answer, are asked together.
+            let sweep = state.swept.is_none_or(|t| now.duration_since(t) >= SWEEP);
+            let stale: Vec<Stated> = live
+                .iter()
                 .filter(|p| {
-                    known.get(&p.id).is_none_or(|k| {
+                    state.panes.get(&p.id).is_none_or(|k| {
                         let since = |t: Option<std::time::Instant>| {
                             t.map_or(std::time::Duration::MAX, |t| now.duration_since(t))
                         };
                         Some(k.pid) != p.pid
                             || k.current_command != p.current_command
-                            // Too young to trust when asked (it may still exec, or move to
-                            // a group of its own): asked again a little later, while the
+                            // Too young to trust when told (it may still exec, or move to a
+                            // group of its own): asked again a little later, while the
                             // pane's change is recent.
                             || (k.young
                                 && since(k.asked_at).as_millis() >= u128::from(SETTLE_MS)
@@ -369,62 +372,49 @@ impl Prober {
                                 && crate::core::prompt::is_shell(&k.comm, &self.shells))
                     })
                 })
-                .filter_map(|p| Some((p.id, p.pid?)))
-                .collect()
-        };
-        if !stale.is_empty() && !self.no_proc.load(std::sync::atomic::Ordering::Relaxed) {
-            let pids: Vec<u32> = stale.values().copied().collect();
-            let mut found = match self.tmux.reach() {
-                crate::adapters::tmux::reach::Reach::Ssh(s) => ask_procs(s, &pids).await,
-                crate::adapters::tmux::reach::Reach::Local => Asked::Unanswered,
-            };
-            if let Asked::NoProc = found {
-                tracing::warn!(
-                    "{}: no Linux /proc there: its panes' processes stay unknown",
-                    self.tmux.socket().display()
-                );
-                self.no_proc
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            let mut known = lock(&self.remote_procs);
-            for p in &live {
-                let Some(&pid) = stale.get(&p.id) else {
-                    continue;
-                };
-                let prev = known.get(&p.id).filter(|k| k.pid == pid);
-                let changed = prev.is_none_or(|k| k.current_command != p.current_command);
-                let read = match &mut found {
-                    Asked::Told(f) => f.pane(pid),
-                    // What was known of this process stands until it is answered for.
-                    Asked::Unanswered => RemotePane {
-                        unanswered: true,
-                        young: false,
-                        ..prev.cloned().unwrap_or_default()
-                    },
-                    Asked::NoProc => RemotePane::default(),
-                };
-                let changed_at = match prev {
-                    Some(k) if !changed => k.changed_at,
-                    _ => Some(now),
-                };
-                known.insert(
-                    p.id,
-                    RemotePane {
-                        pid,
+                .filter_map(|p| {
+                    Some(Stated {
+                        id: p.id,
+                        pid: p.pid?,
                         current_command: p.current_command.clone(),
                         activity: p.window_activity,
-                        asked_at: Some(now),
-                        changed_at,
-                        ..read
-                    },
-                );
+                    })
+                })
+                .collect();
+            if let (false, crate::adapters::tmux::reach::Reach::Ssh(host)) =
+                (stale.is_empty(), self.tmux.reach())
+            {
+                if sweep {
+                    state.swept = Some(now);
+                }
+                state.asking = true;
+                return Some(ask_and_tell(
+                    host.clone(),
+                    stale,
+                    listing.server_pid,
+                    Arc::clone(&self.remote),
+                    Arc::clone(self.tmux.notices()),
+                ));
             }
         }
-        let known = lock(&self.remote_procs);
-        live.iter()
+        None
+    }
+
+    /// Another host's live panes' processes as last told, each with whether it was told
+    /// since the last poll.
+    fn remote_known(
+        &self,
+        listing: &crate::core::pane::Listing,
+    ) -> Vec<(PaneId, RemotePane, bool)> {
+        let mut state = lock(&self.remote);
+        listing
+            .panes
+            .iter()
+            .filter(|p| !p.dead && p.pid.is_some())
             .filter_map(|p| {
-                let k = known.get(&p.id)?;
-                Some((p.id, k.clone(), stale.contains_key(&p.id)))
+                let k = state.panes.get_mut(&p.id)?;
+                let fresh = std::mem::take(&mut k.fresh);
+                Some((p.id, k.clone(), fresh))
             })
             .collect()
     }
@@ -1141,6 +1131,87 @@ struct RemotePane {
     changed_at: Option<std::time::Instant>,
     /// The machine did not answer then.
     unanswered: bool,
+    /// Told since the last poll took it.
+    fresh: bool,
+}
+
+/// What is known of another host's processes, and whether a question is under way.
+#[derive(Default)]
+struct RemoteState {
+    panes: HashMap<PaneId, RemotePane>,
+    /// The server (its pid) they are about.
+    server: Option<u32>,
+    /// The last sweep of its shells' panes.
+    swept: Option<std::time::Instant>,
+    asking: bool,
+    /// That host has no Linux `/proc`: its processes are not asked for again.
+    no_proc: bool,
+}
+
+/// A pane to ask about, as the poll saw it.
+struct Stated {
+    id: PaneId,
+    pid: u32,
+    current_command: String,
+    activity: u64,
+}
+
+/// Asks `host` about the `stale` panes of its server `server` and keeps the answer in
+/// `state` (unless that server is gone meanwhile); then wakes the loop.
+async fn ask_and_tell(
+    host: crate::adapters::tmux::reach::SshServer,
+    stale: Vec<Stated>,
+    server: Option<u32>,
+    state: Arc<Mutex<RemoteState>>,
+    notices: Arc<crate::adapters::tmux::control::Notices>,
+) {
+    let pids: Vec<u32> = stale.iter().map(|p| p.pid).collect();
+    let mut found = ask_procs(&host, &pids).await;
+    let now = std::time::Instant::now();
+    let mut state = lock(&state);
+    state.asking = false;
+    if let Asked::NoProc = found {
+        tracing::warn!(
+            "{}: no Linux /proc there: its panes' processes stay unknown",
+            host.dest
+        );
+        state.no_proc = true;
+    }
+    if state.server != server {
+        return;
+    }
+    for p in stale {
+        let prev = state.panes.get(&p.id).filter(|k| k.pid == p.pid);
+        let changed = prev.is_none_or(|k| k.current_command != p.current_command);
+        let read = match &mut found {
+            Asked::Told(f) => f.pane(p.pid),
+            // What was known of this process stands until it is answered for.
+            Asked::Unanswered => RemotePane {
+                unanswered: true,
+                young: false,
+                ..prev.cloned().unwrap_or_default()
+            },
+            Asked::NoProc => RemotePane::default(),
+        };
+        let changed_at = match prev {
+            Some(k) if !changed => k.changed_at,
+            _ => Some(now),
+        };
+        state.panes.insert(
+            p.id,
+            RemotePane {
+                pid: p.pid,
+                current_command: p.current_command,
+                activity: p.activity,
+                asked_at: Some(now),
+                changed_at,
+                fresh: true,
+                ..read
+            },
+        );
+    }
+    drop(state);
+    notices.wake.notify_one();
 }
 
 /// What asking another host about its processes gave.
