@@ -10,6 +10,11 @@ of 300 agents, for comparison. Measured over SECS s: CPU of agentwatch, of its c
 ssh clients), of the sshd sessions and of each tmux server; then deaths (SIGKILL at random
 moments, 5 per host) and the latency from the kill to the journal's `died` event with that
 host, per host. Kills only processes it started, only its own servers and its own sshd.
+
+HOSTED=1: each remote pane runs an `sh` with the agent below it (`sh -c 'claude; exec sleep
+…'`), the agent writing a line every 2 s, and the local comparison is skipped: the cost of
+asking the hosts about their shells' panes, whose output makes them asked again at each
+10 s sweep (one ssh exec per host per sweep).
 """
 import json, os, random, shutil, signal, subprocess, sys, tempfile, time
 
@@ -21,6 +26,9 @@ PER_HOST = 100
 DEATHS = 5
 DEATH_SPAN = 8.0
 SSHD = "/usr/sbin/sshd"
+HOSTED = os.environ.get("HOSTED") == "1"
+# An agent that writes a line every 2 s for an hour.
+TICKING = "say tick\nsleep 2000\n" * 1800
 
 
 def sshd_start(d):
@@ -178,18 +186,22 @@ def main():
         hosts = ""
         for h in range(1, HOSTS + 1):
             os.makedirs(f"{d}/h{h}")
-            s = scale.Server(f"{d}/h{h}", PER_HOST)
+            s = (scale.Server(f"{d}/h{h}", PER_HOST, ("sh", "-c", "claude; exec sleep 1000000"), TICKING)
+                 if HOSTED else scale.Server(f"{d}/h{h}", PER_HOST))
             servers.append(s)
             hosts += (f"\n[[hosts]]\nname = \"h{h}\"\nssh = \"bench\"\nssh_args = [\"-F\", \"{d}/ssh_config\"]\n"
                       f"socket_path = \"{s.sock}\"\ntmux = \"{scale.REAL_TMUX}\"\n")
-        r_hosts = run(d, aw, secs, servers, scale.CONFIG + hosts, "3x100-over-ssh", sshd.pid)
+        label = "3x100-hosted-over-ssh" if HOSTED else "3x100-over-ssh"
+        r_hosts = run(d, aw, secs, servers, scale.CONFIG + hosts, label, sshd.pid)
         for s in servers:
             s.close()
         servers = []
-        os.makedirs(f"{d}/one")
-        one = scale.Server(f"{d}/one", HOSTS * PER_HOST)
-        servers = [one]
-        r_local = run(d, aw, secs, servers, scale.CONFIG, "300-local")
+        r_local = None
+        if not HOSTED:
+            os.makedirs(f"{d}/one")
+            one = scale.Server(f"{d}/one", HOSTS * PER_HOST)
+            servers = [one]
+            r_local = run(d, aw, secs, servers, scale.CONFIG, "300-local")
     finally:
         for s in servers:
             s.close()
@@ -208,11 +220,12 @@ def main():
     print("| run | settle s | agentwatch % | its ssh clients % | sshd sessions % | remote control clients % "
           "| tmux servers (local + each host) % | RSS MiB |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in (r_hosts, r_local):
+    runs = [r for r in (r_hosts, r_local) if r]
+    for r in runs:
         print(f"| {r['label']} | {r['settle']:.1f} | {r['aw']:.2f} | {r['children']:.2f} | "
               f"{r.get('sshd', 0):.2f} | {r.get('remote_clients', 0):.2f} | "
               f"{' + '.join(f'{x:.2f}' for x in r['tmux'])} | {r['rss']:.1f} |")
-    for r in (r_hosts, r_local):
+    for r in runs:
         for host, xs in sorted(r["latency"].items()):
             print(f"{r['label']} {host}: deaths {lat(xs)}")
 

@@ -169,7 +169,7 @@ def pct(xs, p):
 class Server:
     """One private tmux server with N fake agents (`claude`, plan `hang`), one per window."""
 
-    def __init__(self, d, n):
+    def __init__(self, d, n, cmd=("claude",), plan="hang\n"):
         self.d, self.sock = d, f"{d}/agents.sock"
         self.env = dict(os.environ, PATH=f"{d}/bin:{os.environ['PATH']}", FAKE_AGENT_DIR=f"{d}/agents",
                         HOME=f"{d}/home")
@@ -180,7 +180,7 @@ class Server:
         if not os.path.exists(f"{d}/bin/claude"):
             os.symlink(FAKE, f"{d}/bin/claude")
         with open(f"{d}/agents/claude.plan", "w") as f:
-            f.write("hang\n")
+            f.write(plan)
         self.pid = None
         self.panes = []  # (pane id, pane pid)
         # The server holds one pty per pane: give it the hard limit of open files.
@@ -195,9 +195,10 @@ class Server:
             for i in range(start, min(start + BATCH, n)):
                 if SESSIONS:
                     args += ["new-session", "-d", "-s", f"a{i}", "-x", "120", "-y", "30", "-P", "-F",
-                             "#{pane_id} #{pane_pid}", "--", "claude", ";"]
+                             "#{pane_id} #{pane_pid}", "--", *cmd, ";"]
                 else:
-                    args += ["new-window", "-d", "-t", "s0:", "-P", "-F", "#{pane_id} #{pane_pid}", "--", "claude", ";"]
+                    args += ["new-window", "-d", "-t", "s0:", "-P", "-F", "#{pane_id} #{pane_pid}", "--", *cmd,
+                             ";"]
             for line in self.t(*args[:-1]).splitlines():
                 pane, pid = line.split()
                 self.panes.append((pane, int(pid)))
