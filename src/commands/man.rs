@@ -30,22 +30,9 @@ fn heading(view: View) -> &'static str {
 /// The whole page, as roff.
 pub fn render(w: &mut dyn Write) -> std::io::Result<()> {
     let cmd = crate::cli::Cli::command();
-    let has_subcommands = cmd.get_subcommands().next().is_some();
-    let has_after_help = cmd.get_after_help().is_some() || cmd.get_after_long_help().is_some();
     let has_author = cmd.get_author().is_some();
-    let man = Man::new(cmd);
     let mut page = Page::default();
-    page.add(|o| man.render_title(o))?;
-    page.add(|o| man.render_name_section(o))?;
-    page.add(|o| man.render_synopsis_section(o))?;
-    page.add(|o| man.render_description_section(o))?;
-    page.add(|o| man.render_options_section(o))?;
-    if has_subcommands {
-        page.add(|o| man.render_subcommands_section(o))?;
-    }
-    if has_after_help {
-        page.add(|o| man.render_extra_section(o))?;
-    }
+    let man = clap_parts(&mut page, cmd)?;
     page.add(|o| keys().to_writer(o))?;
     page.add(|o| exit_status().to_writer(o))?;
     page.add(|o| environment().to_writer(o))?;
@@ -81,10 +68,23 @@ pub fn render_command(w: &mut dyn Write, name: &str) -> std::io::Result<()> {
         .name(full.clone())
         .bin_name(format!("agentwatch {name}"))
         .version(cmd.get_version().unwrap_or_default().to_string());
-    let has_subcommands = sub.get_subcommands().any(|s| !s.is_hide_set());
-    let has_after_help = sub.get_after_help().is_some() || sub.get_after_long_help().is_some();
-    let man = Man::new(sub);
     let mut page = Page::default();
+    clap_parts(&mut page, sub)?;
+    let mut see = Roff::new();
+    see.control("SH", ["SEE ALSO"]).text([
+        bold("agentwatch"),
+        roman("(1), for the dashboard, its keys, files, environment and exit status."),
+    ]);
+    page.add(|o| see.to_writer(o))?;
+    w.write_all(ascii(&String::from_utf8_lossy(&page.0)).as_bytes())
+}
+
+/// The sections of a page that the clap definitions say: title, name, synopsis,
+/// description, options, its commands (when it has any to show) and the text after them.
+fn clap_parts(page: &mut Page, cmd: clap::Command) -> std::io::Result<Man> {
+    let has_subcommands = cmd.get_subcommands().any(|s| !s.is_hide_set());
+    let has_after_help = cmd.get_after_help().is_some() || cmd.get_after_long_help().is_some();
+    let man = Man::new(cmd);
     page.add(|o| man.render_title(o))?;
     page.add(|o| man.render_name_section(o))?;
     page.add(|o| man.render_synopsis_section(o))?;
@@ -96,13 +96,7 @@ pub fn render_command(w: &mut dyn Write, name: &str) -> std::io::Result<()> {
     if has_after_help {
         page.add(|o| man.render_extra_section(o))?;
     }
-    let mut see = Roff::new();
-    see.control("SH", ["SEE ALSO"]).text([
-        bold("agentwatch"),
-        roman("(1), for the dashboard, its keys, files, environment and exit status."),
-    ]);
-    page.add(|o| see.to_writer(o))?;
-    w.write_all(ascii(&String::from_utf8_lossy(&page.0)).as_bytes())
+    Ok(man)
 }
 
 /// The page with every character past ASCII written as groff's `\[uXXXX]` (the key table's

@@ -448,35 +448,26 @@ fn by_host(panes: &[PaneId]) -> Vec<(u8, Vec<PaneId>)> {
 
 /// A look at another host's server, its pane ids made that host's.
 pub fn on_host(host: u8, mut obs: crate::core::msg::Observation) -> crate::core::msg::Observation {
+    use std::collections::HashMap;
+    fn rehost<V>(host: u8, map: HashMap<PaneId, V>) -> HashMap<PaneId, V> {
+        map.into_iter()
+            .map(|(id, v)| (PaneId::on(host, id.0), v))
+            .collect()
+    }
     for p in &mut obs.listing.panes {
         p.id = PaneId::on(host, p.id.0);
     }
-    obs.activity = obs
-        .activity
-        .into_iter()
-        .map(|(id, t)| (PaneId::on(host, id.0), t))
-        .collect();
-    obs.started = obs
-        .started
-        .into_iter()
-        .map(|(id, t)| (PaneId::on(host, id.0), t))
-        .collect();
-    obs.comm = obs
-        .comm
-        .into_iter()
-        .map(|(id, c)| (PaneId::on(host, id.0), c))
-        .collect();
-    obs.foreground = obs
-        .foreground
-        .into_iter()
-        .map(|(id, a)| (PaneId::on(host, id.0), a))
-        .collect();
-    obs.tree = std::sync::Arc::new(
+    obs.activity = rehost(host, obs.activity);
+    obs.started = rehost(host, obs.started);
+    obs.comm = rehost(host, obs.comm);
+    obs.foreground = rehost(host, obs.foreground);
+    obs.tree = Arc::new(rehost(
+        host,
         obs.tree
             .iter()
-            .map(|(id, t)| (PaneId::on(host, id.0), std::sync::Arc::clone(t)))
+            .map(|(id, t)| (*id, Arc::clone(t)))
             .collect(),
-    );
+    ));
     // The server's pid is another machine's: never signalled from here (the core asks
     // that server to signal itself), only compared, to tell a restarted server.
     obs
