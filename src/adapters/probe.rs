@@ -387,13 +387,14 @@ impl Prober {
                 if sweep {
                     state.swept = Some(now);
                 }
-                state.asking = true;
+                let asking = Asking::start(&self.remote, &mut state);
                 return Some(ask_and_tell(
                     host.clone(),
                     stale,
                     listing.server_pid,
                     Arc::clone(&self.remote),
                     Arc::clone(self.tmux.notices()),
+                    asking,
                 ));
             }
         }
@@ -412,7 +413,12 @@ impl Prober {
             .iter()
             .filter(|p| !p.dead && p.pid.is_some())
             .filter_map(|p| {
-                let k = state.panes.get_mut(&p.id)?;
+                // What was told of the pane's previous process is not about this one (a
+                // respawn, or an answer still under way).
+                let k = state
+                    .panes
+                    .get_mut(&p.id)
+                    .filter(|k| Some(k.pid) == p.pid)?;
                 let fresh = std::mem::take(&mut k.fresh);
                 Some((p.id, k.clone(), fresh))
             })
@@ -1148,6 +1154,24 @@ struct RemoteState {
     no_proc: bool,
 }
 
+/// A question under way to another host: over however it ends (answered, dropped before
+/// or while it runs, or a panic), so that a later poll may ask again.
+struct Asking(Arc<Mutex<RemoteState>>);
+
+impl Asking {
+    /// Marks a question under way in `state` (already locked as `locked`).
+    fn start(state: &Arc<Mutex<RemoteState>>, locked: &mut RemoteState) -> Asking {
+        locked.asking = true;
+        Asking(Arc::clone(state))
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        lock(&self.0).asking = false;
+    }
+}
+
 /// A pane to ask about, as the poll saw it.
 struct Stated {
     id: PaneId,
@@ -1164,12 +1188,13 @@ async fn ask_and_tell(
     server: Option<u32>,
     state: Arc<Mutex<RemoteState>>,
     notices: Arc<crate::adapters::tmux::control::Notices>,
+    over: Asking,
 ) {
     let pids: Vec<u32> = stale.iter().map(|p| p.pid).collect();
     let mut found = ask_procs(&host, &pids).await;
     let now = std::time::Instant::now();
+    drop(over);
     let mut state = lock(&state);
-    state.asking = false;
     if let Asked::NoProc = found {
         tracing::warn!(
             "{}: no Linux /proc there: its panes' processes stay unknown",
@@ -1543,6 +1568,56 @@ mod tests {
         .unwrap();
         let p = no_boot.pane(42);
         assert_eq!((p.comm.as_str(), p.start, p.young), ("bash", None, true));
+    }
+
+    #[test]
+    fn a_pane_is_never_told_what_was_asked_of_its_previous_process() {
+        let tmux = Tmux::over_ssh(
+            crate::adapters::tmux::reach::SshServer {
+                dest: "box".into(),
+                ssh_args: Vec::new(),
+                tmux: "tmux".into(),
+                socket_name: None,
+                socket_path: None,
+            },
+            std::time::Duration::from_secs(1),
+        );
+        let prober = Prober::new(tmux);
+        let pane = |pid: u32| crate::core::pane::Pane {
+            id: PaneId(1),
+            pid: Some(pid),
+            ..Default::default()
+        };
+        lock(&prober.remote).panes.insert(
+            PaneId(1),
+            RemotePane {
+                pid: 10,
+                comm: "claude".into(),
+                fresh: true,
+                ..RemotePane::default()
+            },
+        );
+        let listing = |pid: u32| crate::core::pane::Listing {
+            panes: vec![pane(pid)],
+            ..Default::default()
+        };
+        // Respawned (pid 11), its answer still under way: nothing, not the old claude.
+        assert!(prober.remote_known(&listing(11)).is_empty());
+        let told = prober.remote_known(&listing(10));
+        assert_eq!(told.len(), 1);
+        assert_eq!((told[0].1.comm.as_str(), told[0].2), ("claude", true));
+        // Told once: the next poll has nothing new.
+        assert!(!prober.remote_known(&listing(10))[0].2);
+    }
+
+    #[test]
+    fn a_question_under_way_is_over_however_it_ends() {
+        let state = Arc::new(Mutex::new(RemoteState::default()));
+        let asking = Asking::start(&state, &mut lock(&state));
+        assert!(lock(&state).asking);
+        // A future dropped before it ran (or mid-way) drops its guard with it.
+        drop(asking);
+        assert!(!lock(&state).asking);
     }
 
     #[test]

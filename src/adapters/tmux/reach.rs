@@ -84,60 +84,16 @@ impl SshServer {
     /// `ssh` to it, up to the destination: the user's arguments first (ssh keeps the first
     /// value of an option, so theirs win over these defaults), `--` (the destination is
     /// never an option), and no terminal to ask anything of.
-    ///
-    /// One connection per host carries everything: the first ssh (the control connection)
-    /// is the master of a multiplexing socket, and a question asked on the side (a pane's
-    /// processes) rides on it instead of a handshake of its own, which cost ~0.1 s of CPU
-    /// here and as much on the host. While there is no master, ssh connects on its own.
     fn ssh(&self) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new("ssh");
-        cmd.arg("-T").args(&self.ssh_args).args(SSH_OPTIONS);
-        if let Some(path) = control_path() {
-            cmd.args([
-                "-o",
-                "ControlMaster=auto",
-                "-o",
-                &format!("ControlPath={path}"),
-                "-o",
-                "ControlPersist=no",
-            ]);
-        }
-        cmd.arg("--").arg(&self.dest).stdin(Stdio::null());
+        cmd.arg("-T")
+            .args(&self.ssh_args)
+            .args(SSH_OPTIONS)
+            .arg("--")
+            .arg(&self.dest)
+            .stdin(Stdio::null());
         cmd
     }
-}
-
-/// ssh's multiplexing socket for a destination (`%C`: a hash of it, 40 characters), in
-/// agentwatch's private directory (or, when that path is too long for a socket's name, as
-/// under a long `TMUX_TMPDIR`, in `/tmp/agentwatch-<uid>`); none when neither can be made
-/// private or fits (ssh adds a 17-character suffix while it makes the socket).
-fn control_path() -> Option<String> {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    control_path_in(
-        &crate::adapters::store::lock::lock_dir(),
-        &std::path::Path::new("/tmp").join(format!("agentwatch-{uid}")),
-    )
-}
-
-fn control_path_in(dir: &std::path::Path, fallback: &std::path::Path) -> Option<String> {
-    let fits = |dir: &std::path::Path| {
-        let path = format!("{}/s-%C", dir.to_str()?);
-        (path.len() - 2 + 40 + 17 < 104 && private_dir(dir)).then_some(path)
-    };
-    fits(dir).or_else(|| fits(fallback))
-}
-
-/// `dir` exists (made now if need be), is a directory of this user's, and nobody else's.
-fn private_dir(dir: &std::path::Path) -> bool {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(dir);
-    let Ok(meta) = std::fs::symlink_metadata(dir) else {
-        return false;
-    };
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let mine = meta.uid() == unsafe { libc::getuid() };
-    meta.is_dir() && mine && meta.permissions().mode() & 0o077 == 0
 }
 
 impl Reach {
@@ -209,36 +165,6 @@ pub fn ssh_failure(code: Option<i32>, stderr: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_multiplexing_socket_is_in_a_private_directory_whose_path_fits() {
-        use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let short = tmp.path().join("a");
-        let fallback = tmp.path().join("b");
-        // Made private when missing.
-        let path = control_path_in(&short, &fallback).unwrap();
-        assert_eq!(path, format!("{}/s-%C", short.display()));
-        let mode = std::fs::metadata(&short).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
-        // Open to others: not used; the fallback is.
-        std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(
-            control_path_in(&short, &fallback).unwrap(),
-            format!("{}/s-%C", fallback.display())
-        );
-        // Too long for a socket's name (with ssh's 40-character hash and its suffix).
-        let long = tmp.path().join("x".repeat(60));
-        assert_eq!(
-            control_path_in(&long, &fallback).unwrap(),
-            format!("{}/s-%C", fallback.display())
-        );
-        assert!(!long.exists(), "a path that cannot be used is not made");
-        assert_eq!(
-            control_path_in(&long, &tmp.path().join("y".repeat(60))),
-            None
-        );
-    }
 
     fn host() -> SshServer {
         SshServer {
