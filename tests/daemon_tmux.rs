@@ -267,13 +267,5 @@ fn the_tmux_conf_line_from_the_readme_starts_one_daemon_for_its_server() {
     server.tmux_ok(&["source-file", conf]);
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(status_of(&server, &cfg), line);
-    let out = server
-        .agentwatch_command(&["daemon", "--stop"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    server.agentwatch_ok(&["daemon", "--stop"]);
 }

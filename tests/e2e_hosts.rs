@@ -55,18 +55,12 @@ fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
 
     // spawn --host: a window on that server, with what a resume needs recorded there.
     let dir = remote.dir.path().to_string_lossy().into_owned();
-    let out = local
-        .agentwatch_command(&[
+    let pane = local
+        .agentwatch_ok(&[
             "-c", &config, "spawn", "--host", "box", "--cwd", &dir, "claude",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let pane = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        .trim()
+        .to_string();
     let runs = remote.wait_log(&pane, 1);
     assert_eq!(argv(&runs[0])[0], "--session-id");
     assert_eq!(remote.pane_field(&pane, "#{@agentwatch_agent}"), "claude");

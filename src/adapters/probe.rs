@@ -234,7 +234,7 @@ impl Prober {
         if remote {
             // Its processes are another machine's: nothing of this one's /proc is about
             // them. They are asked of that machine when a pane's process or current
-            // command changes (see `remote_procs`).
+            // command changes (see `remote_ask`).
             // Its times are by its clock: moved onto this machine's, so that a death there
             // is dated, a run there measured and an output dated as they are here.
             let skew = self.remote_skew().await;
@@ -924,6 +924,12 @@ impl ProcTable {
         if new.is_empty() && self.known.len() == before {
             return new;
         }
+        self.index_children();
+        new
+    }
+
+    /// Each known process's children, in pid order, from the parents they name.
+    fn index_children(&mut self) {
         self.children.clear();
         for (&pid, k) in &self.known {
             self.children.entry(k.st.ppid).or_default().push(pid);
@@ -931,7 +937,6 @@ impl ProcTable {
         for kids in self.children.values_mut() {
             kids.sort_unstable();
         }
-        new
     }
 
     /// The children of `root` outside its terminal's foreground process group.
@@ -1057,25 +1062,27 @@ pub async fn remote_foreground_group(
     host: &crate::adapters::tmux::reach::SshServer,
     pid: u32,
 ) -> Option<u32> {
-    let mut cmd = host.shell(&format!("read -r s < /proc/{pid}/stat && printf %s \"$s\""))?;
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(REMOTE_ASK, cmd.output())
+    let out = host
+        .run_script(
+            &format!("read -r s < /proc/{pid}/stat && printf %s \"$s\""),
+            REMOTE_ASK,
+        )
         .await
-        .ok()?
         .ok()?;
-    parse_stat(&String::from_utf8_lossy(&out.stdout))?.tpgid
+    parse_stat(&String::from_utf8_lossy(&out))?.tpgid
 }
 
 fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let argv: Vec<String> = raw
-        .split(|&b| b == 0)
+    let argv = argv_of(&std::fs::read(format!("/proc/{pid}/cmdline")).ok()?);
+    (!argv.is_empty()).then_some(argv)
+}
+
+/// The words of a `/proc/PID/cmdline` (NUL-separated), lossily decoded.
+fn argv_of(raw: &[u8]) -> Vec<String> {
+    raw.split(|&b| b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    (!argv.is_empty()).then_some(argv)
+        .collect()
 }
 
 /// How far a clock that read `theirs` (whole epoch seconds) between `before` and `after`
@@ -1126,7 +1133,7 @@ struct RemotePane {
     comm: String,
     /// Its start, epoch ms by that machine's clock.
     start: Option<Millis>,
-    /// Its argv and its foreground tree (no background jobs: they are not asked for).
+    /// Its argv, its foreground tree and its background jobs.
     tree: Arc<ProcTree>,
     /// A process in it was too young to trust (it may still exec): asked again.
     young: bool,
@@ -1244,7 +1251,7 @@ enum Asked {
     Told(Box<RemoteProcs>),
     /// ssh failed, or timed out: asked again later.
     Unanswered,
-    /// It answered, without a Linux `/proc` (its first line is not `/proc/stat`'s `btime`).
+    /// The script ran there, and found no Linux `/proc` (no `btime` line of `/proc/stat`).
     NoProc,
 }
 
@@ -1325,26 +1332,12 @@ fn procs_script(pids: &[u32]) -> String {
 /// process in their terminals' foreground groups. Only shell builtins walk its `/proc`;
 /// `od` runs once per process whose argv is sent (hex: argv words may hold any byte).
 async fn ask_procs(host: &crate::adapters::tmux::reach::SshServer, pids: &[u32]) -> Asked {
-    let script = procs_script(pids);
-    let Some(mut cmd) = host.shell(&script) else {
-        return Asked::Unanswered;
-    };
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let out = match tokio::time::timeout(REMOTE_ASK, cmd.output()).await {
-        // The script's own status is its last test's: what it printed is the answer. ssh's
-        // own failure is 255; killed by a signal, no code.
-        Ok(Ok(o)) if o.status.code().is_some_and(|c| c != 255) => o.stdout,
-        Ok(Ok(o)) => {
-            tracing::info!(
-                "{}: processes not read (ssh exited {})",
-                host.dest,
-                o.status
-            );
+    let out = match host.run_script(&procs_script(pids), REMOTE_ASK).await {
+        Ok(out) => out,
+        Err(why) => {
+            tracing::info!("{}: processes not read ({why})", host.dest);
             return Asked::Unanswered;
         }
-        _ => return Asked::Unanswered,
     };
     let text = String::from_utf8_lossy(&out);
     // From the script's first line on: whatever a login script there printed before it is
@@ -1403,12 +1396,7 @@ fn parse_procs(text: &str) -> Option<RemoteProcs> {
             let bytes: Vec<u8> = words
                 .filter_map(|h| u8::from_str_radix(h, 16).ok())
                 .collect();
-            let words: Vec<String> = bytes
-                .split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            argv.insert(pid, words);
+            argv.insert(pid, argv_of(&bytes));
         } else if tck.is_none() {
             tck = line.trim().parse::<u64>().ok().filter(|&t| t > 0);
         }
@@ -1434,12 +1422,7 @@ fn parse_procs(text: &str) -> Option<RemoteProcs> {
             },
         );
     }
-    for (&pid, k) in &table.known {
-        table.children.entry(k.st.ppid).or_default().push(pid);
-    }
-    for kids in table.children.values_mut() {
-        kids.sort_unstable();
-    }
+    table.index_children();
     Some(RemoteProcs {
         boot,
         tck,

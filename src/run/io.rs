@@ -216,10 +216,9 @@ impl Io {
                 // Protect first: every new pane's output outlives it before anything else.
                 sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");
                 let mut failed = None;
-                let hosts: Vec<u8> = by_host(&sets.iter().map(|s| s.0).collect::<Vec<_>>())
-                    .into_iter()
-                    .map(|(h, _)| h)
-                    .collect();
+                let mut hosts: Vec<u8> = sets.iter().map(|s| s.0.host()).collect();
+                hosts.sort_unstable();
+                hosts.dedup();
                 for host in hosts {
                     let mine: Vec<_> = sets
                         .iter()
@@ -504,7 +503,6 @@ impl Answer for Io {
     }
 }
 
-/// The tty of the client agentwatch is shown on, from `list-clients` lines of
 /// `list-clients -F`: what [`viewer_client`] reads.
 pub(super) const CLIENTS: &str =
     "#{client_control_mode} #{client_activity} #{client_tty} #{pane_id} #{session_id}";

@@ -532,6 +532,22 @@ impl TmuxServer {
         cmd
     }
 
+    /// Runs [`TmuxServer::agentwatch_command`] to its end; it must succeed. Its stdout.
+    pub fn agentwatch_ok(&self, args: &[&str]) -> String {
+        let out = self
+            .agentwatch_command(args)
+            .output()
+            .expect("agentwatch runs");
+        if !out.status.success() {
+            panic!(
+                "agentwatch {args:?} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The real agentwatch binary watching this server (`-S <socket>` and `args`), in a
     /// second private server sized `width` x `height`, with its XDG dirs in the temp dir.
     pub fn start_agentwatch(

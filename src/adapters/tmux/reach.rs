@@ -146,6 +146,30 @@ impl SshServer {
     }
 }
 
+impl SshServer {
+    /// Runs `script` there ([`SshServer::shell`]) and gives its output: whatever the script's
+    /// own status (its last test's), as long as ssh itself got through (ssh's failure is
+    /// 255; killed by a signal, no code) within `timeout`.
+    pub async fn run_script(
+        &self,
+        script: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<u8>, String> {
+        let mut cmd = self
+            .shell(script)
+            .ok_or("a script with a quote, backslash or newline")?;
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        match tokio::time::timeout(timeout, cmd.output()).await {
+            Ok(Ok(o)) if o.status.code().is_some_and(|c| c != 255) => Ok(o.stdout),
+            Ok(Ok(o)) => Err(format!("ssh exited {}", o.status)),
+            Ok(Err(e)) => Err(format!("ssh did not start: {e}")),
+            Err(_) => Err(format!("no answer in {} s", timeout.as_secs())),
+        }
+    }
+}
+
 /// ssh's own failures (it exits 255): the host could not be reached or would not let us
 /// in. Its last line of stderr says why.
 pub fn ssh_failure(code: Option<i32>, stderr: &[u8]) -> Option<String> {
