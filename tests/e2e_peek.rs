@@ -70,6 +70,7 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
             .next()
             .is_some_and(|l| l.starts_with(" claude · "))
             && s.contains("FATAL: out of memory")
+            && !s.contains("reading the pane's output")
     });
     let rows: Vec<&str> = screen.lines().collect();
     assert!(

@@ -747,7 +747,12 @@ impl UiServer {
         self.wait_for(&format!("{text:?}"), timeout, |s| s.contains(text))
     }
 
-    /// Polls the screen until `pred(screen)`; returns that screen.
+    /// Polls the screen until `pred(screen)` holds on a settled screen; returns that screen.
+    ///
+    /// A capture can land while tmux is still parsing a frame (it reads the pty in chunks), so
+    /// its top can be the new frame and its bottom the old one. A screen counts only when a
+    /// second capture a moment later is the same: a frame in flight is done within
+    /// milliseconds, while the dashboard's own changes (ages, ticks) come a second apart.
     pub fn wait_for<F: FnMut(&str) -> bool>(
         &self,
         what: &str,
@@ -758,7 +763,12 @@ impl UiServer {
         loop {
             let screen = self.screen();
             if pred(&screen) {
-                return screen;
+                std::thread::sleep(Duration::from_millis(40));
+                // Never settled in time: the last one that held is the best there is.
+                if self.screen() == screen || start.elapsed() > timeout {
+                    return screen;
+                }
+                continue;
             }
             if start.elapsed() > timeout {
                 panic!("timed out after {timeout:?} waiting for {what}; last screen:\n{screen}");
