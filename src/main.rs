@@ -69,6 +69,9 @@ fn main() -> ExitCode {
             );
         }
         Some(Command::Demo) => {
+            if let Some(refused) = no_terminal("agentwatch demo") {
+                return refused;
+            }
             let exe = match std::env::current_exe() {
                 Ok(p) => p,
                 Err(e) => {
@@ -170,6 +173,11 @@ async fn run(cli: Cli) -> ExitCode {
     if let Err(e) = config.add_ssh(&cli.ssh) {
         eprintln!("agentwatch: {e}");
         return ExitCode::from(2);
+    }
+    if cli.command.is_none() {
+        if let Some(refused) = no_terminal("agentwatch") {
+            return refused;
+        }
     }
     let socket = resolve_socket(&cli.server());
     let tick = Duration::from_millis(config.tick_ms);
@@ -311,6 +319,14 @@ async fn run(cli: Cli) -> ExitCode {
             }
         },
     }
+}
+
+/// The dashboard draws on a terminal: without one, it says what to run instead before it
+/// starts anything (exit 2).
+fn no_terminal(who: &str) -> Option<ExitCode> {
+    let why = run::tui::no_terminal()?;
+    eprintln!("{who}: {why}");
+    Some(ExitCode::from(2))
 }
 
 /// One pidfd per watched process: a thousand agent panes need more descriptors than the

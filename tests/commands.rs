@@ -540,6 +540,44 @@ fn the_man_page_has_keys_files_environment_and_exit_status_with_every_key_of_the
 }
 
 #[test]
+fn the_dashboard_and_the_demo_without_a_terminal_say_what_to_run_and_start_nothing() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    let pane = server.new_window(&["claude"]);
+    let tmp = server.dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for args in [&[][..], &["demo"][..]] {
+        // Standard output a pipe, as from cron or `agentwatch | less`.
+        let out = server
+            .agentwatch_command(args)
+            .env("TMPDIR", &tmp)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("needs a terminal")
+                && err.contains("agentwatch status")
+                && err.contains("agentwatch daemon")
+                && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "nothing drawn into the pipe");
+    }
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the demo made no directory and started no server"
+    );
+    assert_eq!(
+        server.pane_field(&pane, "#{@agentwatch_state}"),
+        "",
+        "the dashboard touched no pane"
+    );
+}
+
+#[test]
 fn spawn_refuses_a_target_tmux_cannot_address_before_starting_anything() {
     let server = TmuxServer::start();
     let before = server.tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"]);

@@ -4,8 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::io::{Stdout, Write};
+
 use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures_util::StreamExt;
+use ratatui::backend::CrosstermBackend;
 
 use crate::adapters::probe::Prober;
 use crate::adapters::tmux::client::{Tmux, TmuxEnv};
@@ -71,6 +74,82 @@ pub async fn viewer(tmux: &Tmux) -> Option<Viewer> {
     Some(Viewer::Popup { session, client })
 }
 
+/// Why the dashboard cannot run here, if it cannot: it draws on a terminal, and standard
+/// output is where it draws. Said before anything is changed (no server started, no
+/// terminal mode set).
+pub fn no_terminal() -> Option<String> {
+    use std::io::IsTerminal;
+    (!std::io::stdout().is_terminal()).then(|| {
+        "the dashboard needs a terminal, and standard output is not one: run it in a terminal; \
+         `agentwatch status` (`--json` for scripts) reads the agents once, and \
+         `agentwatch daemon` supervises them without a terminal"
+            .to_string()
+    })
+}
+
+/// Raw mode, the alternate screen, and a terminal that sends each frame whole.
+fn take_terminal() -> color_eyre::Result<ratatui::Terminal<CrosstermBackend<Frames<Stdout>>>> {
+    use color_eyre::eyre::WrapErr;
+    crossterm::terminal::enable_raw_mode()
+        .wrap_err("cannot put the terminal in raw mode (is there a terminal for keys?)")?;
+    let taken = crossterm::execute!(std::io::stdout(), crossterm::terminal::EnterAlternateScreen)
+        .map_err(color_eyre::Report::from)
+        .and_then(|()| {
+            Ok(ratatui::Terminal::new(CrosstermBackend::new(Frames::new(
+                std::io::stdout(),
+            )))?)
+        });
+    if taken.is_err() {
+        ratatui::restore();
+    }
+    taken.wrap_err("cannot take over the terminal")
+}
+
+/// Standard output that sends a frame in one write, between the marks of synchronized
+/// output (DECSET 2026). ratatui writes a frame as many small pieces and flushes once at its
+/// end; through a line-buffered stdout those pieces left in 1 KiB writes, so a terminal (or
+/// tmux, whose `capture-pane` a test reads) could show the top of a new frame over the
+/// bottom of the old one. Terminals that know the mode show the frame at once; the others
+/// ignore the marks.
+pub struct Frames<W: Write> {
+    frame: Vec<u8>,
+    out: W,
+}
+
+const SYNC_BEGIN: &[u8] = b"\x1b[?2026h";
+const SYNC_END: &[u8] = b"\x1b[?2026l";
+
+impl<W: Write> Frames<W> {
+    pub fn new(out: W) -> Self {
+        Frames {
+            frame: Vec::with_capacity(64 * 1024),
+            out,
+        }
+    }
+}
+
+impl<W: Write> Write for Frames<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.frame.is_empty() {
+            self.frame.extend_from_slice(SYNC_BEGIN);
+        }
+        self.frame.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.frame.is_empty() {
+            self.frame.extend_from_slice(SYNC_END);
+            // Cleared whatever the write gives: a frame that failed is not sent again
+            // before the next one.
+            let sent = self.out.write_all(&self.frame);
+            self.frame.clear();
+            sent?;
+        }
+        self.out.flush()
+    }
+}
+
 /// The viewer as the environment says it, where tmux cannot be asked.
 fn viewer_from(env: &TmuxEnv, pane: Option<&str>) -> Option<Viewer> {
     match pane {
@@ -101,9 +180,7 @@ pub async fn dashboard(
         home: std::env::var("HOME").ok(),
         tz: super::time_zone(),
     };
-    // ratatui's hook restores the terminal, then color-eyre's prints the report; ours
-    // first writes the details to the log file.
-    let mut terminal = ratatui::init();
+    let mut terminal = take_terminal()?;
     let mouse = config.mouse;
     if mouse {
         let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
@@ -114,9 +191,10 @@ pub async fn dashboard(
         tracing::error!("panic: {info}\n{bt}");
         super::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
         if mouse {
-            // ratatui's own hook, next, leaves the alternate screen but not mouse reporting.
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
+        // The terminal back to normal, then color-eyre's report on it.
+        ratatui::restore();
         report(info);
     }));
     let size = terminal
@@ -212,9 +290,10 @@ pub async fn dashboard(
 
 #[cfg(test)]
 mod tests {
-    use super::viewer_from;
+    use super::{viewer_from, Frames, SYNC_BEGIN, SYNC_END};
     use crate::adapters::tmux::client::TmuxEnv;
     use crate::core::msg::Viewer;
+    use std::io::Write;
 
     #[test]
     fn without_tmux_to_ask_the_environment_says_a_pane_or_a_popup_of_a_session() {
@@ -242,6 +321,66 @@ mod tests {
                 socket: "/s".into(),
                 session: None
             }
+        );
+    }
+
+    /// Records each write it is given; fails the writes it is told to.
+    #[derive(Default)]
+    struct Recorder {
+        writes: Vec<Vec<u8>>,
+        fail: bool,
+    }
+
+    impl Write for Recorder {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.fail {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.writes.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_frame_leaves_in_one_write_between_the_synchronized_output_marks() {
+        let mut f = Frames::new(Recorder::default());
+        for piece in ["\x1b[1;1H", "top", "\x1b[30;1H", "bottom"] {
+            f.write_all(piece.as_bytes()).unwrap();
+        }
+        assert!(f.out.writes.is_empty(), "nothing leaves before the flush");
+        f.flush().unwrap();
+        assert_eq!(f.out.writes.len(), 1);
+        let sent = String::from_utf8(f.out.writes[0].clone()).unwrap();
+        assert_eq!(sent, "\x1b[?2026h\x1b[1;1Htop\x1b[30;1Hbottom\x1b[?2026l");
+        // A flush with nothing drawn sends nothing, not an empty pair of marks.
+        f.flush().unwrap();
+        assert_eq!(f.out.writes.len(), 1);
+        // The next frame has marks of its own.
+        f.write_all(b"next").unwrap();
+        f.flush().unwrap();
+        assert_eq!(
+            f.out.writes[1],
+            [SYNC_BEGIN, b"next".as_slice(), SYNC_END].concat()
+        );
+    }
+
+    #[test]
+    fn a_frame_that_could_not_be_sent_is_not_sent_again_with_the_next() {
+        let mut f = Frames::new(Recorder {
+            fail: true,
+            ..Recorder::default()
+        });
+        f.write_all(b"lost").unwrap();
+        assert!(f.flush().is_err());
+        f.out.fail = false;
+        f.write_all(b"next").unwrap();
+        f.flush().unwrap();
+        assert_eq!(
+            f.out.writes,
+            vec![[SYNC_BEGIN, b"next".as_slice(), SYNC_END].concat()]
         );
     }
 }
