@@ -174,11 +174,6 @@ async fn run(cli: Cli) -> ExitCode {
         eprintln!("agentwatch: {e}");
         return ExitCode::from(2);
     }
-    if cli.command.is_none() {
-        if let Some(refused) = no_terminal("agentwatch") {
-            return refused;
-        }
-    }
     let socket = resolve_socket(&cli.server());
     let tick = Duration::from_millis(config.tick_ms);
     let timeout = Duration::from_millis((config.tick_ms * 4).clamp(1_000, 5_000));
@@ -203,6 +198,11 @@ async fn run(cli: Cli) -> ExitCode {
         Err(e) => {
             eprintln!("agentwatch: {e}");
             return ExitCode::from(2);
+        }
+    }
+    if cli.command.is_none() {
+        if let Some(refused) = no_terminal("agentwatch") {
+            return refused;
         }
     }
     match &cli.command {

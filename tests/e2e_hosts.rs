@@ -74,6 +74,24 @@ fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
     assert!(
         String::from_utf8_lossy(&no_host.stderr).contains("no host \"nope\" (the hosts are box)")
     );
+    // A kind not installed there (it is here): refused before a window opens there, where
+    // tmux would show a failed exec as a death with exit 1.
+    std::fs::remove_file(remote.bin_dir.join("gemini")).unwrap();
+    let windows = || remote.tmux_ok(&["list-windows", "-a"]).lines().count();
+    let before = windows();
+    let missing = local
+        .agentwatch_command(&[
+            "-c", &config, "spawn", "--host", "box", "--cwd", &dir, "gemini",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("gemini is not on the PATH of tmux there: install gemini there"),
+        "{err}"
+    );
+    assert_eq!(windows(), before, "no window opened there");
 
     // status: both, the remote one with its host.
     let status = |sshd_up: bool| {
@@ -234,6 +252,19 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     assert!(screen.contains("claude · box main:1.0"), "{screen}");
     assert!(screen.contains(" · %1 "), "{screen}");
     ui.send_keys(&["Escape"]);
+    // Its program gone from the PATH of tmux there: r says so and starts nothing (tmux
+    // would show a failed exec as another exit 1).
+    let (installed, aside) = (
+        remote.bin_dir.join("claude"),
+        remote.dir.path().join("claude-aside"),
+    );
+    std::fs::rename(&installed, &aside).unwrap();
+    ui.wait_for_text("r relaunch", WAIT);
+    ui.send_keys(&["r"]);
+    ui.wait_for_text("claude is not on the PATH of tmux there", WAIT);
+    assert_eq!(remote.log_entries_for(&there).len(), 1);
+    assert_eq!(remote.pane_field(&there, "#{pane_dead}"), "1");
+    std::fs::rename(&aside, &installed).unwrap();
     // r: resumed there with its id; the crash record holds its last words and its host.
     ui.send_keys(&["r"]);
     ui.wait_for_text("back over there", WAIT);

@@ -139,6 +139,55 @@ async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_direc
     assert_eq!(server.log_entries_for(&pane).len(), 2);
 }
 
+/// tmux shows a program it cannot exec as the pane's exit 1, like a crash: a relaunch whose
+/// program has gone (uninstalled, an upgrade half done) is refused with the reason, and
+/// nothing runs, until it is back.
+#[tokio::test]
+async fn a_relaunch_whose_program_is_gone_says_so_and_starts_nothing() {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "say first run\nsleep 100\nexit 1\n---\nsay resumed\nhang\n",
+    );
+    let pane = spawn(&server, &["claude"]);
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
+    let id = argv(&server.wait_log(&pane, 1)[0])[1].clone();
+    let dead_pid = server.pane_field(&pane, "#{pane_pid}");
+    let (installed, aside) = (
+        server.bin_dir.join("claude"),
+        server.dir.path().join("claude-aside"),
+    );
+    std::fs::rename(&installed, &aside).unwrap();
+
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(
+        notice(&state, &pane),
+        "relaunch failed: claude is not on agentwatch's PATH, which the pane gets"
+    );
+    assert_eq!(server.pane_field(&pane, "#{pane_dead}"), "1");
+    assert_eq!(
+        server.pane_field(&pane, "#{pane_pid}"),
+        dead_pid,
+        "not respawned"
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1);
+    let records = || {
+        agentwatch::adapters::store::crash_records::load_all(&server.dir.path().join("crashes"))
+            .len()
+    };
+    assert_eq!(records(), 0, "no record of a death that stays on screen");
+
+    std::fs::rename(&aside, &installed).unwrap();
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(notice(&state, &pane), format!("resumed {}", &id[..8]));
+    wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
+    assert_eq!(
+        argv(&server.wait_log(&pane, 2)[1]),
+        ["--resume", id.as_str()]
+    );
+}
+
 #[tokio::test]
 async fn without_a_session_id_r_starts_nothing_and_only_capital_r_starts_fresh() {
     let server = TmuxServer::start();

@@ -1,6 +1,6 @@
-//! Carrying out a relaunch: capture the dead pane's whole output into a crash record, check
-//! the directory, then `respawn-pane` without `-k` (tmux refuses a live pane, so two
-//! relaunchers can never both win). Does I/O, decides nothing.
+//! Carrying out a relaunch: check the directory and the program, capture the dead pane's
+//! whole output into a crash record, then `respawn-pane` without `-k` (tmux refuses a live
+//! pane, so two relaunchers can never both win). Does I/O, decides nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +26,24 @@ pub async fn relaunch(
     stores: &Dirs,
     now: Millis,
 ) -> Result<Plan, Failure> {
+    // Another host's files are not this machine's: what is checked here of a directory, a
+    // session held open or recorded is left to tmux and the agent there.
+    let here = !tmux.remote();
+    if here && !Path::new(&plan.cwd).is_dir() {
+        return Err(Failure::lasting(format!(
+            "directory {} no longer exists",
+            plan.cwd
+        )));
+    }
+    // tmux reports a program it cannot exec as the pane's exit 1, a death like any other:
+    // said before instead, and nothing relaunched.
+    if plan.shell.is_none() {
+        if let Some(why) = program_missing(tmux, &plan).await {
+            return Err(Failure::lasting(why));
+        }
+    }
+    // Saved only now: a relaunch refused above leaves the dead pane and its output as they
+    // are (each refused r would otherwise add a record of the same death).
     let output = tmux.capture_history(plan.pane).await.map_err(|e| match e {
         TmuxError::NoSuchPane { .. } => Failure::lasting("the pane is gone"),
         e => Failure::from(format!("could not read its output first: {e}")),
@@ -37,15 +55,6 @@ pub async fn relaunch(
                 dir.display()
             ))
         })?;
-    }
-    // Another host's files are not this machine's: what is checked here of a directory, a
-    // session held open or recorded is left to tmux and the agent there.
-    let here = !tmux.remote();
-    if here && !Path::new(&plan.cwd).is_dir() {
-        return Err(Failure::lasting(format!(
-            "directory {} no longer exists",
-            plan.cwd
-        )));
     }
     if let (Some(id), false, true) = (plan.session_id.clone(), plan.fresh, here) {
         let (agent, not) = (
@@ -107,6 +116,95 @@ pub async fn relaunch(
         Err(TmuxError::NoSuchPane { .. }) => Err(Failure::lasting("the pane is gone")),
         Err(e) => Err(e.to_string().into()),
     }
+}
+
+/// Why the plan's program would not start, when it is sure not to: tmux would fork, fail to
+/// exec it, and show the pane dead with exit 1 (and no words).
+///
+/// Where tmux looks: here, agentwatch's own PATH, since a `respawn-pane` run by a client
+/// that is not attached (ours) gives the pane that client's PATH; there, the PATH of the
+/// pane's session, since the command goes over the control connection, an attached client
+/// (tmux then keeps the session's environment). A name with `/` is a path from the pane's
+/// directory. Anything that cannot be told is not refused.
+async fn program_missing(tmux: &Tmux, plan: &Plan) -> Option<String> {
+    let program = plan.argv.first()?;
+    let name = crate::core::agent::program_name(program);
+    match tmux.reach() {
+        crate::adapters::tmux::reach::Reach::Local => {
+            let found = if program.contains('/') {
+                let path = Path::new(&plan.cwd).join(program);
+                crate::adapters::which::find_program(&path.to_string_lossy())
+            } else {
+                crate::adapters::which::find_in(program, &tmux.client_path()?)
+            };
+            found.is_none().then(|| {
+                if program.contains('/') {
+                    format!("{program} is not an executable file")
+                } else {
+                    format!("{name} is not on agentwatch's PATH, which the pane gets")
+                }
+            })
+        }
+        crate::adapters::tmux::reach::Reach::Ssh(_) => {
+            let found = found_there(tmux, &plan.pane.to_string(), program).await?;
+            (!found).then(|| format!("{name} is not on the PATH of tmux there"))
+        }
+    }
+}
+
+/// Whether tmux on another host would find `program` for a pane it starts in `target`'s
+/// session (a session or pane; a session not there yet has the global environment), over
+/// the control connection: the PATH of that session, then that machine asked with one ssh.
+/// `None` when that cannot be told: a relative path, words that would need quoting, no
+/// answer.
+pub async fn found_there(tmux: &Tmux, target: &str, program: &str) -> Option<bool> {
+    let crate::adapters::tmux::reach::Reach::Ssh(host) = tmux.reach() else {
+        return None;
+    };
+    if program.contains('/') && !program.starts_with('/') {
+        return None;
+    }
+    let path = session_path(tmux, target).await?;
+    let script = crate::adapters::probe::program_script(&path, program)?;
+    let out = host.run_script(&script, REMOTE_CHECK).await.ok()?;
+    match String::from_utf8_lossy(&out).trim() {
+        "found" => Some(true),
+        "missing" => Some(false),
+        _ => None,
+    }
+}
+
+/// How long a host may take to say whether a program is there.
+const REMOTE_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The PATH a pane started in `target`'s session gets from its server when the command
+/// comes from an attached client: the session's own value, else the global one, else
+/// tmux's default.
+async fn session_path(tmux: &Tmux, target: &str) -> Option<String> {
+    for scope in [["-t", target], ["-g", ""]] {
+        let mut args = vec!["show-environment", scope[0]];
+        if !scope[1].is_empty() {
+            args.push(scope[1]);
+        }
+        args.push("PATH");
+        match tmux.run(&args).await {
+            Ok(out) => {
+                let line = String::from_utf8_lossy(&out);
+                let line = line.trim_end_matches('\n');
+                // `-PATH`: removed from the session, so the pane gets none from it.
+                if line == "-PATH" {
+                    break;
+                }
+                return line.strip_prefix("PATH=").map(str::to_string);
+            }
+            // `unknown variable: PATH`: not set at this level; `can't find session`: a
+            // session that spawn is about to make.
+            Err(TmuxError::Failed { .. } | TmuxError::NoSuchPane { .. }) if scope[0] == "-t" => {}
+            Err(_) => return None,
+        }
+    }
+    // tmux's _PATH_DEFPATH.
+    Some("/usr/bin:/bin".to_string())
 }
 
 /// The pane still holds the process that died (not a newer one that another agentwatch, or

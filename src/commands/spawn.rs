@@ -13,8 +13,8 @@ use crate::core::resume::ARGS_OPTION;
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// On another host: nothing there is checked from here (its PATH and directories are
-    /// not this machine's); a program that is not there dies at once, bannered.
+    /// On another host: its directories are not checked from here, and its PATH is asked of
+    /// it (tmux's PATH there, with one ssh).
     pub remote: bool,
     pub agent: String,
     pub cwd: Option<PathBuf>,
@@ -115,6 +115,16 @@ fn check_name(flag: &str, name: &str, session: bool) -> Result<(), String> {
 pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String, String> {
     let new_id = uuid::Uuid::new_v4().to_string();
     let (def, cwd, argv, options) = prepare(req, agents, &new_id)?;
+    // There, tmux would fail to exec it and show the new pane dead with exit 1.
+    let program = argv.first().map_or("", String::as_str);
+    if req.remote
+        && crate::adapters::respawn::found_there(tmux, &req.session, program).await == Some(false)
+    {
+        return Err(format!(
+            "{program} is not on the PATH of tmux there: install {} there, or set start = [\"/path/to/{program}\", ...] in [agents.{}]",
+            def.name, def.name
+        ));
+    }
     let name = req.name.clone().unwrap_or_else(|| def.name.clone());
     open_window(tmux, &req.session, &name, &cwd, &argv, &options).await
 }

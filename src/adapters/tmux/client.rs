@@ -354,6 +354,16 @@ impl Tmux {
         self
     }
 
+    /// The PATH the tmux processes run here get (this process's, unless given one): the PATH
+    /// of a pane that one of them creates or respawns.
+    pub fn client_path(&self) -> Option<OsString> {
+        self.envs
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os("PATH"))
+    }
+
     pub fn socket(&self) -> &Path {
         &self.socket
     }
