@@ -92,6 +92,18 @@ fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
         "{err}"
     );
     assert_eq!(windows(), before, "no window opened there");
+    // An agent there that dies at once keeps its pane, with what a resume needs: the
+    // window and its options are one command line there too, not a round trip each.
+    remote.write_plan("codex", "exit 7\n");
+    let quick = local
+        .agentwatch_ok(&[
+            "-c", &config, "spawn", "--host", "box", "--cwd", &dir, "codex",
+        ])
+        .trim()
+        .to_string();
+    assert_eq!(remote.wait_pane_exit(&quick, WAIT), "status 7");
+    assert_eq!(remote.pane_field(&quick, "#{@agentwatch_agent}"), "codex");
+    remote.tmux_ok(&["kill-pane", "-t", &quick]);
 
     // status: both, the remote one with its host.
     let status = |sshd_up: bool| {

@@ -98,3 +98,75 @@ fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
     assert!(text.contains("transport: fork+exec"), "{text}");
     assert!(text.contains("transport: control mode"), "{text}");
 }
+
+/// `a ; b ; c` on one control-mode line: one reply each, up to and including the first
+/// that fails (tmux skips the rest of the line), and the replies of later lines stay
+/// matched to their own commands.
+#[tokio::test]
+async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_replies_in_order() {
+    use agentwatch::adapters::tmux::control::{Control, Notices};
+    use agentwatch::adapters::tmux::reach::Reach;
+    let server = TmuxServer::start();
+    let session = server
+        .tmux_ok(&["display-message", "-p", "#{session_name}"])
+        .trim()
+        .to_string();
+    let env = server.env_pairs();
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v)
+        .unwrap();
+    let tmux = agentwatch::adapters::which::find_in("tmux", path).unwrap();
+    let control = Control::connect(
+        &Reach::Local,
+        tmux.as_os_str(),
+        &server.socket,
+        &session,
+        &env,
+        WAIT,
+        std::sync::Arc::new(Notices::default()),
+    )
+    .await
+    .unwrap();
+    let say = |w: &'static str| vec!["display-message", "-p", w];
+    let ok = control
+        .run_list(&[&say("a")[..], &say("b")[..]], WAIT)
+        .await
+        .unwrap();
+    assert_eq!(ok, [Ok(b"a\n".to_vec()), Ok(b"b\n".to_vec())]);
+
+    let failed = control
+        .run_list(
+            &[
+                &say("a")[..],
+                &["set-option", "-p", "-t", "%99", "@x", "1"][..],
+                &["set-option", "-g", "@ran", "yes"][..],
+            ],
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert_eq!(failed[0], Ok(b"a\n".to_vec()));
+    assert!(
+        failed[1].as_ref().is_err_and(|e| e.contains("%99")),
+        "{failed:?}"
+    );
+    // A line that does not parse answers with one error.
+    let unparsed = control
+        .run_list(&[&["no-such-command"][..], &say("c")[..]], WAIT)
+        .await
+        .unwrap();
+    assert_eq!(unparsed.len(), 1, "{unparsed:?}");
+    assert!(unparsed[0].is_err());
+    // Later lines: each its own reply, and what followed the failure never ran.
+    let next = control
+        .run_many(
+            &[&say("next")[..], &["show-options", "-gqv", "@ran"][..]],
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(next, [Ok(b"next\n".to_vec()), Ok(Vec::new())]);
+}

@@ -211,6 +211,15 @@ impl Tmux {
         &self,
         commands: &[&[S]],
     ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
+        self.via_control_as(commands, Lines::Each).await
+    }
+
+    /// [`Tmux::via_control_many`], the commands sent as one line or one line each.
+    async fn via_control_as<S: AsRef<str>>(
+        &self,
+        commands: &[&[S]],
+        lines: Lines,
+    ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
         let mut slot = self.control.lock().await;
         if !slot.enabled {
             return None;
@@ -258,7 +267,11 @@ impl Tmux {
         let conn = slot.conn.as_ref()?;
         // A big batch (options for a thousand new panes) gets time in proportion.
         let timeout = self.timeout + BATCH_PER_COMMAND * commands.len() as u32;
-        match conn.run_many(commands, timeout).await {
+        let sent = match lines {
+            Lines::Each => conn.run_many(commands, timeout).await,
+            Lines::One => conn.run_list(commands, timeout).await,
+        };
+        match sent {
             Ok(blocks) => Some(Ok(blocks)),
             Err(e) => {
                 slot.conn = None;
@@ -404,17 +417,22 @@ impl Tmux {
                     }
                 })
                 .collect();
-            // `a ; b`: one command after the other, stopping at the first failure as tmux
-            // does (a `set-option` after a refused `respawn-pane` must not run).
+            // `a ; b` on one line, as tmux's own command line: run together, stopping at the
+            // first failure (a `set-option` after a refused `respawn-pane` must not run),
+            // and a window that dies at once still gets its options before it can close.
+            let commands: Vec<&[String]> = words
+                .split(|w| w == ";")
+                .filter(|c| !c.is_empty())
+                .collect();
+            let blocks = match self.via_control_as(&commands, Lines::One).await {
+                Some(r) => r?,
+                None => return self.exec_for(args, timeout).await,
+            };
             let mut out = Vec::new();
-            for command in words.split(|w| w == ";") {
-                match self.via_control_many(&[command]).await {
-                    Some(r) => match r?.pop() {
-                        Some(Ok(bytes)) => out.extend(bytes),
-                        Some(Err(msg)) => return Err(self.failed(msg.as_bytes())),
-                        None => {}
-                    },
-                    None => return self.exec_for(args, timeout).await,
+            for block in blocks {
+                match block {
+                    Ok(bytes) => out.extend(bytes),
+                    Err(msg) => return Err(self.failed(msg.as_bytes())),
                 }
             }
             return Ok(out);
@@ -650,6 +668,14 @@ impl Tmux {
             ),
         })
     }
+}
+
+/// How commands go over the control connection: a line each (each answers whatever the
+/// others do), or all on one line (run together, stopping at the first failure).
+#[derive(Clone, Copy)]
+enum Lines {
+    Each,
+    One,
 }
 
 /// Sends SIGCHLD to the tmux server so that it reaps a child whose exit it missed (tmux

@@ -22,9 +22,20 @@ use super::client::TmuxError;
 /// One block's content, or the error text of an `%error` block.
 pub type Block = Result<Vec<u8>, String>;
 
+/// A line sent, and how many blocks it answers with: one per command, up to and including
+/// the first that fails (tmux skips the rest of the line; a line that does not parse
+/// answers with one error).
 struct Request {
     line: String,
-    reply: oneshot::Sender<Block>,
+    commands: usize,
+    reply: oneshot::Sender<Vec<Block>>,
+}
+
+/// A request whose blocks are being read.
+struct Pending {
+    commands: usize,
+    blocks: Vec<Block>,
+    reply: oneshot::Sender<Vec<Block>>,
 }
 
 /// What the server said happened outside any reply, for the poller: set by the connection,
@@ -148,17 +159,55 @@ impl Control {
     ) -> Result<Vec<Block>, TmuxError> {
         let mut waits = Vec::with_capacity(commands.len());
         for args in commands {
-            let line = command_line(args).ok_or_else(|| TmuxError::Failed {
-                detail: "control mode: an argument has a newline".into(),
-            })?;
-            let (reply, rx) = oneshot::channel();
-            self.tx.send(Request { line, reply }).map_err(|_| dead())?;
-            waits.push(rx);
+            let line = format!("{}\n", command_line(args)?);
+            waits.push(self.send(line, 1)?);
         }
+        self.wait(waits, timeout).await
+    }
+
+    /// Sends the commands as one line, `a ; b ; c`, as a tmux command line runs them: queued
+    /// together, so nothing of another client's runs between them (a pane that dies at once
+    /// still gets the options set after it is made), and stopping at the first that fails.
+    /// Their blocks, up to and including that one.
+    pub async fn run_list<S: AsRef<str>>(
+        &self,
+        commands: &[&[S]],
+        timeout: Duration,
+    ) -> Result<Vec<Block>, TmuxError> {
+        let mut line = Vec::with_capacity(commands.len());
+        for args in commands {
+            line.push(command_line(args)?);
+        }
+        let wait = self.send(format!("{}\n", line.join(" ; ")), commands.len())?;
+        self.wait(vec![wait], timeout).await
+    }
+
+    fn send(
+        &self,
+        line: String,
+        commands: usize,
+    ) -> Result<oneshot::Receiver<Vec<Block>>, TmuxError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Request {
+                line,
+                commands,
+                reply,
+            })
+            .map_err(|_| dead())?;
+        Ok(rx)
+    }
+
+    /// The blocks of every line sent, in order; `timeout` is for the whole lot.
+    async fn wait(
+        &self,
+        waits: Vec<oneshot::Receiver<Vec<Block>>>,
+        timeout: Duration,
+    ) -> Result<Vec<Block>, TmuxError> {
         let all = async {
             let mut blocks = Vec::with_capacity(waits.len());
             for rx in waits {
-                blocks.push(rx.await.map_err(|_| dead())?);
+                blocks.extend(rx.await.map_err(|_| dead())?);
             }
             Ok(blocks)
         };
@@ -173,17 +222,18 @@ impl Control {
     }
 }
 
-/// One command as a line of quoted arguments; `None` if an argument holds a newline.
-fn command_line<S: AsRef<str>>(args: &[S]) -> Option<String> {
+/// One command as quoted arguments, for a line; an argument with a newline cannot go on one.
+fn command_line<S: AsRef<str>>(args: &[S]) -> Result<String, TmuxError> {
     let mut line = String::new();
     for a in args {
         if !line.is_empty() {
             line.push(' ');
         }
-        line.push_str(&quote(a.as_ref())?);
+        line.push_str(&quote(a.as_ref()).ok_or_else(|| TmuxError::Failed {
+            detail: "control mode: an argument has a newline".into(),
+        })?);
     }
-    line.push('\n');
-    Some(line)
+    Ok(line)
 }
 
 fn dead() -> TmuxError {
@@ -285,7 +335,7 @@ async fn pump(
     alive: Arc<AtomicBool>,
     notices: Arc<Notices>,
 ) {
-    let mut waiting: VecDeque<oneshot::Sender<Block>> = VecDeque::new();
+    let mut waiting: VecDeque<Pending> = VecDeque::new();
     let mut line = Vec::new();
     // Inside a block of ours: its content so far.
     let mut parser = Parser::default();
@@ -296,7 +346,11 @@ async fn pump(
                 if stdin.write_all(req.line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
                     break;
                 }
-                waiting.push_back(req.reply);
+                waiting.push_back(Pending {
+                    commands: req.commands,
+                    blocks: Vec::with_capacity(req.commands),
+                    reply: req.reply,
+                });
             }
             n = reader.read_until(b'\n', &mut line) => {
                 match n {
@@ -307,8 +361,14 @@ async fn pump(
                 line.clear();
                 match event {
                     Some(Event::Block(block)) => {
-                        if let Some(reply) = waiting.pop_front() {
-                            let _ = reply.send(block);
+                        if let Some(front) = waiting.front_mut() {
+                            let failed = block.is_err();
+                            front.blocks.push(block);
+                            if failed || front.blocks.len() >= front.commands {
+                                if let Some(done) = waiting.pop_front() {
+                                    let _ = done.reply.send(done.blocks);
+                                }
+                            }
                         }
                     }
                     Some(Event::Exit) => break,
