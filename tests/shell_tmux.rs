@@ -264,14 +264,37 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
 
 /// Waits until the shell at `pane` published `status` for its last command.
 fn wait_published(server: &TmuxServer, pane: &str, status: i32) {
-    common::wait_until(
-        &format!("status {status} published"),
-        Duration::from_secs(20),
-        || {
+    let published = common::poll_until(Duration::from_secs(20), || {
+        server
+            .pane_field(pane, "#{@agentwatch_last_status}")
+            .starts_with(&format!("{status} "))
+    });
+    assert!(
+        published,
+        "status {status} never published ({:?}); the pane:\n{}",
+        server.pane_field(pane, "#{@agentwatch_last_status}"),
+        server.capture(pane)
+    );
+}
+
+/// Types a line that can run twice harmlessly and ends with `echo DONE`, until `DONE` is
+/// answered: a shell whose line editor is starting on a loaded machine can drop typeahead.
+fn type_until_done(server: &TmuxServer, pane: &str, line: &str) {
+    for _ in 0..3 {
+        type_line(server, pane, &format!("{line}; echo setup-''done"));
+        let done = common::poll_until(Duration::from_secs(7), || {
             server
-                .pane_field(pane, "#{@agentwatch_last_status}")
-                .starts_with(&format!("{status} "))
-        },
+                .capture(pane)
+                .lines()
+                .any(|l| l.trim_end() == "setup-done")
+        });
+        if done {
+            return;
+        }
+    }
+    panic!(
+        "the shell never ran the setup line; the pane:\n{}",
+        server.capture(pane)
     );
 }
 
@@ -302,7 +325,7 @@ fn the_fish_snippet_publishes_the_status_once_however_often_it_is_sourced() {
     let file = snippet(&server, "fish");
     let log = server.dir.path().join("hook.log");
     // Another postexec handler is kept; sourcing twice hooks once.
-    type_line(
+    type_until_done(
         &server,
         &pane,
         &format!(
@@ -338,7 +361,7 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     });
     let file = snippet(&server, "zsh");
     let log = server.dir.path().join("hook.log");
-    type_line(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));
+    type_until_done(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));
     type_line(&server, &pane, "false");
     wait_published(&server, &pane, 1);
     type_line(&server, &pane, "true");
