@@ -121,3 +121,40 @@ async fn restarting_agentwatch_mid_backoff_does_not_reset_the_count() {
         "1 run + 3 resumes in all"
     );
 }
+
+/// An upgrade that replaced the agent under it, and crashed it, may be half done when the
+/// first attempt comes: that attempt says why and starts nothing, and a later one resumes.
+#[tokio::test]
+async fn an_attempt_while_the_program_is_gone_says_why_and_a_later_one_resumes() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "say up\nsleep 300\nexit 1\n---\nsay back\nhang\n");
+    let pane = server.spawn_agent("claude");
+    let first = server.wait_log(&pane, 1);
+    let id = first[0]["argv"][1].as_str().unwrap().to_string();
+    let (installed, aside) = (
+        server.bin_dir.join("claude"),
+        server.dir.path().join("claude-aside"),
+    );
+    std::fs::rename(&installed, &aside).unwrap();
+    let (mut state, io) = watcher(&server, &[1]);
+    let failed = |server: &TmuxServer| {
+        agentwatch::adapters::store::journal::read(&server.dir.path().join("journal.jsonl"))
+            .into_iter()
+            .find(|e| e.event == "resume_failed")
+    };
+    watch_until(&mut state, &io, 20, |_| failed(&server).is_some()).await;
+    let ev = failed(&server).expect("an attempt failed");
+    assert_eq!(
+        ev.detail.as_deref(),
+        Some("claude is not on agentwatch's PATH, which the pane gets")
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1, "nothing ran");
+    std::fs::rename(&aside, &installed).unwrap();
+    watch_until(&mut state, &io, 20, |_| {
+        server.log_entries_for(&pane).len() == 2
+    })
+    .await;
+    let runs = server.log_entries_for(&pane);
+    assert_eq!(runs.len(), 2, "{:?}", card(&state, &pane).auto);
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", id]));
+}

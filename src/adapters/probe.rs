@@ -1084,8 +1084,13 @@ pub fn program_script(path: &str, program: &str) -> Option<String> {
                 .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c))
     };
     // `=` and `~` are left out too: a shell expands `~` after `:` in an assignment, and
-    // execvp does not.
-    if !plain(path) || !plain(program) || program.starts_with('-') {
+    // execvp does not. An empty or relative entry is a directory under the pane's
+    // directory for execvp, and under the login's for this script: not told.
+    if !plain(path)
+        || !plain(program)
+        || program.starts_with('-')
+        || path.split(':').any(|d| !d.starts_with('/'))
+    {
         return None;
     }
     Some(format!(
@@ -1672,6 +1677,9 @@ mod tests {
             ("/my dir/bin", "claude"),
             ("~/bin:/usr/bin", "claude"),
             ("/usr/bin", ""),
+            ("/usr/bin::/bin", "claude"),
+            ("node_modules/.bin:/usr/bin", "claude"),
+            (".:/usr/bin", "claude"),
         ] {
             assert_eq!(program_script(path, program), None, "{path} {program}");
         }

@@ -39,7 +39,9 @@ pub async fn relaunch(
     // said before instead, and nothing relaunched.
     if plan.shell.is_none() {
         if let Some(why) = program_missing(tmux, &plan).await {
-            return Err(Failure::lasting(why));
+            // Not lasting: an upgrade that replaced the agent under it (and crashed it) may
+            // be half done, so auto-resume tries again after its backoff, within its cap.
+            return Err(Failure::from(why));
         }
     }
     // Saved only now: a relaunch refused above leaves the dead pane and its output as they
@@ -127,15 +129,19 @@ pub async fn relaunch(
 /// (tmux then keeps the session's environment). A name with `/` is a path from the pane's
 /// directory. Anything that cannot be told is not refused.
 async fn program_missing(tmux: &Tmux, plan: &Plan) -> Option<String> {
-    let program = plan.argv.first()?;
+    // One word is not exec'd: tmux runs it with the pane's shell (`$SHELL -c word`), whose
+    // startup files may add to PATH.
+    let [program, _, ..] = plan.argv.as_slice() else {
+        return None;
+    };
     let name = crate::core::agent::program_name(program);
     match tmux.reach() {
         crate::adapters::tmux::reach::Reach::Local => {
+            let cwd = Path::new(&plan.cwd);
             let found = if program.contains('/') {
-                let path = Path::new(&plan.cwd).join(program);
-                crate::adapters::which::find_program(&path.to_string_lossy())
+                crate::adapters::which::find_program(&cwd.join(program).to_string_lossy())
             } else {
-                crate::adapters::which::find_in(program, &tmux.client_path()?)
+                crate::adapters::which::find_in_from(program, &tmux.client_path()?, cwd)
             };
             found.is_none().then(|| {
                 if program.contains('/') {
@@ -146,7 +152,7 @@ async fn program_missing(tmux: &Tmux, plan: &Plan) -> Option<String> {
             })
         }
         crate::adapters::tmux::reach::Reach::Ssh(_) => {
-            let found = found_there(tmux, &plan.pane.to_string(), program).await?;
+            let found = found_there(tmux, &plan.pane.to_string(), &plan.argv).await?;
             (!found).then(|| format!("{name} is not on the PATH of tmux there"))
         }
     }
@@ -155,10 +161,13 @@ async fn program_missing(tmux: &Tmux, plan: &Plan) -> Option<String> {
 /// Whether tmux on another host would find `program` for a pane it starts in `target`'s
 /// session (a session or pane; a session not there yet has the global environment), over
 /// the control connection: the PATH of that session, then that machine asked with one ssh.
-/// `None` when that cannot be told: a relative path, words that would need quoting, no
-/// answer.
-pub async fn found_there(tmux: &Tmux, target: &str, program: &str) -> Option<bool> {
+/// `None` when that cannot be told: one word (run by the pane's shell, whose startup files
+/// may add to PATH), a relative path, words that would need quoting, no answer.
+pub async fn found_there(tmux: &Tmux, target: &str, argv: &[String]) -> Option<bool> {
     let crate::adapters::tmux::reach::Reach::Ssh(host) = tmux.reach() else {
+        return None;
+    };
+    let [program, _, ..] = argv else {
         return None;
     };
     if program.contains('/') && !program.starts_with('/') {
@@ -181,31 +190,38 @@ const REMOTE_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
 /// comes from an attached client: the session's own value, else the global one, else
 /// tmux's default.
 async fn session_path(tmux: &Tmux, target: &str) -> Option<String> {
-    for scope in [["-t", target], ["-g", ""]] {
-        let mut args = vec!["show-environment", scope[0]];
-        if !scope[1].is_empty() {
-            args.push(scope[1]);
-        }
-        args.push("PATH");
-        match tmux.run(&args).await {
-            Ok(out) => {
-                let line = String::from_utf8_lossy(&out);
-                let line = line.trim_end_matches('\n');
-                // `-PATH`: removed from the session, so the pane gets none from it.
-                if line == "-PATH" {
-                    break;
-                }
-                return line.strip_prefix("PATH=").map(str::to_string);
-            }
-            // `unknown variable: PATH`: not set at this level; `can't find session`: a
-            // session that spawn is about to make.
-            Err(TmuxError::Failed { .. } | TmuxError::NoSuchPane { .. }) if scope[0] == "-t" => {}
-            Err(_) => return None,
-        }
+    let value = |out: Vec<u8>| {
+        let text = String::from_utf8_lossy(&out);
+        let line = text.trim_end_matches('\n');
+        // `-PATH`: removed at this level, so the pane gets none from it.
+        (line != "-PATH").then(|| line.strip_prefix("PATH=").map(str::to_string))
+    };
+    match tmux.run(["show-environment", "-t", target, "PATH"]).await {
+        Ok(out) => match value(out) {
+            Some(path) => return path,
+            None => return Some(DEFAULT_PATH.to_string()),
+        },
+        // Not set in the session: the global value.
+        Err(TmuxError::Failed { detail }) if detail.contains("unknown variable") => {}
+        // A session that spawn is about to make gets the global environment; a pane that
+        // is gone is the relaunch's to say.
+        Err(TmuxError::Failed { detail } | TmuxError::NoSuchPane { detail })
+            if !target.starts_with('%')
+                && (detail.contains("can't find session")
+                    || detail.contains("no such session")) => {}
+        Err(_) => return None,
     }
-    // tmux's _PATH_DEFPATH.
-    Some("/usr/bin:/bin".to_string())
+    match tmux.run(["show-environment", "-g", "PATH"]).await {
+        Ok(out) => value(out).map(|p| p.unwrap_or_else(|| DEFAULT_PATH.to_string())),
+        Err(TmuxError::Failed { detail }) if detail.contains("unknown variable") => {
+            Some(DEFAULT_PATH.to_string())
+        }
+        Err(_) => None,
+    }
 }
+
+/// tmux's PATH for a pane whose environment has none (`_PATH_DEFPATH`).
+const DEFAULT_PATH: &str = "/usr/bin:/bin";
 
 /// The pane still holds the process that died (not a newer one that another agentwatch, or
 /// the user, started and that may have died again).

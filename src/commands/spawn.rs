@@ -118,7 +118,8 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
     // There, tmux would fail to exec it and show the new pane dead with exit 1.
     let program = argv.first().map_or("", String::as_str);
     if req.remote
-        && crate::adapters::respawn::found_there(tmux, &req.session, program).await == Some(false)
+        && crate::adapters::respawn::found_there(tmux, &format!("={}", req.session), &argv).await
+            == Some(false)
     {
         return Err(format!(
             "{program} is not on the PATH of tmux there: install {} there, or set start = [\"/path/to/{program}\", ...] in [agents.{}]",

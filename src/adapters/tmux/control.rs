@@ -24,7 +24,9 @@ pub type Block = Result<Vec<u8>, String>;
 
 /// A line sent, and how many blocks it answers with: one per command, up to and including
 /// the first that fails (tmux skips the rest of the line; a line that does not parse
-/// answers with one error).
+/// answers with one error). Replies are matched by that count, so a command that runs
+/// others (`if-shell`, `source-file`, an alias of several) answers with more blocks and
+/// must not be sent.
 struct Request {
     line: String,
     commands: usize,
@@ -174,6 +176,10 @@ impl Control {
         commands: &[&[S]],
         timeout: Duration,
     ) -> Result<Vec<Block>, TmuxError> {
+        // An empty line would be taken as a request to detach.
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut line = Vec::with_capacity(commands.len());
         for args in commands {
             line.push(command_line(args)?);
