@@ -166,3 +166,30 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
     assert!(!screen.contains("could not go"), "{screen}");
     assert_eq!(shown(), pane);
 }
+
+/// Nothing redraws a dead pane: a window made smaller pushes its top lines, here the last
+/// words, into tmux's history. The card keeps showing them.
+#[test]
+fn a_dead_agents_last_words_stay_on_its_card_after_its_window_shrinks() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan(
+        "claude",
+        "say line one\nsay Error: 529 Overloaded\nsleep 300\nexit 1\n",
+    );
+    let pane = server.new_window(&["claude"]);
+    server.wait_pane_exit(&pane, WAIT);
+    let sock = server.socket.to_string_lossy().into_owned();
+    let ui = server.start_ui(100, 30, &[agentwatch(), "-S", &sock]);
+    ui.wait_for_text("Error: 529 Overloaded", WAIT);
+    server.tmux_ok(&["resize-window", "-t", &pane, "-x", "120", "-y", "12"]);
+    assert_ne!(
+        server.pane_field(&pane, "#{history_size}"),
+        "0",
+        "the words went into the history"
+    );
+    // Read again (its history changed), a tick or two later.
+    std::thread::sleep(Duration::from_secs(3));
+    let screen = ui.wait_for_text("process exited (code 1)", WAIT);
+    assert!(screen.contains("Error: 529 Overloaded"), "{screen}");
+}

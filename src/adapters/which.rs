@@ -54,7 +54,10 @@ mod tests {
         // An empty entry is the directory itself.
         let empty = std::ffi::OsStr::new("/nonexistent::/also-not");
         assert_eq!(find_in_from("here", empty, &dir), Some(dir.join("here")));
-        assert_eq!(find_in_from("here", std::ffi::OsStr::new("/usr/bin"), &dir), None);
+        assert_eq!(
+            find_in_from("here", std::ffi::OsStr::new("/usr/bin"), &dir),
+            None
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -250,8 +250,9 @@ pub enum Effect {
     /// The same for another host's server: it is asked to signal itself (`run-shell`), over
     /// its connection; answers nothing.
     KickHost(u8),
-    /// Capture the visible screens of these panes in one call; answers [`Msg::Screens`].
-    CaptureScreens { panes: Vec<PaneId>, lines: usize },
+    /// Capture the visible screens of these panes, each with this many lines of history
+    /// above it, in one call; answers [`Msg::Screens`].
+    CaptureScreens { panes: Vec<(PaneId, usize)> },
     /// Set pane options in one call; answers [`Msg::OptionsSet`].
     SetOptions(Vec<(PaneId, String, String)>),
     /// Capture the dead pane's output into a crash record, then respawn it (never `-k`);

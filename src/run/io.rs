@@ -103,22 +103,30 @@ impl Io {
         }
     }
 
-    /// Screens of panes, each read from its own server, by the pane ids the core knows.
+    /// Screens of panes, each with its lines of history and read from its own server, by
+    /// the pane ids the core knows.
     async fn screens(
         &self,
-        panes: &[PaneId],
-        lines: u32,
+        panes: &[(PaneId, usize)],
     ) -> Result<std::collections::HashMap<PaneId, String>, crate::core::errors::TmuxError> {
         let mut out = std::collections::HashMap::new();
         let mut first_err = None;
-        // Each server at once: a slow host adds its own wait, not the sum.
-        let groups = by_host(panes);
-        let asks = groups.iter().map(|(host, ids)| async move {
+        // Each server, and each depth of history, at once: a slow host adds its own wait,
+        // not the sum.
+        let mut groups: Vec<((u8, usize), Vec<PaneId>)> = Vec::new();
+        for &(id, lines) in panes {
+            let key = (id.host(), lines);
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, ids)) => ids.push(id),
+                None => groups.push((key, vec![id])),
+            }
+        }
+        let asks = groups.iter().map(|((host, lines), ids)| async move {
             (
                 *host,
                 self.prober_of(*host)
                     .tmux()
-                    .capture_screens(ids, lines)
+                    .capture_screens(ids, u32::try_from(*lines).unwrap_or(u32::MAX))
                     .await,
             )
         });
@@ -207,11 +215,12 @@ impl Io {
                 return None;
             }
             // A few lines of history too: a dying pane scrolls its screen up a line.
-            Effect::CaptureScreens { panes, lines } => {
-                Msg::Screens(self.screens(&panes, lines as u32).await)
-            }
+            Effect::CaptureScreens { panes } => Msg::Screens(self.screens(&panes).await),
             // The screen alone: a prompt answered and cleared away is in the history.
-            Effect::LookAtScreens(ids) => Msg::Looked(self.screens(&ids, 0).await),
+            Effect::LookAtScreens(ids) => {
+                let panes: Vec<(PaneId, usize)> = ids.into_iter().map(|id| (id, 0)).collect();
+                Msg::Looked(self.screens(&panes).await)
+            }
             Effect::SetOptions(mut sets) => {
                 // Protect first: every new pane's output outlives it before anything else.
                 sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");
@@ -430,19 +439,6 @@ impl Io {
             }
         })
     }
-}
-
-/// Pane ids grouped by the host they are on, in order of host.
-fn by_host(panes: &[PaneId]) -> Vec<(u8, Vec<PaneId>)> {
-    let mut out: Vec<(u8, Vec<PaneId>)> = Vec::new();
-    for id in panes {
-        match out.iter_mut().find(|(h, _)| *h == id.host()) {
-            Some((_, ids)) => ids.push(*id),
-            None => out.push((id.host(), vec![*id])),
-        }
-    }
-    out.sort_by_key(|(h, _)| *h);
-    out
 }
 
 /// A look at another host's server, its pane ids made that host's.

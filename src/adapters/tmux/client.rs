@@ -574,7 +574,6 @@ impl Tmux {
         Ok(split_marked(&out))
     }
 
-    /// Whole retained history of one pane, with colour escapes.
     /// The last `lines` lines of a pane (history and screen), plain text.
     pub async fn capture_tail(&self, pane: PaneId, lines: u32) -> Result<Vec<u8>, TmuxError> {
         let target = pane.to_string();
@@ -586,6 +585,7 @@ impl Tmux {
         self.run(args).await
     }
 
+    /// Whole retained history of one pane, with colour escapes.
     pub async fn capture_history(&self, pane: PaneId) -> Result<Vec<u8>, TmuxError> {
         let target = pane.to_string();
         let args = [

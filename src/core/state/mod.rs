@@ -22,6 +22,10 @@ use crate::core::words::command_words;
 
 /// A preview is refreshed at most this often per card.
 pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
+/// History read above a dead pane's screen for its preview. Nothing redraws a dead pane: a
+/// window made smaller (another client attached, a resize) pushes its top lines, often the
+/// last words, into the history, and a screen that was mostly blank shows nothing.
+pub const DEAD_PREVIEW_HISTORY: usize = 200;
 /// How often the cards on screen are read whole (their previews change no faster).
 pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
 /// Lines of the list read whole per second, in turn (with the selected one always): a
@@ -1207,12 +1211,17 @@ impl State {
             if due {
                 card.preview_sig = Some(sig);
                 card.preview_at = now;
-                ids.push(card.pane.id);
+                let history = if card.pane.dead {
+                    lines + DEAD_PREVIEW_HISTORY
+                } else {
+                    lines
+                };
+                ids.push((card.pane.id, history));
             }
         }
         if !ids.is_empty() {
-            self.capture_pending = ids.clone();
-            fx.push(Effect::CaptureScreens { panes: ids, lines });
+            self.capture_pending = ids.iter().map(|(id, _)| *id).collect();
+            fx.push(Effect::CaptureScreens { panes: ids });
         }
     }
 

@@ -170,7 +170,9 @@ fn previews_are_fetched_for_cards_on_screen_only_and_not_every_tick() {
     s.mode = Mode::Cards; // two cards per screen
     let panes: Vec<_> = (1..=5).map(|i| pane(i, i, "claude")).collect();
     let fx = poll(&mut s, panes.clone(), T0);
-    let capture = |panes: Vec<PaneId>| Effect::CaptureScreens { panes, lines: 8 };
+    let capture = |panes: Vec<PaneId>| Effect::CaptureScreens {
+        panes: panes.into_iter().map(|p| (p, 8)).collect(),
+    };
     assert!(fx.contains(&capture(vec![PaneId(1), PaneId(2)])), "{fx:?}");
     s.update(Msg::Screens(Ok(Default::default())), T0 + 10);
     // Nothing changed: no new capture.
