@@ -177,6 +177,10 @@ pub struct Attention {
     /// A source's word changed since the last decision (an unchanged card costs nothing to
     /// settle: this runs for every card on every poll).
     pub changed: bool,
+    /// First seen while its window had just written (when): tmux's output time is whole
+    /// seconds, so more output within that second would go unseen, and the first look may
+    /// have caught the screen half drawn. Looked at once more when it has been quiet.
+    pub recheck: Option<Millis>,
 }
 
 impl Attention {
@@ -208,6 +212,7 @@ impl Attention {
     pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
         match self.output {
             Some((old, _)) if old != at => {
+                self.recheck = None;
                 self.output = Some((at, now));
                 self.changed |= self.working_since.is_none() || self.screen.is_some();
                 self.working_since.get_or_insert(now);
@@ -229,11 +234,19 @@ impl Attention {
                     self.working_since = None;
                     self.changed = true;
                 }
+                if let Some(first) = self.recheck {
+                    if now.saturating_sub(first) >= QUIET_MS {
+                        self.recheck = None;
+                        self.looked = false;
+                    }
+                }
             }
             // First sight: whether it is writing is not known yet; its screen says the rest.
             None => {
                 self.output = Some((at, 0));
                 self.changed = true;
+                let written = at.saturating_mul(1000);
+                self.recheck = (written <= now && now - written < QUIET_MS + 1000).then_some(now);
             }
         }
         self.look_due()
@@ -510,5 +523,35 @@ mod tests {
         c.looked_at(Some(Verdict::new(Doing::Idle, Told::Screen, "-")));
         c.settle(T + 3_600_000, Some(T + 600_000));
         assert_eq!(c.state(), Some((Doing::Idle, T + 600_000)));
+    }
+
+    #[test]
+    fn an_agent_first_seen_while_writing_is_looked_at_again_once_it_is_quiet() {
+        let t = 1_800_000_000_000u64;
+        let secs = t / 1000;
+        let mut a = Attention::default();
+        // Its window wrote this very second: looked at now (a one-shot status needs a
+        // word), and again once quiet, for the rest of that second went unseen.
+        assert!(a.saw_output(secs, t + 200));
+        a.looked_at(Some(Verdict::new(
+            Doing::Idle,
+            Told::Screen,
+            "no `esc` on its screen",
+        )));
+        assert!(!a.saw_output(secs, t + 1_000));
+        assert!(a.saw_output(secs, t + 2_300), "quiet now: looked at again");
+        a.looked_at(Some(Verdict::new(
+            Doing::Working,
+            Told::Screen,
+            "esc to interrupt",
+        )));
+        assert!(!a.saw_output(secs, t + 5_000), "once");
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Working));
+
+        // Quiet for long when first seen: one look is enough.
+        let mut b = Attention::default();
+        assert!(b.saw_output(secs - 60, t));
+        b.looked_at(None);
+        assert!(!b.saw_output(secs - 60, t + 10_000));
     }
 }
