@@ -80,6 +80,8 @@ pub struct Verdict {
     pub doing: Doing,
     pub told: Told,
     pub why: String,
+    /// When the source says this began, where it says (claude's `updatedAt`).
+    pub at: Option<Millis>,
 }
 
 impl Verdict {
@@ -88,7 +90,13 @@ impl Verdict {
             doing,
             told,
             why: why.into(),
+            at: None,
         }
+    }
+
+    pub fn since(mut self, at: Option<Millis>) -> Verdict {
+        self.at = at;
+        self
     }
 }
 
@@ -151,7 +159,7 @@ impl AgentFile {
             (_, "shell") => "idle, a background shell task runs".to_string(),
             _ => format!("status {}", self.status),
         };
-        Some(Verdict::new(doing, Told::File, why))
+        Some(Verdict::new(doing, Told::File, why).since(self.updated_at))
     }
 }
 
@@ -373,6 +381,9 @@ impl Attention {
                 });
                 let since = match (v.doing, v.told) {
                     (Doing::Waiting | Doing::Idle, Told::Screen) => quiet.unwrap_or(now),
+                    // The agent's own file dates its word (a `status` run later says the
+                    // same `since` as the dashboard that saw the edge).
+                    (_, Told::File) => v.at.filter(|&t| t <= now).unwrap_or(now),
                     _ => now,
                 };
                 let since = since.max(start.unwrap_or(0)).min(now);
@@ -553,5 +564,28 @@ mod tests {
         assert!(b.saw_output(secs - 60, t));
         b.looked_at(None);
         assert!(!b.saw_output(secs - 60, t + 10_000));
+    }
+
+    #[test]
+    fn a_state_the_agents_own_file_tells_dates_from_when_the_file_says() {
+        let t = 1_800_000_000_000u64;
+        let file = |status: &str, at: Millis| AgentFile {
+            status: status.into(),
+            updated_at: Some(at),
+            ..AgentFile::default()
+        };
+        let mut a = Attention::default();
+        a.file_says(Some(7), file("busy", t - 14_000).verdict());
+        a.settle(t, Some(t - 60_000));
+        assert_eq!(a.state(), Some((Doing::Working, t - 14_000)));
+        // Not before the agent began, not in the future.
+        let mut b = Attention::default();
+        b.file_says(Some(7), file("idle", t - 14_000).verdict());
+        b.settle(t, Some(t - 5_000));
+        assert_eq!(b.state(), Some((Doing::Idle, t - 5_000)));
+        let mut c = Attention::default();
+        c.file_says(Some(7), file("waiting", t + 9_000).verdict());
+        c.settle(t, None);
+        assert_eq!(c.state(), Some((Doing::Waiting, t)));
     }
 }
