@@ -173,6 +173,9 @@ pub struct Notice {
     /// What happened before this instance started (from the journal): shown even beside
     /// a verdict, which it explains.
     pub story: bool,
+    /// The answer to a key just pressed on this card: shown over what the card says of
+    /// its state (a hold, a missing id) while it lasts, else the key seems to do nothing.
+    pub answer: bool,
 }
 
 impl Notice {
@@ -182,6 +185,7 @@ impl Notice {
             alarm: false,
             until,
             story: false,
+            answer: false,
         }
     }
 
@@ -191,7 +195,14 @@ impl Notice {
             alarm: true,
             until,
             story: false,
+            answer: false,
         }
+    }
+
+    /// This notice as the answer to a key ([`Notice::answer`]).
+    pub fn answering(mut self) -> Notice {
+        self.answer = true;
+        self
     }
 
     pub fn story(text: impl Into<String>, until: Option<Millis>) -> Notice {

@@ -213,6 +213,9 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
 
 /// The line of news for a card: its live notice, else what a dead card lacks.
 pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
+    if let Some(n) = card.notice.as_ref().filter(|n| n.answer && n.live(ctx.now)) {
+        return Some((n.text.clone(), n.alarm));
+    }
     let max = ctx.max_attempts;
     let story = card.notice.as_ref().filter(|n| n.story && n.live(ctx.now));
     if let (Some(s), Auto::Held(Hold::GaveUp { .. }), true) =

@@ -403,6 +403,32 @@ fn a_held_resume_says_why_over_an_earlier_attempts_notice() {
     }
 }
 
+/// A key pressed on a held card (x, r refused) answers on it: the hold's words come back
+/// when the answer's time is over. Before, the hold hid it and the key seemed to do nothing.
+#[test]
+fn the_answer_to_a_key_shows_over_a_holds_words_while_it_lasts() {
+    use crate::core::supervisor::Hold;
+    use crate::core::watch::{Auto, Notice};
+    let mut s = fleet((80, 24));
+    let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
+    let now = s.now;
+    s.cards[i].agent = Some("claude".into());
+    s.cards[i].auto = Auto::Held(Hold::GaveUp {
+        attempts: 3,
+        hourly: false,
+    });
+    let held = "auto-resume gave up after 3 attempts: press r to relaunch";
+    let answer = "press x again to close %9 and its retained output";
+    s.cards[i].notice = Some(Notice::alarm(answer, Some(now + 3_000)).answering());
+    let t = render(&s, 120, 40, &Look::plain());
+    assert!(find(&t, answer).is_some(), "{:?}", t.backend());
+    assert!(find(&t, held).is_none());
+    s.now = now + 3_000;
+    let t = render(&s, 120, 40, &Look::plain());
+    assert!(find(&t, held).is_some(), "{:?}", t.backend());
+    assert!(find(&t, answer).is_none());
+}
+
 #[test]
 fn a_malformed_recorded_id_is_said_on_the_card_before_r_is_pressed() {
     use crate::core::watch::Auto;

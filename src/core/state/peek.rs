@@ -76,32 +76,41 @@ impl State {
             Action::Close => {
                 let card = &mut self.cards[i];
                 if !card.pane.dead {
-                    card.notice = Some(Notice::alarm(
-                        "still running: x only closes dead panes",
-                        Some(now + NOTICE_MS),
-                    ));
+                    card.notice = Some(
+                        Notice::alarm(
+                            "still running: x only closes dead panes",
+                            Some(now + NOTICE_MS),
+                        )
+                        .answering(),
+                    );
                 } else if self
                     .confirm_close
                     .is_some_and(|(p, t)| p == id && now.saturating_sub(t) < CONFIRM_MS)
                 {
                     self.confirm_close = None;
-                    card.notice = Some(Notice::info("closing…", None));
+                    card.notice = Some(Notice::info("closing…", None).answering());
                     fx.push(Effect::KillPane(id));
                 } else {
                     self.confirm_close = Some((id, now));
-                    card.notice = Some(Notice::alarm(
-                        format!("press x again to close {id} (its output is kept only in crash records)"),
-                        Some(now + CONFIRM_MS),
-                    ));
+                    card.notice = Some(
+                        Notice::alarm(
+                            format!("press x again to close {id} and its retained output"),
+                            Some(now + CONFIRM_MS),
+                        )
+                        .answering(),
+                    );
                 }
             }
             Action::Jump if id.host() != 0 => {
                 let host = self.host_name(&self.cards[i]).unwrap_or("?").to_string();
                 let target = crate::core::words::shell_quote(&self.cards[i].pane.target());
-                self.cards[i].notice = Some(Notice::info(
-                    format!("on host {host}: ssh -t {host} tmux attach -t {target} (its ssh destination as [[hosts]] says)"),
-                    Some(now + 4 * NOTICE_MS),
-                ));
+                self.cards[i].notice = Some(
+                    Notice::info(
+                        format!("on host {host}: ssh -t {host} tmux attach -t {target} (its ssh destination as [[hosts]] says)"),
+                        Some(now + 4 * NOTICE_MS),
+                    )
+                    .answering(),
+                );
             }
             Action::Jump => {
                 let card = &mut self.cards[i];
@@ -111,14 +120,14 @@ impl State {
                         viewer: viewer.clone(),
                     }),
                     None => {
-                        card.notice = Some(Notice::info(
+                        card.notice = Some(Notice::answering(Notice::info(
                             format!(
                                 "outside tmux: tmux -S {} attach -t {}",
                                 crate::core::words::shell_quote(&self.socket),
                                 crate::core::words::shell_quote(&card.pane.target())
                             ),
                             Some(now + 4 * NOTICE_MS),
-                        ));
+                        )));
                     }
                 }
             }
@@ -218,11 +227,18 @@ impl State {
     }
 
     pub(super) fn closed(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
-        if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
-            card.notice = Some(match result {
-                Ok(()) => Notice::info("closed", Some(now + NOTICE_MS)),
-                Err(e) => Notice::alarm(format!("could not close: {e}"), Some(now + NOTICE_MS)),
-            });
+        match result {
+            // Gone at once, not at the next poll: closing a server's last pane ends the
+            // server (tmux's `exit-empty`), and a card still there would be counted lost.
+            Ok(()) => self.cards.retain(|c| c.pane.id != pane),
+            Err(e) => {
+                if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
+                    card.notice = Some(
+                        Notice::alarm(format!("could not close: {e}"), Some(now + NOTICE_MS))
+                            .answering(),
+                    );
+                }
+            }
         }
     }
 
@@ -235,10 +251,13 @@ impl State {
             Ok(()) => {}
             Err(e) => {
                 if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
-                    card.notice = Some(Notice::alarm(
-                        format!("could not go to the pane: {e}"),
-                        Some(now + NOTICE_MS),
-                    ));
+                    card.notice = Some(
+                        Notice::alarm(
+                            format!("could not go to the pane: {e}"),
+                            Some(now + NOTICE_MS),
+                        )
+                        .answering(),
+                    );
                 }
             }
         }

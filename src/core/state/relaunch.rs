@@ -38,7 +38,7 @@ impl State {
                 fx.push(Effect::Relaunch { plan, meta });
             }
             Err(Refusal(why)) => {
-                card.notice = Some(Notice::alarm(why, Some(now + NOTICE_MS)));
+                card.notice = Some(Notice::alarm(why, Some(now + NOTICE_MS)).answering());
             }
         }
     }

@@ -808,6 +808,34 @@ mod lost {
         }))
     }
 
+    /// tmux's `exit-empty`: closing a server's last pane ends the server, before the next
+    /// poll could see the pane gone.
+    #[test]
+    fn closing_the_last_pane_with_x_is_no_loss_when_the_server_then_exits() {
+        let mut s = state((80, 24));
+        poll(&mut s, vec![dead(pane(1, 1, "claude"), Some(1), None)], T0);
+        s.selected = Some(PaneId(1));
+        s.update(Msg::Action(Action::Close), T0 + 100);
+        let fx = s.update(Msg::Action(Action::Close), T0 + 200);
+        assert!(fx.contains(&Effect::KillPane(PaneId(1))), "{fx:?}");
+        s.update(
+            Msg::Closed {
+                pane: PaneId(1),
+                result: Ok(()),
+            },
+            T0 + 300,
+        );
+        assert!(s.cards.is_empty());
+        s.update(Msg::Tick, T0 + 1000);
+        let fx = s.update(gone(), T0 + 1100);
+        assert!(s.lost.is_none(), "{:?}", s.lost);
+        assert!(
+            !fx.iter()
+                .any(|e| matches!(e, Effect::Journal(ev) if ev.event == "server_gone")),
+            "{fx:?}"
+        );
+    }
+
     #[test]
     fn a_server_that_goes_away_is_one_banner_with_a_roster_saved() {
         let mut s = state((80, 24));
