@@ -113,7 +113,9 @@ pub enum Command {
         /// The pane: %N, or a target like main:2.0.
         pane: String,
     },
-    /// The lifecycle journal: deaths, resumes, give-ups, relaunches, lost servers.
+    /// The lifecycle journal: deaths, resumes, give-ups, relaunches, lost servers. With
+    /// -S or -L, only that server's events and the hosts'; without, every server's, each
+    /// other server named.
     Events {
         /// Keep printing new events as they happen.
         #[arg(long, short)]

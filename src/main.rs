@@ -127,12 +127,19 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             };
             let now = run::Clock::start().now();
+            let here = resolve_socket(&cli.server()).display().to_string();
+            let scope = agentwatch::commands::events::Scope {
+                only: (cli.socket_path.is_some() || cli.socket_name.is_some())
+                    .then(|| here.clone()),
+                here,
+            };
             return match agentwatch::commands::events::run(
                 &path,
                 since,
                 *follow,
                 *json,
                 &run::time_zone(),
+                &scope,
                 now,
             ) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -237,6 +237,57 @@ fn status_into_a_pipe_nobody_reads_still_exits_with_its_code() {
     }
 }
 
+/// One journal for every server: `-S` shows that server's events (and the hosts'), and
+/// without it another server's events say which server they are from.
+#[test]
+fn events_with_a_server_named_show_its_own_and_without_name_the_others() {
+    let server = TmuxServer::start();
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let here = server.socket.to_string_lossy().into_owned();
+    let journal = format!("{home}/state/agentwatch/journal.jsonl");
+    std::fs::create_dir_all(format!("{home}/state/agentwatch")).unwrap();
+    let line = |pane: &str, server: Option<&str>, host: Option<&str>| {
+        let mut v = serde_json::json!({"ts": 1_800_000_000_000u64, "event": "died", "pane": pane});
+        if let Some(s) = server {
+            v["server"] = s.into();
+        }
+        if let Some(h) = host {
+            v["host"] = h.into();
+        }
+        format!("{v}\n")
+    };
+    std::fs::write(
+        &journal,
+        [
+            line("%1", Some(&here), None),
+            line("%2", Some("/tmp/elsewhere/nope.sock"), None),
+            line("%3", None, Some("box")),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let out = aw(&server, &["events"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("  %1"), "{text}");
+    assert!(text.contains("box %3"), "{text}");
+    assert!(!text.contains("%2"), "another server's: {text}");
+    let json = aw(&server, &["events", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&json.stdout).lines().count(), 2);
+    // Without -S: every server's, the other one named.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    let all = cmd
+        .env("XDG_STATE_HOME", format!("{home}/state"))
+        .env("HOME", &home)
+        .arg("events")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&all.stdout);
+    assert!(text.contains("on /tmp/elsewhere/nope.sock  %2"), "{text}");
+    assert!(text.contains(&format!("on {here}  %1")), "{text}");
+}
+
 #[test]
 fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
     let server = TmuxServer::start();

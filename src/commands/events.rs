@@ -8,10 +8,55 @@ use jiff::tz::TimeZone;
 
 use crate::core::msg::{Event, Millis};
 
+/// Which server's events are shown, and which one goes without saying.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// `-S`/`-L` given: that server's events only (and other hosts', named by host).
+    pub only: Option<String>,
+    /// The server asked of (the default one without `-S`/`-L`): its events are not
+    /// labelled; another's say which server they are from, pane ids being per server.
+    pub here: String,
+}
+
+impl Scope {
+    fn keeps(&self, e: &Event) -> bool {
+        match (&self.only, &e.server) {
+            (Some(only), Some(server)) if e.host.is_none() => same_socket(only, server),
+            _ => true,
+        }
+    }
+
+    /// `on SOCKET` for an event of another server than this one.
+    fn label(&self, e: &Event) -> Option<String> {
+        let server = e.server.as_deref()?;
+        (e.host.is_none() && !same_socket(server, &self.here)).then(|| format!("on {server}"))
+    }
+}
+
+/// Whether two socket paths, as given, are the same socket (`./a.sock` and its absolute
+/// path; a socket gone since compares as written, made absolute).
+fn same_socket(a: &str, b: &str) -> bool {
+    let norm = |p: &str| {
+        std::fs::canonicalize(p).unwrap_or_else(|_| {
+            std::env::current_dir()
+                .map(|d| d.join(p))
+                .unwrap_or_else(|_| p.into())
+        })
+    };
+    a == b || norm(a) == norm(b)
+}
+
 /// One event as a line for people.
 pub fn human(e: &Event, tz: &TimeZone) -> String {
+    human_in(e, tz, &Scope::default())
+}
+
+fn human_in(e: &Event, tz: &TimeZone, scope: &Scope) -> String {
     let when = crate::core::timefmt::local(e.ts, tz);
     let mut parts = vec![format!("{when}  {:<13}", e.event)];
+    if let Some(on) = scope.label(e) {
+        parts.push(on);
+    }
     // Another host's pane: named by its host (`box %3`), pane ids being per server.
     match (&e.host, e.pane.is_empty()) {
         (Some(h), false) => parts.push(format!("{h} {}", e.pane)),
@@ -48,11 +93,20 @@ pub fn human(e: &Event, tz: &TimeZone) -> String {
     crate::core::text::printable(&parts.join("  "))
 }
 
-fn print(out: &mut impl Write, e: &Event, json: bool, tz: &TimeZone) -> std::io::Result<()> {
+fn print(
+    out: &mut impl Write,
+    e: &Event,
+    json: bool,
+    tz: &TimeZone,
+    scope: &Scope,
+) -> std::io::Result<()> {
+    if !scope.keeps(e) {
+        return Ok(());
+    }
     if json {
         writeln!(out, "{}", serde_json::to_string(e).unwrap_or_default())
     } else {
-        writeln!(out, "{}", human(e, tz))
+        writeln!(out, "{}", human_in(e, tz, scope))
     }
 }
 
@@ -64,6 +118,7 @@ pub fn run(
     follow: bool,
     json: bool,
     tz: &TimeZone,
+    scope: &Scope,
     now: Millis,
 ) -> std::io::Result<()> {
     let stdout = std::io::stdout();
@@ -75,7 +130,7 @@ pub fn run(
             .into_iter()
             .filter(|e| e.ts >= cutoff)
     {
-        print(&mut out, &e, json, tz)?;
+        print(&mut out, &e, json, tz, scope)?;
     }
     let mut offset = 0u64;
     let mut pending = String::new();
@@ -94,7 +149,7 @@ pub fn run(
             while let Some(nl) = pending.find('\n') {
                 let line: String = pending.drain(..=nl).collect();
                 match serde_json::from_str::<Event>(line.trim()) {
-                    Ok(e) if e.ts >= cutoff => print(&mut out, &e, json, tz)?,
+                    Ok(e) if e.ts >= cutoff => print(&mut out, &e, json, tz, scope)?,
                     Ok(_) => {}
                     Err(_) if line.trim().is_empty() => {}
                     Err(e) => tracing::warn!("skipping a bad journal line: {e}"),
@@ -139,5 +194,39 @@ mod tests {
             ..Event::default()
         };
         assert!(human(&e, &TimeZone::UTC).contains("died           box %3"));
+    }
+
+    #[test]
+    fn with_a_server_named_only_its_events_and_other_hosts_are_shown_and_others_are_labelled() {
+        let ev = |server: Option<&str>, host: Option<&str>| Event {
+            ts: 1,
+            event: "died".into(),
+            pane: "%0".into(),
+            server: server.map(str::to_string),
+            host: host.map(str::to_string),
+            ..Event::default()
+        };
+        let here = ev(Some("/tmp/a/agents.sock"), None);
+        let other = ev(Some("/tmp/a/nope.sock"), None);
+        let host = ev(None, Some("box"));
+        let old = ev(None, None);
+        let only = Scope {
+            only: Some("/tmp/a/agents.sock".into()),
+            here: "/tmp/a/agents.sock".into(),
+        };
+        assert!(only.keeps(&here) && only.keeps(&host) && only.keeps(&old));
+        assert!(!only.keeps(&other));
+        let all = Scope {
+            only: None,
+            here: "/tmp/tmux-0/default".into(),
+        };
+        assert!(all.keeps(&other));
+        let line = human_in(&other, &TimeZone::UTC, &all);
+        assert!(
+            line.contains("died           on /tmp/a/nope.sock  %0"),
+            "{line}"
+        );
+        assert!(!human_in(&here, &TimeZone::UTC, &only).contains(" on "));
+        assert!(!human_in(&host, &TimeZone::UTC, &all).contains(" on "));
     }
 }
