@@ -948,6 +948,15 @@ mod views {
         assert_eq!(s.selected, Some(PaneId(8)));
         key(&mut s, KeyCode::Esc);
         assert_eq!(s.selected, Some(PaneId(8)));
+        // Acted on under the filter (here x on a live one): that card is the choice too,
+        // so Esc and then Enter go to the card just worked on.
+        key(&mut s, KeyCode::Char('/'));
+        typed(&mut s, "api");
+        key(&mut s, KeyCode::Enter);
+        assert_eq!(s.selected, Some(PaneId(1)));
+        key(&mut s, KeyCode::Char('x'));
+        key(&mut s, KeyCode::Esc);
+        assert_eq!(s.selected, Some(PaneId(1)));
     }
 
     #[test]

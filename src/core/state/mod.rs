@@ -1342,9 +1342,15 @@ impl State {
     fn select_pos(&mut self, pos: usize) {
         if let Some(&i) = self.shown.get(pos) {
             self.selected = Some(self.cards[i].pane.id);
-            self.chosen = true;
-            self.hidden_choice = None;
+            self.choose_selected();
         }
+    }
+
+    /// The selected card is the user's choice now (moved to, or acted on): a card the
+    /// filter hid earlier is no longer chosen again when the filter clears.
+    fn choose_selected(&mut self) {
+        self.chosen = true;
+        self.hidden_choice = None;
     }
 
     fn keep_selection_visible(&mut self) {

@@ -70,6 +70,7 @@ impl State {
         let Some(i) = self.selected_index() else {
             return;
         };
+        self.choose_selected();
         let id = self.cards[i].pane.id;
         match a {
             Action::Peek => self.open_peek(i, now, fx),

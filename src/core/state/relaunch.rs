@@ -7,6 +7,7 @@ impl State {
         let Some(i) = self.selected_index() else {
             return;
         };
+        self.choose_selected();
         let card = &self.cards[i];
         if card.relaunching {
             return;
