@@ -156,7 +156,7 @@ pub const GRID: &[Binding] = &[
         "R",
         Action::RelaunchFresh,
         "start a dead agent fresh, in a new session (r never does)",
-        None,
+        Some("fresh"),
     ),
     b(
         &[Char('a')],
@@ -320,8 +320,14 @@ pub const LOST: &[Binding] = &[
         "recreate every lost agent with its resume command (asks first)",
         Some("recreate"),
     ),
-    b(&[Char('y')], "y", Action::Yes, "yes: do it now", None),
-    b(&[Char('n')], "n", Action::No, "no: do nothing", None),
+    b(
+        &[Char('y')],
+        "y",
+        Action::Yes,
+        "yes: do it now",
+        Some("yes"),
+    ),
+    b(&[Char('n')], "n", Action::No, "no: do nothing", Some("no")),
     b(
         &[Char('d')],
         "d",

@@ -1117,6 +1117,17 @@ mod views {
         assert!(!footer(&s).contains("relaunch"), "{}", footer(&s));
         s.update(Msg::Action(Action::NextNeed), s.now);
         assert!(footer(&s).contains("r relaunch"), "{}", footer(&s));
+        assert!(!footer(&s).contains("R fresh"), "{}", footer(&s));
+        // A dead agent without a session id: r would refuse, R starts it fresh.
+        let i = s.selected_index().unwrap();
+        let kept = std::mem::take(&mut s.cards[i].pane.opt_session_id);
+        s.cards[i].pane.start_command = s.cards[i].agent.clone().unwrap_or_default();
+        assert!(
+            footer(&s).contains("R fresh") && !footer(&s).contains("r relaunch"),
+            "{}",
+            footer(&s)
+        );
+        s.cards[i].pane.opt_session_id = kept;
         // Peek on the live pane: no `]`, and no n/N before a search.
         s.update(Msg::Action(Action::Peek), s.now);
         let f = footer(&s);

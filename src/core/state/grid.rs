@@ -94,6 +94,18 @@ impl State {
 }
 
 impl State {
+    /// Whether `r` would relaunch the pane's agent (its plan is not refused, e.g. for want
+    /// of a session id).
+    fn resumable(&self, pane: PaneId) -> bool {
+        self.cards
+            .iter()
+            .find(|c| c.pane.id == pane)
+            .is_some_and(|c| {
+                crate::core::resume::plan(c, &self.agents, false, crate::core::agent::SESSION_ID)
+                    .is_ok()
+            })
+    }
+
     /// Whether a key's action does something now, in the view shown: the footer shows
     /// only those (`]` only on a crash record, `n`/`N` only with matches, `r` only for a
     /// dead agent).
@@ -116,11 +128,28 @@ impl State {
                     },
                     Action::Newer => matches!(p.source, Source::Record(_)),
                     Action::Refresh => !dead && matches!(p.source, Source::Live { .. }),
-                    Action::Relaunch | Action::RelaunchFresh => dead,
+                    Action::Relaunch | Action::RelaunchFresh => {
+                        dead && self.resumable(p.pane) == (a == Action::Relaunch)
+                    }
                     _ => true,
                 }
             }
-            View::Lost => true,
+            View::Lost => {
+                let asking = self.lost_confirm || self.lost_forget;
+                match a {
+                    // y and n answer a question; R only when there is one to recreate.
+                    Action::Yes | Action::No => asking,
+                    Action::RecreateAll => {
+                        !asking
+                            && self
+                                .lost
+                                .as_ref()
+                                .is_some_and(|l| l.recreatable(&self.agents) > 0)
+                    }
+                    Action::Forget => !asking,
+                    _ => true,
+                }
+            }
             View::Grid => {
                 let card = self.selected_index().map(|i| &self.cards[i]);
                 let dead = card.is_some_and(|c| c.life.is_dead() && c.agent.is_some());
@@ -129,7 +158,12 @@ impl State {
                         let c = &self.cards[i];
                         c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
                     }),
-                    Action::Relaunch | Action::RelaunchFresh | Action::Close => dead,
+                    // r where it resumes; where it would refuse (no session id), R.
+                    Action::Relaunch | Action::RelaunchFresh => {
+                        dead && card.is_some_and(|c| self.resumable(c.pane.id))
+                            == (a == Action::Relaunch)
+                    }
+                    Action::Close => dead,
                     Action::CancelAuto => {
                         card.is_some_and(|c| matches!(c.auto, Auto::Scheduled { .. }))
                     }

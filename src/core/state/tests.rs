@@ -808,6 +808,27 @@ mod lost {
         }))
     }
 
+    #[test]
+    fn the_lost_screen_offers_r_only_with_one_to_recreate_and_y_n_only_when_asking() {
+        for (with_id, offered) in [(true, true), (false, false)] {
+            let mut s = state((80, 24));
+            let mut a = pane(1, 1, "claude");
+            if with_id {
+                a.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+            }
+            poll(&mut s, vec![a], T0);
+            s.update(Msg::Tick, T0 + 500);
+            s.update(gone(), T0 + 600);
+            assert_eq!(s.view(), crate::core::keymap::View::Lost);
+            assert_eq!(s.applies(Action::RecreateAll), offered);
+            assert!(!s.applies(Action::Yes) && !s.applies(Action::No));
+            s.update(Msg::Action(Action::RecreateAll), T0 + 700);
+            // Asked only when there is one to recreate; then y and n answer.
+            assert_eq!(s.applies(Action::Yes), offered);
+            assert_eq!(s.applies(Action::No), offered);
+        }
+    }
+
     /// tmux's `exit-empty`: closing a server's last pane ends the server, before the next
     /// poll could see the pane gone.
     #[test]
