@@ -398,7 +398,7 @@ pub fn footer_items(
         .filter_map(|b| b.footer.map(|word| (b.label, word)))
         .collect();
     // The arrows need no saying on the grid; `?` lists them with the rest.
-    if view == View::Peek {
+    if view == View::Peek && applies(Action::Down) {
         items.push(("↓↑/jk", "scroll"));
     }
     items

@@ -274,6 +274,7 @@ pub fn footer_spans(
         .map(|(key, what)| match (key, what) {
             // `v` says where it goes.
             ("v", _) => (key, if list { "cards" } else { "list" }),
+            ("?", _) if state.show_help => (key, "close"),
             _ => (key, what),
         })
         .collect();

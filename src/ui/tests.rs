@@ -1141,5 +1141,11 @@ mod views {
         );
         assert!(!footer(&s).contains("[ older"), "no record: {}", footer(&s));
         assert!(footer(&s).contains("? help") && footer(&s).contains("Esc/q back"));
+        // Over the help, only what closes it or quits.
+        s.update(Msg::Action(Action::Back), s.now);
+        s.update(Msg::Action(Action::Help), s.now);
+        let f = footer(&s);
+        assert!(f.contains("? close") && f.contains("q quit"), "{f}");
+        assert!(!f.contains("p peek") && !f.contains("/ filter"), "{f}");
     }
 }

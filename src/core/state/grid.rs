@@ -110,6 +110,10 @@ impl State {
     /// only those (`]` only on a crash record, `n`/`N` only with matches, `r` only for a
     /// dead agent).
     pub fn applies(&self, a: Action) -> bool {
+        // Over the help, only the keys that close it or quit do anything.
+        if self.show_help {
+            return matches!(a, Action::Help | Action::Back | Action::Quit);
+        }
         match self.view() {
             View::Peek => {
                 let Some(p) = &self.peek else {
