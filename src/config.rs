@@ -310,19 +310,16 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}: {}",
-            self.file.display(),
-            self.line,
-            self.column,
-            if self.key.is_empty() {
-                "(file)"
-            } else {
-                &self.key
-            },
-            self.message
-        )
+        // `file:line:col:` where a place is known (editors jump there), the file alone
+        // where it is not (it could not be read at all).
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 

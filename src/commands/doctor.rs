@@ -125,7 +125,10 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
                 Level::Ok
             },
             "agents",
-            format!("{} agent panes found", agent_panes.len()),
+            format!(
+                "{} found",
+                crate::core::text::counted(agent_panes.len(), "agent pane", "agent panes")
+            ),
             agent_panes.is_empty().then(|| {
                 "start one: agentwatch spawn claude (or type claude in a tmux pane)".to_string()
             }),
@@ -608,12 +611,18 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
     }
     let mut text: String = checks.iter().map(|c| c.line() + "\n").collect();
     let failed = checks.iter().filter(|c| c.level == Level::Fail).count();
-    if failed == 0 {
+    let warned = checks.iter().filter(|c| c.level == Level::Warn).count();
+    if failed == 0 && warned == 0 {
         text.push_str("all good\n");
+    } else if failed == 0 {
+        text.push_str(&format!(
+            "works; {} above (!) worth a look\n",
+            crate::core::text::counted(warned, "warning", "warnings")
+        ));
     } else {
         text.push_str(&format!(
-            "{failed} problem{} to fix\n",
-            if failed == 1 { "" } else { "s" }
+            "{} to fix\n",
+            crate::core::text::counted(failed, "problem", "problems")
         ));
     }
     super::say(&text);

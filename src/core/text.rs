@@ -2,6 +2,11 @@
 
 use crate::core::msg::Millis;
 
+/// `1 agent`, `3 agents`: a count and its noun, singular for one.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `45s`, `12m`, `3h 07m`, `2d 4h`.
 pub fn duration(ms: Millis) -> String {
     let s = ms / 1000;
@@ -217,5 +222,12 @@ mod tests {
         assert_eq!(width("e\u{301}"), 1);
         assert_eq!(fit("", 0), "");
         assert_eq!(fit("abc", 0), "");
+    }
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        assert_eq!(counted(1, "agent", "agents"), "1 agent");
+        assert_eq!(counted(0, "agent", "agents"), "0 agents");
+        assert_eq!(counted(3, "attempt", "attempts"), "3 attempts");
     }
 }

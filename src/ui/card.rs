@@ -249,7 +249,10 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
                 hourly: false,
             }) => {
                 return Some((
-                    format!("auto-resume gave up after {attempts} attempts: press r to relaunch"),
+                    format!(
+                        "auto-resume gave up after {}: press r to relaunch",
+                        crate::core::text::counted(*attempts as usize, "attempt", "attempts")
+                    ),
                     true,
                 ))
             }

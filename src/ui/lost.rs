@@ -22,8 +22,8 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let can = lost.recreatable(&state.agents);
     let banner = crate::core::text::pad(
         &format!(
-            " ✖ tmux server gone: {n} agent{} lost, {} · {} at {}",
-            if n == 1 { "" } else { "s" },
+            " ✖ tmux server gone: {} lost, {} · {} at {}",
+            crate::core::text::counted(n, "agent", "agents"),
             match can {
                 _ if can == n => "each can be recreated".to_string(),
                 0 => "none can be recreated".to_string(),

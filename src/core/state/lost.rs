@@ -53,7 +53,10 @@ impl State {
                 event: "server_gone".into(),
                 pane: String::new(),
                 server: Some(self.socket.clone()),
-                detail: Some(format!("{} agents lost", agents.len())),
+                detail: Some(format!(
+                    "{} lost",
+                    crate::core::text::counted(agents.len(), "agent", "agents")
+                )),
                 ..Event::default()
             }));
         }

@@ -696,13 +696,14 @@ impl State {
             return;
         };
         r.listed = Some(std::collections::HashSet::new());
-        tracing::warn!("{}: {why}: {lost} agents lost", r.name);
+        let lost_words = crate::core::text::counted(lost, "agent", "agents");
+        tracing::warn!("{}: {why}: {lost_words} lost", r.name);
         if self.supervising && lost > 0 {
             fx.push(Effect::Journal(crate::core::msg::Event {
                 ts: now,
                 event: "server_gone".into(),
                 host: Some(r.name.clone()),
-                detail: Some(format!("{why}: {lost} agents lost")),
+                detail: Some(format!("{why}: {lost_words} lost")),
                 ..Default::default()
             }));
         }
