@@ -99,15 +99,28 @@ pub fn render(look: &Look, state: &State, kind: Option<&str>, area: Rect, buf: &
         };
         entry("", Style::new(), &words);
     }
-    // What does not fit is said, never cut silently.
+    // What does not fit scrolls, and the last line says where it is and how: never cut
+    // silently.
     let room = usize::from(area.height.saturating_sub(2));
-    if lines.len() > room && room > 0 {
-        let more = lines.len() - (room - 1);
-        lines.truncate(room - 1);
+    if lines.len() > room && room > 1 {
+        let shown = room - 1;
+        let total = lines.len();
+        let from = state.help_scroll.min(total - shown);
+        lines.drain(..from);
+        lines.truncate(shown);
         lines.push(Line::styled(
-            format!(" … {more} more: needs a taller terminal"),
+            fit(
+                &format!(
+                    " lines {}-{} of {total}: ↓↑/jk scroll",
+                    from + 1,
+                    from + shown
+                ),
+                text_w + 1,
+            ),
             t.dim(),
         ));
+    } else if lines.len() > room {
+        lines.truncate(room);
     }
     let h = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect {

@@ -119,6 +119,38 @@ fn help_overlay() {
     insta::assert_snapshot!(render(&s, 80, 24, &Look::plain()).backend());
 }
 
+/// At 40x12 most of the help is below the fold: it scrolls, and says where it is.
+#[test]
+fn a_help_taller_than_the_terminal_scrolls_and_says_where_it_is() {
+    let mut s = fleet((40, 12));
+    s.update(Msg::Action(Action::Help), s.now);
+    let bottom = |s: &State| {
+        let t = render(s, 40, 12, &Look::plain());
+        let text = format!("{:?}", t.backend());
+        text.lines()
+            .find(|l| l.contains("↓↑/jk scroll"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no scroll line:\n{text}"))
+    };
+    assert!(bottom(&s).contains("lines 1-9 of "), "{}", bottom(&s));
+    s.update(Msg::Action(Action::Down), s.now);
+    assert!(bottom(&s).contains("lines 2-10 of "), "{}", bottom(&s));
+    // The end is the end, however far it is asked.
+    s.update(Msg::Action(Action::Last), s.now);
+    let last = bottom(&s);
+    let total: usize = last
+        .split(" of ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    assert!(last.contains(&format!("-{total} of {total}")), "{last}");
+    // Opened again, from the top.
+    s.update(Msg::Action(Action::Back), s.now);
+    s.update(Msg::Action(Action::Help), s.now);
+    assert!(bottom(&s).contains("lines 1-9 of "), "{}", bottom(&s));
+}
+
 #[test]
 fn help_says_the_auto_resume_policy_of_the_live_config_for_the_selected_agent() {
     let mut config = crate::config::Config::default();

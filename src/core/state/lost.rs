@@ -140,7 +140,7 @@ impl State {
             }
             Action::Back => self.lost_hidden = true,
             Action::Quit => self.quit = true,
-            Action::Help => self.show_help = true,
+            Action::Help => self.open_help(),
             _ => {}
         }
     }

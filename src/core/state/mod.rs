@@ -135,6 +135,8 @@ pub struct State {
     pub size: (u16, u16),
     pub server: Server,
     pub show_help: bool,
+    /// How far the help is scrolled (kept within it when drawn).
+    pub help_scroll: usize,
     pub quit: bool,
     /// The time of the last message, for relative times on screen.
     pub now: Millis,
@@ -253,6 +255,7 @@ impl State {
             size,
             server: Server::Connecting,
             show_help: false,
+            help_scroll: 0,
             quit: false,
             now: 0,
             malformed: 0,
@@ -1228,9 +1231,18 @@ impl State {
 
     fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
         if self.show_help {
+            // A help taller than the terminal scrolls; how far is kept within it when drawn.
+            let page = usize::from(self.size.1).saturating_sub(4).max(1);
+            let s = self.help_scroll;
             match a {
                 Action::Help | Action::Back => self.show_help = false,
                 Action::Quit => self.quit = true,
+                Action::Down => self.help_scroll = s.saturating_add(1),
+                Action::Up => self.help_scroll = s.saturating_sub(1),
+                Action::PageDown => self.help_scroll = s.saturating_add(page),
+                Action::PageUp => self.help_scroll = s.saturating_sub(page),
+                Action::First => self.help_scroll = 0,
+                Action::Last => self.help_scroll = usize::MAX,
                 _ => {}
             }
             return;
@@ -1252,7 +1264,7 @@ impl State {
                 return;
             }
             (Action::Help, _) => {
-                self.show_help = true;
+                self.open_help();
                 return;
             }
             (Action::Back, _) => {
@@ -1345,6 +1357,11 @@ impl State {
             self.selected = Some(self.cards[i].pane.id);
             self.choose_selected();
         }
+    }
+
+    pub(super) fn open_help(&mut self) {
+        self.show_help = true;
+        self.help_scroll = 0;
     }
 
     /// The selected card is the user's choice now (moved to, or acted on): a card the

@@ -185,7 +185,7 @@ impl State {
             }
             Action::Back => self.peek = None,
             Action::Quit => self.quit = true,
-            Action::Help => self.show_help = true,
+            Action::Help => self.open_help(),
             _ => {}
         }
     }
