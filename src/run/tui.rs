@@ -203,6 +203,7 @@ pub async fn dashboard(
         .unwrap_or((80, 24));
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
     state.client = viewer(&tmux).await;
+    state.in_other_tmux = state.client.is_none() && TmuxEnv::current().is_some();
     state.home = look.home.clone();
     let clock = super::Clock::start();
     state.elect = true;

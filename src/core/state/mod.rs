@@ -198,6 +198,9 @@ pub struct State {
     pub peek: Option<crate::core::peek_model::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
     pub client: Option<crate::core::msg::Viewer>,
+    /// It runs inside another tmux server than the one it watches: `g` cannot switch
+    /// there, and an `attach` typed here would nest one tmux in another.
+    pub in_other_tmux: bool,
     /// A pending `x`: which pane, asked when.
     pub confirm_close: Option<(PaneId, Millis)>,
     /// Agents lost with the tmux server, until they are recreated.
@@ -288,6 +291,7 @@ impl State {
             reread_later: Vec::new(),
             peek: None,
             client: None,
+            in_other_tmux: false,
             confirm_close: None,
             lost: None,
             lost_confirm: false,

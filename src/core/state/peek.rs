@@ -121,12 +121,18 @@ impl State {
                         viewer: viewer.clone(),
                     }),
                     None => {
+                        let attach = format!(
+                            "tmux -S {} attach -t {}",
+                            crate::core::words::shell_quote(&self.socket),
+                            crate::core::words::shell_quote(&card.pane.target())
+                        );
+                        let words = if self.in_other_tmux {
+                            format!("this is another tmux server: from a terminal outside tmux, {attach}")
+                        } else {
+                            format!("outside tmux: {attach}")
+                        };
                         card.notice = Some(Notice::answering(Notice::info(
-                            format!(
-                                "outside tmux: tmux -S {} attach -t {}",
-                                crate::core::words::shell_quote(&self.socket),
-                                crate::core::words::shell_quote(&card.pane.target())
-                            ),
+                            words,
                             Some(now + 4 * NOTICE_MS),
                         )));
                     }

@@ -400,6 +400,16 @@ fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
         .unwrap()
         .text
         .contains("outside tmux: tmux -S"));
+    // Inside another tmux server: an attach typed there would nest one tmux in another.
+    let mut s = state((80, 24));
+    s.in_other_tmux = true;
+    poll(&mut s, vec![pane(1, 0, "claude")], T0);
+    s.update(Msg::Action(Action::Jump), T0 + 10);
+    let text = &s.cards[0].notice.as_ref().unwrap().text;
+    assert!(
+        text.starts_with("this is another tmux server: from a terminal outside tmux, tmux -S"),
+        "{text}"
+    );
 }
 
 #[test]
