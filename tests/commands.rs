@@ -407,10 +407,13 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
     );
     // Nothing failed, but warnings were given: not "all good".
     let warnings = text.lines().filter(|l| l.starts_with("! ")).count();
+    let counted = if warnings == 1 {
+        "1 warning".to_string()
+    } else {
+        format!("{warnings} warnings")
+    };
     assert!(
-        text.ends_with(&format!(
-            "works; {warnings} warnings above (!) worth a look\n"
-        )),
+        text.ends_with(&format!("works; {counted} above (!) worth a look\n")),
         "{text}"
     );
 

@@ -102,8 +102,9 @@ fn a_quiet_server_is_asked_almost_nothing() {
     common::wait_until("every pane is protected", WAIT, || {
         panes.iter().all(|p| protected(&server, p))
     });
-    // Settled: each agent's screen read once, when first seen quiet (is it waiting?).
-    std::thread::sleep(Duration::from_secs(3));
+    // Settled: each agent's screen read once, when first seen quiet (is it waiting?), and
+    // once more 2 s later if it was first seen in the second its window wrote.
+    std::thread::sleep(Duration::from_secs(5));
     let before = calls(&log).len();
     // Eight ticks: a full listing of every pane each time, before.
     std::thread::sleep(Duration::from_secs(4));

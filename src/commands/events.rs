@@ -34,7 +34,8 @@ impl Scope {
 }
 
 /// Whether two socket paths, as given, are the same socket (`./a.sock` and its absolute
-/// path; a socket gone since compares as written, made absolute).
+/// path; a socket gone since compares as written, made absolute). Equal words are the
+/// same without asking the file system.
 fn same_socket(a: &str, b: &str) -> bool {
     let norm = |p: &str| {
         std::fs::canonicalize(p).unwrap_or_else(|_| {
@@ -46,12 +47,8 @@ fn same_socket(a: &str, b: &str) -> bool {
     a == b || norm(a) == norm(b)
 }
 
-/// One event as a line for people.
-pub fn human(e: &Event, tz: &TimeZone) -> String {
-    human_in(e, tz, &Scope::default())
-}
-
-fn human_in(e: &Event, tz: &TimeZone, scope: &Scope) -> String {
+/// One event as a line for people; another server's than the scope's says which.
+pub fn human(e: &Event, tz: &TimeZone, scope: &Scope) -> String {
     let when = crate::core::timefmt::local(e.ts, tz);
     let mut parts = vec![format!("{when}  {:<13}", e.event)];
     if let Some(on) = scope.label(e) {
@@ -106,7 +103,7 @@ fn print(
     if json {
         writeln!(out, "{}", serde_json::to_string(e).unwrap_or_default())
     } else {
-        writeln!(out, "{}", human_in(e, tz, scope))
+        writeln!(out, "{}", human(e, tz, scope))
     }
 }
 
@@ -179,7 +176,7 @@ mod tests {
             detail: Some("line\nbreak \u{1b}[31mred".into()),
             ..Event::default()
         };
-        let line = human(&e, &TimeZone::UTC);
+        let line = human(&e, &TimeZone::UTC, &Scope::default());
         assert!(!line.chars().any(char::is_control), "{line:?}");
         assert!(line.contains("line?break ?[31mred"), "{line:?}");
     }
@@ -193,7 +190,7 @@ mod tests {
             host: Some("box".into()),
             ..Event::default()
         };
-        assert!(human(&e, &TimeZone::UTC).contains("died           box %3"));
+        assert!(human(&e, &TimeZone::UTC, &Scope::default()).contains("died           box %3"));
     }
 
     #[test]
@@ -221,12 +218,12 @@ mod tests {
             here: "/tmp/tmux-0/default".into(),
         };
         assert!(all.keeps(&other));
-        let line = human_in(&other, &TimeZone::UTC, &all);
+        let line = human(&other, &TimeZone::UTC, &all);
         assert!(
             line.contains("died           on /tmp/a/nope.sock  %0"),
             "{line}"
         );
-        assert!(!human_in(&here, &TimeZone::UTC, &only).contains(" on "));
-        assert!(!human_in(&host, &TimeZone::UTC, &all).contains(" on "));
+        assert!(!human(&here, &TimeZone::UTC, &only).contains(" on "));
+        assert!(!human(&host, &TimeZone::UTC, &all).contains(" on "));
     }
 }

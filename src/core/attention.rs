@@ -253,8 +253,10 @@ impl Attention {
             None => {
                 self.output = Some((at, 0));
                 self.changed = true;
+                // Missed only if the look comes within the second of that output; a second
+                // more of slack for a host's clock, moved in whole seconds.
                 let written = at.saturating_mul(1000);
-                self.recheck = (written <= now && now - written < QUIET_MS + 1000).then_some(now);
+                self.recheck = (written <= now && now - written < 2_000).then_some(now);
             }
         }
         self.look_due()

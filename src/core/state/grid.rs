@@ -94,16 +94,26 @@ impl State {
 }
 
 impl State {
-    /// Whether `r` would relaunch the pane's agent (its plan is not refused, e.g. for want
-    /// of a session id).
-    fn resumable(&self, pane: PaneId) -> bool {
+    /// Whether `r` (`fresh` false) or `R` would relaunch the pane's agent: its plan is not
+    /// refused (no session id, no directory, a shell still there).
+    fn plans(&self, pane: PaneId, fresh: bool) -> bool {
         self.cards
             .iter()
             .find(|c| c.pane.id == pane)
             .is_some_and(|c| {
-                crate::core::resume::plan(c, &self.agents, false, crate::core::agent::SESSION_ID)
+                crate::core::resume::plan(c, &self.agents, fresh, crate::core::agent::SESSION_ID)
                     .is_ok()
             })
+    }
+
+    /// The footer's relaunch key for a dead pane: `r` where it resumes; `R` where only a
+    /// fresh start would run; `r` again where both refuse (its refusal says why).
+    fn relaunch_key(&self, pane: PaneId) -> Action {
+        if !self.plans(pane, false) && self.plans(pane, true) {
+            Action::RelaunchFresh
+        } else {
+            Action::Relaunch
+        }
     }
 
     /// Whether a key's action does something now, in the view shown: the footer shows
@@ -133,7 +143,7 @@ impl State {
                     Action::Newer => matches!(p.source, Source::Record(_)),
                     Action::Refresh => !dead && matches!(p.source, Source::Live { .. }),
                     Action::Relaunch | Action::RelaunchFresh => {
-                        dead && self.resumable(p.pane) == (a == Action::Relaunch)
+                        dead && self.relaunch_key(p.pane) == a
                     }
                     _ => true,
                 }
@@ -164,8 +174,7 @@ impl State {
                     }),
                     // r where it resumes; where it would refuse (no session id), R.
                     Action::Relaunch | Action::RelaunchFresh => {
-                        dead && card.is_some_and(|c| self.resumable(c.pane.id))
-                            == (a == Action::Relaunch)
+                        dead && card.is_some_and(|c| self.relaunch_key(c.pane.id) == a)
                     }
                     Action::Close => dead,
                     Action::CancelAuto => {

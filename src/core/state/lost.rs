@@ -40,6 +40,7 @@ impl State {
             .collect();
         // The local server's cards go; other hosts' stay.
         self.cards.retain(|c| c.pane.id.host() != 0);
+        self.closing.retain(|id| id.host() != 0);
         // The next server's panes are all new, whatever their ids.
         self.listed = Some(std::collections::HashSet::new());
         self.peek = None;

@@ -26,6 +26,9 @@ pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
 /// window made smaller (another client attached, a resize) pushes its top lines, often the
 /// last words, into the history, and a screen that was mostly blank shows nothing.
 pub const DEAD_PREVIEW_HISTORY: usize = 200;
+/// The preview signature of a screen asked for and not given: no pane has it, so the next
+/// look after the interval asks again.
+const UNANSWERED: (u64, u64, (u32, u32), bool) = (u64::MAX, u64::MAX, (u32::MAX, u32::MAX), true);
 /// How often the cards on screen are read whole (their previews change no faster).
 pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
 /// Lines of the list read whole per second, in turn (with the selected one always): a
@@ -126,6 +129,10 @@ pub struct State {
     pub home: Option<String>,
     /// A chosen card the filter hid: chosen again when the filter lets it through.
     hidden_choice: Option<PaneId>,
+    /// Panes being closed with `x`: a listing taken before the close is not to bring their
+    /// cards back (nor count them lost if the server then exits). Forgotten once a listing
+    /// no longer has them, or their server goes.
+    closing: std::collections::HashSet<PaneId>,
     /// The last click: on which pane, when (for a double click).
     last_click: Option<(PaneId, Millis)>,
     /// Output lines each card's preview was last read for.
@@ -252,6 +259,7 @@ impl State {
             shown: Vec::new(),
             home: None,
             hidden_choice: None,
+            closing: std::collections::HashSet::new(),
             last_click: None,
             preview_lines: crate::core::layout::MIN_PREVIEW,
             list_read_from: 0,
@@ -602,8 +610,16 @@ impl State {
                 match result {
                     Ok(map) => {
                         for card in &mut self.cards {
-                            if let Some(text) = map.get(&card.pane.id) {
-                                card.preview = last_lines(text, self.preview_lines);
+                            match map.get(&card.pane.id) {
+                                Some(text) => {
+                                    card.preview = last_lines(text, self.preview_lines);
+                                }
+                                // Asked and not answered (its group failed, or the pane
+                                // went): asked again, after the usual interval.
+                                None if pending.contains(&card.pane.id) => {
+                                    card.preview_sig = Some(UNANSWERED);
+                                }
+                                None => {}
                             }
                         }
                     }
@@ -696,6 +712,7 @@ impl State {
             .filter(|c| c.pane.id.host() == host && c.agent.is_some())
             .count();
         self.cards.retain(|c| c.pane.id.host() != host);
+        self.closing.retain(|id| id.host() != host);
         if self.peek.as_ref().is_some_and(|p| p.pane.host() == host) {
             self.peek = None;
         }
@@ -752,7 +769,12 @@ impl State {
             obs.listing.panes.iter().map(|p| p.id).collect();
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
         let mut marks = Vec::new();
+        self.closing
+            .retain(|id| id.host() != srv || listed.contains(id));
         for pane in obs.listing.panes {
+            if self.closing.contains(&pane.id) {
+                continue;
+            }
             let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
             let comm = obs.comm.get(&pane.id).map(String::as_str).unwrap_or("");
             let procs = obs.tree.get(&pane.id);
@@ -1085,6 +1107,7 @@ impl State {
                 && c.attention.file.is_none()
                 && (c.attention.output.is_none()
                     || !c.attention.looked
+                    || c.attention.recheck.is_some()
                     || matches!(
                         c.attention.state(),
                         Some((Doing::Working | Doing::Waiting, _))

@@ -90,6 +90,7 @@ impl State {
                 {
                     self.confirm_close = None;
                     card.notice = Some(Notice::info("closing…", None).answering());
+                    self.closing.insert(id);
                     fx.push(Effect::KillPane(id));
                 } else {
                     self.confirm_close = Some((id, now));
@@ -237,8 +238,24 @@ impl State {
         match result {
             // Gone at once, not at the next poll: closing a server's last pane ends the
             // server (tmux's `exit-empty`), and a card still there would be counted lost.
-            Ok(()) => self.cards.retain(|c| c.pane.id != pane),
+            Ok(()) => {
+                // The selection moves to its neighbour, as it would when a poll saw it go.
+                if self.selected == Some(pane) {
+                    let pos = self
+                        .shown
+                        .iter()
+                        .position(|&i| self.cards[i].pane.id == pane);
+                    let next = pos.and_then(|p| {
+                        self.shown
+                            .get(p + 1)
+                            .or_else(|| p.checked_sub(1).and_then(|q| self.shown.get(q)))
+                    });
+                    self.selected = next.map(|&i| self.cards[i].pane.id);
+                }
+                self.cards.retain(|c| c.pane.id != pane);
+            }
             Err(e) => {
+                self.closing.remove(&pane);
                 if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
                     card.notice = Some(
                         Notice::alarm(format!("could not close: {e}"), Some(now + NOTICE_MS))

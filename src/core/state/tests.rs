@@ -174,7 +174,10 @@ fn previews_are_fetched_for_cards_on_screen_only_and_not_every_tick() {
         panes: panes.into_iter().map(|p| (p, 8)).collect(),
     };
     assert!(fx.contains(&capture(vec![PaneId(1), PaneId(2)])), "{fx:?}");
-    s.update(Msg::Screens(Ok(Default::default())), T0 + 10);
+    let answer: HashMap<PaneId, String> = [(PaneId(1), "one".into()), (PaneId(2), "two".into())]
+        .into_iter()
+        .collect();
+    s.update(Msg::Screens(Ok(answer)), T0 + 10);
     // Nothing changed: no new capture.
     let fx = poll(&mut s, panes.clone(), T0 + 5_000);
     assert!(
@@ -186,6 +189,14 @@ fn previews_are_fetched_for_cards_on_screen_only_and_not_every_tick() {
     let mut changed = panes.clone();
     changed[1].history_size = 7;
     let fx = poll(&mut s, changed, T0 + 6_000);
+    assert!(fx.contains(&capture(vec![PaneId(2)])), "{fx:?}");
+    // A screen asked for and not in the answer (its capture failed): asked again, after
+    // the interval (a pane that went is not asked for in a loop).
+    let fx = s.update(Msg::Screens(Ok(HashMap::new())), T0 + 6_010);
+    assert!(!fx
+        .iter()
+        .any(|e| matches!(e, Effect::CaptureScreens { .. })));
+    let fx = s.update(Msg::Tick, T0 + 7_100);
     assert!(fx.contains(&capture(vec![PaneId(2)])), "{fx:?}");
 }
 
@@ -839,6 +850,42 @@ mod lost {
         }
     }
 
+    #[test]
+    fn after_x_closes_a_card_its_neighbour_is_selected_and_a_failed_close_keeps_it() {
+        let mut s = state((80, 24));
+        let panes = vec![
+            dead(pane(1, 1, "claude"), Some(1), None),
+            dead(pane(2, 2, "claude"), Some(1), None),
+            dead(pane(3, 3, "claude"), Some(1), None),
+        ];
+        poll(&mut s, panes.clone(), T0);
+        s.selected = Some(PaneId(2));
+        for t in [T0 + 100, T0 + 200] {
+            s.update(Msg::Action(Action::Close), t);
+        }
+        let closed = |result| Msg::Closed {
+            pane: PaneId(2),
+            result,
+        };
+        s.update(closed(Ok(())), T0 + 300);
+        assert_eq!(s.selected, Some(PaneId(3)), "the next one, not the top");
+        // A close that failed: the pane is listed, and its card kept.
+        s.selected = Some(PaneId(1));
+        for t in [T0 + 400, T0 + 500] {
+            s.update(Msg::Action(Action::Close), t);
+        }
+        s.update(
+            Msg::Closed {
+                pane: PaneId(1),
+                result: Err("no such pane".into()),
+            },
+            T0 + 600,
+        );
+        s.update(Msg::Tick, T0 + 700);
+        poll(&mut s, vec![panes[0].clone(), panes[2].clone()], T0 + 800);
+        assert_eq!(s.cards.len(), 2);
+    }
+
     /// tmux's `exit-empty`: closing a server's last pane ends the server, before the next
     /// poll could see the pane gone.
     #[test]
@@ -857,6 +904,14 @@ mod lost {
             T0 + 300,
         );
         assert!(s.cards.is_empty());
+        // A listing taken before the close, answered after it: the card stays gone.
+        s.update(Msg::Tick, T0 + 400);
+        poll(
+            &mut s,
+            vec![dead(pane(1, 1, "claude"), Some(1), None)],
+            T0 + 500,
+        );
+        assert!(s.cards.is_empty(), "{:?}", s.cards.len());
         s.update(Msg::Tick, T0 + 1000);
         let fx = s.update(gone(), T0 + 1100);
         assert!(s.lost.is_none(), "{:?}", s.lost);
