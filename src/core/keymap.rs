@@ -137,6 +137,14 @@ pub const GRID: &[Binding] = &[
         "relaunch a dead agent: same session, same pane and directory",
         Some("relaunch"),
     ),
+    // Where r would refuse (no session id), the footer offers R in its place.
+    b(
+        &[Char('R')],
+        "R",
+        Action::RelaunchFresh,
+        "start a dead agent fresh, in a new session (r never does)",
+        Some("fresh"),
+    ),
     b(
         &[Char('/')],
         "/",
@@ -150,13 +158,6 @@ pub const GRID: &[Binding] = &[
         Action::SwitchView,
         "one line per agent, or cards (a list when cards do not fit)",
         Some("view"),
-    ),
-    b(
-        &[Char('R')],
-        "R",
-        Action::RelaunchFresh,
-        "start a dead agent fresh, in a new session (r never does)",
-        Some("fresh"),
     ),
     b(
         &[Char('a')],
@@ -294,6 +295,13 @@ pub const PEEK: &[Binding] = &[
         Action::Relaunch,
         "relaunch this dead agent (same rules as on the grid)",
         Some("relaunch"),
+    ),
+    b(
+        &[Char('R')],
+        "R",
+        Action::RelaunchFresh,
+        "start this dead agent fresh, in a new session",
+        Some("fresh"),
     ),
     b(
         &[Char('?')],
