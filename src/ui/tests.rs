@@ -133,8 +133,10 @@ fn a_help_taller_than_the_terminal_scrolls_and_says_where_it_is() {
             .unwrap_or_else(|| panic!("no scroll line:\n{text}"))
     };
     assert!(bottom(&s).contains("lines 1-9 of "), "{}", bottom(&s));
+    let drawn = s.fingerprint();
     s.update(Msg::Action(Action::Down), s.now);
     assert!(bottom(&s).contains("lines 2-10 of "), "{}", bottom(&s));
+    assert_ne!(s.fingerprint(), drawn, "a scroll is drawn");
     // The end is the end, however far it is asked.
     s.update(Msg::Action(Action::Last), s.now);
     let last = bottom(&s);

@@ -1463,6 +1463,7 @@ impl State {
             self.selected,
             self.scroll,
             self.show_help,
+            self.help_scroll,
             self.auto_on,
         )
             .hash(&mut h);
