@@ -30,7 +30,7 @@ pub async fn run(
     let screen = if card.agent.is_some() && card.life == Life::Running {
         prober
             .tmux()
-            .capture_screens(&[card.pane.id], 0)
+            .capture_screens(&[(card.pane.id, 0)])
             .await
             .ok()
             .and_then(|mut s| s.remove(&card.pane.id))

@@ -146,7 +146,8 @@ pub async fn look(
         // Agents seen for the first time: is a prompt for their user on screen?
         for e in &fx {
             if let Effect::LookAtScreens(ids) = e {
-                let screens = prober.tmux().capture_screens(ids, 0).await;
+                let asks: Vec<_> = ids.iter().map(|id| (*id, 0)).collect();
+                let screens = prober.tmux().capture_screens(&asks).await;
                 state.update(Msg::Looked(screens), now);
             }
         }

@@ -111,23 +111,19 @@ impl Io {
     ) -> Result<std::collections::HashMap<PaneId, String>, crate::core::errors::TmuxError> {
         let mut out = std::collections::HashMap::new();
         let mut first_err = None;
-        // Each server, and each depth of history, at once: a slow host adds its own wait,
-        // not the sum.
-        let mut groups: Vec<((u8, usize), Vec<PaneId>)> = Vec::new();
+        // Each server at once: a slow host adds its own wait, not the sum.
+        let mut groups: Vec<(u8, Vec<(PaneId, u32)>)> = Vec::new();
         for &(id, lines) in panes {
-            let key = (id.host(), lines);
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, ids)) => ids.push(id),
-                None => groups.push((key, vec![id])),
+            let ask = (id, u32::try_from(lines).unwrap_or(u32::MAX));
+            match groups.iter_mut().find(|(h, _)| *h == id.host()) {
+                Some((_, asks)) => asks.push(ask),
+                None => groups.push((id.host(), vec![ask])),
             }
         }
-        let asks = groups.iter().map(|((host, lines), ids)| async move {
+        let asks = groups.iter().map(|(host, asks)| async move {
             (
                 *host,
-                self.prober_of(*host)
-                    .tmux()
-                    .capture_screens(ids, u32::try_from(*lines).unwrap_or(u32::MAX))
-                    .await,
+                self.prober_of(*host).tmux().capture_screens(asks).await,
             )
         });
         for (host, r) in futures_util::future::join_all(asks).await {

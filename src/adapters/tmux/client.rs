@@ -513,38 +513,29 @@ impl Tmux {
         self.run(args).await
     }
 
-    /// The visible screens, plus `history` lines above them, of several panes in one round
-    /// trip (one tmux invocation on the fallback), split per pane.
+    /// The visible screens of several panes, each with its own number of history lines
+    /// above it, in one round trip (one tmux invocation on the fallback), split per pane.
     pub async fn capture_screens(
         &self,
-        panes: &[PaneId],
-        history: u32,
+        panes: &[(PaneId, u32)],
     ) -> Result<HashMap<PaneId, String>, TmuxError> {
-        let start = format!("-{history}");
         if panes.is_empty() {
             return Ok(HashMap::new());
         }
+        let asks: Vec<(String, String)> = panes
+            .iter()
+            .map(|(id, history)| (id.to_string(), format!("-{history}")))
+            .collect();
         // Over control mode, one line per pane, all in one round trip: each answers on its
         // own, and a pane that vanished fails alone.
-        let targets: Vec<String> = panes.iter().map(PaneId::to_string).collect();
-        let commands: Vec<[&str; 7]> = targets
+        let commands: Vec<[&str; 7]> = asks
             .iter()
-            .map(|t| {
-                [
-                    "capture-pane",
-                    "-p",
-                    "-J",
-                    "-S",
-                    start.as_str(),
-                    "-t",
-                    t.as_str(),
-                ]
-            })
+            .map(|(t, start)| ["capture-pane", "-p", "-J", "-S", start, "-t", t])
             .collect();
         let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
         if let Some(r) = self.via_control_many(&refs).await {
             let mut map = HashMap::new();
-            for (id, block) in panes.iter().zip(r?) {
+            for ((id, _), block) in panes.iter().zip(r?) {
                 if let Ok(bytes) = block {
                     map.insert(*id, String::from_utf8_lossy(&bytes).into_owned());
                 }
@@ -552,14 +543,14 @@ impl Tmux {
             return Ok(map);
         }
         let mut args: Vec<String> = Vec::new();
-        for (i, id) in panes.iter().enumerate() {
+        for (i, (target, start)) in asks.iter().enumerate() {
             if i > 0 {
                 args.push(";".into());
             }
             args.extend([
                 "display-message".into(),
                 "-p".into(),
-                format!("{}{id}", block_mark()),
+                format!("{}{target}", block_mark()),
                 ";".into(),
                 "capture-pane".into(),
                 "-p".into(),
@@ -567,7 +558,7 @@ impl Tmux {
                 "-S".into(),
                 start.clone(),
                 "-t".into(),
-                id.to_string(),
+                target.clone(),
             ]);
         }
         let out = self.run(&args).await?;
