@@ -214,6 +214,60 @@ async fn a_host_clock_ahead_is_measured_and_its_times_moved_onto_this_one() {
     );
 }
 
+/// A host whose tmux does not answer the clock question is not asked it again at every
+/// poll (each would wait on the host before the listing).
+#[tokio::test]
+async fn an_unanswered_clock_question_is_not_asked_at_every_poll() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let server = TmuxServer::start();
+    let live = server.new_window(&["sleep", "100000"]);
+    let sshd = Sshd::start();
+    let real = common::tmux_program().to_string_lossy().into_owned();
+    let asked = server.dir.path().join("clock-asked");
+    let mute = server.dir.path().join("tmux-mute-clock");
+    std::fs::write(
+        &mute,
+        format!(
+            "#!/bin/sh\n\
+             case \" $* \" in *' -C '*) ;; *) exec '{real}' \"$@\" ;; esac\n\
+             while IFS= read -r line; do\n\
+               case \"$line\" in *display-message*%s*) echo asked >> '{}'; line='set-option -p -t %999 @x 1' ;; esac\n\
+               printf '%s\\n' \"$line\"\n\
+             done | exec '{real}' \"$@\"\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&mute, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = agentwatch::adapters::probe::Prober::new(
+        Tmux::over_ssh(
+            SshServer {
+                dest: sshd::HOST.into(),
+                ssh_args: sshd.ssh_args(),
+                tmux: mute.to_string_lossy().into_owned(),
+                socket_name: None,
+                socket_path: Some(server.socket.to_string_lossy().into_owned()),
+            },
+            Duration::from_secs(10),
+        )
+        .with_control_mode(true),
+    );
+    for _ in 0..3 {
+        let o = p.observe().await.expect("observed over ssh");
+        assert!(o.listing.panes.iter().any(|x| x.id.to_string() == live));
+    }
+    let questions = std::fs::read_to_string(&asked).unwrap_or_default();
+    assert_eq!(
+        questions.lines().count(),
+        1,
+        "asked once, not at every poll"
+    );
+}
+
 /// One look through `p`: the dead pane's death time (s) and the live pane's start (ms).
 async fn observe(p: agentwatch::adapters::probe::Prober, dead: &str, live: &str) -> (u64, u64) {
     let o = p.observe().await.expect("observed over ssh");

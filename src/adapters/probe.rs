@@ -41,6 +41,8 @@ pub struct Prober {
     remote: Arc<Mutex<RemoteState>>,
     /// How far another host's clock is ahead of this one's, and when that was measured.
     skew: Mutex<Option<(std::time::Instant, i64)>>,
+    /// When the last clock question went unanswered.
+    skew_failed: Mutex<Option<std::time::Instant>>,
     /// The core wants agents' output times often (see [`Heard::attending`]).
     attending: std::sync::atomic::AtomicBool,
 }
@@ -128,6 +130,7 @@ impl Prober {
             claude: Mutex::new(ClaudeStates::new(None)),
             remote: Arc::new(Mutex::new(RemoteState::default())),
             skew: Mutex::new(None),
+            skew_failed: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -431,10 +434,15 @@ impl Prober {
     /// whole seconds cannot tell that from the time the question took.
     async fn remote_skew(&self) -> i64 {
         const AGAIN: std::time::Duration = std::time::Duration::from_secs(300);
+        /// After a question that got no answer: not asked at every poll meanwhile.
+        const RETRY: std::time::Duration = std::time::Duration::from_secs(30);
         if let Some((at, skew)) = *lock(&self.skew) {
             if at.elapsed() < AGAIN {
                 return in_step(skew);
             }
+        }
+        if lock(&self.skew_failed).is_some_and(|at| at.elapsed() < RETRY) {
+            return lock(&self.skew).map_or(0, |(_, k)| in_step(k));
         }
         let before = super::wall_ms();
         let asked = self.tmux.run(["display-message", "-p", "%s"]).await;
@@ -460,10 +468,14 @@ impl Prober {
                     }
                 }
                 *known = Some((std::time::Instant::now(), settled));
+                *lock(&self.skew_failed) = None;
                 skew
             }
-            // Asked again at the next poll; until then, what was known.
-            None => known.map_or(0, |(_, k)| in_step(k)),
+            // Asked again after a while; until then, what was known.
+            None => {
+                *lock(&self.skew_failed) = Some(std::time::Instant::now());
+                known.map_or(0, |(_, k)| in_step(k))
+            }
         }
     }
 
