@@ -268,6 +268,30 @@ async fn an_unanswered_clock_question_is_not_asked_at_every_poll() {
     );
 }
 
+/// A question to a host that ssh cannot reach says what ssh said, not only its exit code.
+#[tokio::test]
+async fn a_script_ssh_cannot_run_fails_with_sshs_own_words() {
+    if let Some(why) = sshd::missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let host = SshServer {
+        dest: "127.0.0.1".into(),
+        // Port 1: nothing listens there, so ssh fails at once with its own words.
+        ssh_args: ["-F", "/dev/null", "-p", "1", "-o", "BatchMode=yes"]
+            .map(String::from)
+            .to_vec(),
+        tmux: "tmux".into(),
+        socket_name: None,
+        socket_path: None,
+    };
+    let err = host
+        .run_script("echo hi", Duration::from_secs(10))
+        .await
+        .unwrap_err();
+    assert!(err.contains("Connection refused"), "{err}");
+}
+
 /// One look through `p`: the dead pane's death time (s) and the live pane's start (ms).
 async fn observe(p: agentwatch::adapters::probe::Prober, dead: &str, live: &str) -> (u64, u64) {
     let o = p.observe().await.expect("observed over ssh");

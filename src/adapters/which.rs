@@ -14,11 +14,10 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| find_in(program, &paths))
 }
 
-/// The program's path in the directories of `paths` (a PATH value).
+/// The program's path in the directories of `paths` (a PATH value), relative entries
+/// taken from this process's directory.
 pub fn find_in(program: &str, paths: &std::ffi::OsStr) -> Option<PathBuf> {
-    std::env::split_paths(paths)
-        .map(|d| d.join(program))
-        .find(|p| is_executable(p))
+    find_in_from(program, paths, Path::new(""))
 }
 
 /// [`find_in`] as `execvp` in `cwd` looks: an empty or relative entry of `paths` (`.`,

@@ -148,8 +148,8 @@ impl SshServer {
 
 impl SshServer {
     /// Runs `script` there ([`SshServer::shell`]) and gives its output: whatever the script's
-    /// own status (its last test's), as long as ssh itself got through (ssh's failure is
-    /// 255; killed by a signal, no code) within `timeout`.
+    /// own status (its last test's), as long as ssh itself got through within `timeout`
+    /// (ssh's failure is 255, said in its last line of stderr; killed by a signal, no code).
     pub async fn run_script(
         &self,
         script: &str,
@@ -159,11 +159,13 @@ impl SshServer {
             .shell(script)
             .ok_or("a script with a quote, backslash or newline")?;
         cmd.stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         match tokio::time::timeout(timeout, cmd.output()).await {
             Ok(Ok(o)) if o.status.code().is_some_and(|c| c != 255) => Ok(o.stdout),
-            Ok(Ok(o)) => Err(format!("ssh exited {}", o.status)),
+            // ssh's own failure, in its words (the host, the key, the login).
+            Ok(Ok(o)) => Err(ssh_failure(o.status.code(), &o.stderr)
+                .unwrap_or_else(|| format!("ssh exited {}", o.status))),
             Ok(Err(e)) => Err(format!("ssh did not start: {e}")),
             Err(_) => Err(format!("no answer in {} s", timeout.as_secs())),
         }
