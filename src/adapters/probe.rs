@@ -1084,32 +1084,6 @@ pub async fn remote_foreground_group(
     parse_stat(&String::from_utf8_lossy(&out))?.tpgid
 }
 
-/// A script that prints `found` or `missing`: whether `program` is an executable on `path`
-/// (or is one, given as a path) on the machine that runs it. `None` where the words would
-/// need quoting: [`SshServer::run_script`] takes no quotes, and a guess is worse than none.
-///
-/// [`SshServer::run_script`]: crate::adapters::tmux::reach::SshServer::run_script
-pub fn program_script(path: &str, program: &str) -> Option<String> {
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c))
-    };
-    // `=` and `~` are left out too: a shell expands `~` after `:` in an assignment, and
-    // execvp does not. An empty or relative entry is a directory under the pane's
-    // directory for execvp, and under the login's for this script: not told.
-    if !plain(path)
-        || !plain(program)
-        || program.starts_with('-')
-        || path.split(':').any(|d| !d.starts_with('/'))
-    {
-        return None;
-    }
-    Some(format!(
-        "PATH={path}; if command -v {program} >/dev/null 2>&1; then echo found; else echo missing; fi"
-    ))
-}
-
 fn read_cmdline_raw(pid: u32) -> Option<Vec<String>> {
     let argv = argv_of(&std::fs::read(format!("/proc/{pid}/cmdline")).ok()?);
     (!argv.is_empty()).then_some(argv)
@@ -1663,37 +1637,5 @@ mod tests {
         let me = std::process::id();
         assert!(read_stat(me).is_some());
         assert!(read_cmdline(me).is_some_and(|a| !a.is_empty()));
-    }
-
-    #[test]
-    fn the_program_question_runs_the_lookup_a_pane_would_and_refuses_words_that_need_quotes() {
-        let script = program_script("/home/me/.local/bin:/usr/bin", "claude").unwrap();
-        let run = |path: &str, program: &str| {
-            let script = program_script(path, program).unwrap();
-            let out = std::process::Command::new("sh")
-                .args(["-c", &script])
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
-        assert!(script.starts_with("PATH=/home/me/.local/bin:/usr/bin; "));
-        assert_eq!(run("/usr/bin:/bin", "sh"), "found");
-        assert_eq!(run("/nonexistent", "sh"), "missing");
-        assert_eq!(run("/nonexistent", "/bin/sh"), "found");
-        assert_eq!(run("/usr/bin:/bin", "/nonexistent/claude"), "missing");
-        for (path, program) in [
-            ("/usr/bin", "clau'de"),
-            ("/usr/bin", "claude;rm"),
-            ("/usr/bin", "$(id)"),
-            ("/usr/bin", "-v"),
-            ("/my dir/bin", "claude"),
-            ("~/bin:/usr/bin", "claude"),
-            ("/usr/bin", ""),
-            ("/usr/bin::/bin", "claude"),
-            ("node_modules/.bin:/usr/bin", "claude"),
-            (".:/usr/bin", "claude"),
-        ] {
-            assert_eq!(program_script(path, program), None, "{path} {program}");
-        }
     }
 }

@@ -174,13 +174,39 @@ pub async fn found_there(tmux: &Tmux, target: &str, argv: &[String]) -> Option<b
         return None;
     }
     let path = session_path(tmux, target).await?;
-    let script = crate::adapters::probe::program_script(&path, program)?;
+    let script = program_script(&path, program)?;
     let out = host.run_script(&script, REMOTE_CHECK).await.ok()?;
     match String::from_utf8_lossy(&out).trim() {
         "found" => Some(true),
         "missing" => Some(false),
         _ => None,
     }
+}
+
+/// A script that prints `found` or `missing`: whether `program` is an executable on `path`
+/// (or is one, given as a path) on the machine that runs it. `None` where the words would
+/// need quoting: [`SshServer::run_script`] takes no quotes, and a guess is worse than none.
+///
+/// [`SshServer::run_script`]: crate::adapters::tmux::reach::SshServer::run_script
+fn program_script(path: &str, program: &str) -> Option<String> {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c))
+    };
+    // `=` and `~` are left out too: a shell expands `~` after `:` in an assignment, and
+    // execvp does not. An empty or relative entry is a directory under the pane's
+    // directory for execvp, and under the login's for this script: not told.
+    if !plain(path)
+        || !plain(program)
+        || program.starts_with('-')
+        || path.split(':').any(|d| !d.starts_with('/'))
+    {
+        return None;
+    }
+    Some(format!(
+        "PATH={path}; if command -v {program} >/dev/null 2>&1; then echo found; else echo missing; fi"
+    ))
 }
 
 /// How long a host may take to say whether a program is there.
@@ -396,4 +422,41 @@ pub async fn discover(
         .ok()
         .flatten();
     found.map(|(id, source)| (id, source.describe()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_question_runs_the_lookup_a_pane_would_and_refuses_words_that_need_quotes() {
+        let script = program_script("/home/me/.local/bin:/usr/bin", "claude").unwrap();
+        let run = |path: &str, program: &str| {
+            let script = program_script(path, program).unwrap();
+            let out = std::process::Command::new("sh")
+                .args(["-c", &script])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert!(script.starts_with("PATH=/home/me/.local/bin:/usr/bin; "));
+        assert_eq!(run("/usr/bin:/bin", "sh"), "found");
+        assert_eq!(run("/nonexistent", "sh"), "missing");
+        assert_eq!(run("/nonexistent", "/bin/sh"), "found");
+        assert_eq!(run("/usr/bin:/bin", "/nonexistent/claude"), "missing");
+        for (path, program) in [
+            ("/usr/bin", "clau'de"),
+            ("/usr/bin", "claude;rm"),
+            ("/usr/bin", "$(id)"),
+            ("/usr/bin", "-v"),
+            ("/my dir/bin", "claude"),
+            ("~/bin:/usr/bin", "claude"),
+            ("/usr/bin", ""),
+            ("/usr/bin::/bin", "claude"),
+            ("node_modules/.bin:/usr/bin", "claude"),
+            (".:/usr/bin", "claude"),
+        ] {
+            assert_eq!(program_script(path, program), None, "{path} {program}");
+        }
+    }
 }
