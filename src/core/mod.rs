@@ -9,6 +9,8 @@ pub mod attention;
 pub mod crash;
 /// Typed failures of the outside world that the core reacts to.
 pub mod errors;
+/// The help's lines as text, for the UI to draw and the core to scroll within.
+pub mod help;
 /// A death's verdict, kept on its pane for whoever supervises next.
 pub mod judged;
 /// The one key table.

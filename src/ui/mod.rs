@@ -85,10 +85,7 @@ impl Widget for Screen<'_> {
             }
         }
         if state.show_help {
-            let kind = state
-                .selected_index()
-                .and_then(|i| state.cards[i].agent.as_deref());
-            help::render(self.look, state, kind, area, buf);
+            help::render(self.look, state, area, buf);
         }
     }
 }

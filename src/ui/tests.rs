@@ -147,6 +147,14 @@ fn a_help_taller_than_the_terminal_scrolls_and_says_where_it_is() {
         .and_then(|n| n.trim().parse().ok())
         .unwrap();
     assert!(last.contains(&format!("-{total} of {total}")), "{last}");
+    // Past the end is the end: one key up shows the line above, at once.
+    s.update(Msg::Action(Action::Down), s.now);
+    s.update(Msg::Action(Action::Up), s.now);
+    assert!(
+        bottom(&s).contains(&format!("-{} of {total}", total - 1)),
+        "{}",
+        bottom(&s)
+    );
     // Opened again, from the top.
     s.update(Msg::Action(Action::Back), s.now);
     s.update(Msg::Action(Action::Help), s.now);

@@ -1258,20 +1258,29 @@ impl State {
 
     fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
         if self.show_help {
-            // A help taller than the terminal scrolls; how far is kept within it when drawn.
-            let page = usize::from(self.size.1).saturating_sub(4).max(1);
-            let s = self.help_scroll;
-            match a {
-                Action::Help | Action::Back => self.show_help = false,
-                Action::Quit => self.quit = true,
-                Action::Down => self.help_scroll = s.saturating_add(1),
-                Action::Up => self.help_scroll = s.saturating_sub(1),
-                Action::PageDown => self.help_scroll = s.saturating_add(page),
-                Action::PageUp => self.help_scroll = s.saturating_sub(page),
-                Action::First => self.help_scroll = 0,
-                Action::Last => self.help_scroll = usize::MAX,
-                _ => {}
+            // A help taller than the terminal scrolls, within its lines.
+            let total = crate::core::help::lines(self, self.size.0).len();
+            let page = crate::core::help::shown(total, self.size.1).max(1);
+            let end = total - page.min(total);
+            let s = self.help_scroll.min(end);
+            self.help_scroll = match a {
+                Action::Help | Action::Back => {
+                    self.show_help = false;
+                    s
+                }
+                Action::Quit => {
+                    self.quit = true;
+                    s
+                }
+                Action::Down => s + 1,
+                Action::Up => s.saturating_sub(1),
+                Action::PageDown => s + page,
+                Action::PageUp => s.saturating_sub(page),
+                Action::First => 0,
+                Action::Last => end,
+                _ => s,
             }
+            .min(end);
             return;
         }
         if self.peek.is_some() {
