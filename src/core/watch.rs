@@ -218,6 +218,15 @@ impl Notice {
 }
 
 impl Card {
+    /// Where its pane sits: session, window and pane index.
+    pub fn place(&self) -> (String, u32, u32) {
+        (
+            self.pane.session.clone(),
+            self.pane.window_index,
+            self.pane.pane_index,
+        )
+    }
+
     /// Where it belongs in the attention order, most in need of its user first: dead,
     /// waiting, idle, working or not known, a shell whose agent is not running, any other
     /// pane.

@@ -756,15 +756,7 @@ impl State {
             .into_iter()
             .partition(|c| c.pane.id.host() == srv);
         let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
-        let selected_pos = self.selected.and_then(|id| {
-            old.get(&id).map(|c| {
-                (
-                    c.pane.session.clone(),
-                    c.pane.window_index,
-                    c.pane.pane_index,
-                )
-            })
-        });
+        let selected_pos = self.selected.and_then(|id| old.get(&id).map(Card::place));
         let listed: std::collections::HashSet<PaneId> =
             obs.listing.panes.iter().map(|p| p.id).collect();
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
@@ -897,18 +889,7 @@ impl State {
 
         // Keep the selection on the same pane, or the one that took its place.
         if self.selected_index().is_none() {
-            self.selected = match selected_pos {
-                Some(pos) => self
-                    .cards
-                    .iter()
-                    .find(|c| {
-                        (&c.pane.session, c.pane.window_index, c.pane.pane_index)
-                            >= (&pos.0, pos.1, pos.2)
-                    })
-                    .or(self.cards.last())
-                    .map(|c| c.pane.id),
-                None => self.cards.first().map(|c| c.pane.id),
-            };
+            self.select_in_place_of(selected_pos);
         }
 
         // Lost SIGCHLD: kick the server and look again at once (another host's server is
@@ -1385,6 +1366,23 @@ impl State {
             (Action::Last, _) => n.saturating_sub(1),
         };
         self.select_pos(target);
+    }
+
+    /// The selection once its card has gone: the card that took its place (the first at or
+    /// after its session, window and pane), else the last; with no place known, the first.
+    pub(super) fn select_in_place_of(&mut self, place: Option<(String, u32, u32)>) {
+        self.selected = match place {
+            Some(pos) => self
+                .cards
+                .iter()
+                .find(|c| {
+                    (&c.pane.session, c.pane.window_index, c.pane.pane_index)
+                        >= (&pos.0, pos.1, pos.2)
+                })
+                .or(self.cards.last())
+                .map(|c| c.pane.id),
+            None => self.cards.first().map(|c| c.pane.id),
+        };
     }
 
     /// Selects the `pos`-th card shown: the user chose it.

@@ -90,7 +90,6 @@ impl State {
                 {
                     self.confirm_close = None;
                     card.notice = Some(Notice::info("closing…", None).answering());
-                    self.closing.insert(id);
                     fx.push(Effect::KillPane(id));
                 } else {
                     self.confirm_close = Some((id, now));
@@ -239,23 +238,20 @@ impl State {
             // Gone at once, not at the next poll: closing a server's last pane ends the
             // server (tmux's `exit-empty`), and a card still there would be counted lost.
             Ok(()) => {
-                // The selection moves to its neighbour, as it would when a poll saw it go.
-                if self.selected == Some(pane) {
-                    let pos = self
-                        .shown
-                        .iter()
-                        .position(|&i| self.cards[i].pane.id == pane);
-                    let next = pos.and_then(|p| {
-                        self.shown
-                            .get(p + 1)
-                            .or_else(|| p.checked_sub(1).and_then(|q| self.shown.get(q)))
-                    });
-                    self.selected = next.map(|&i| self.cards[i].pane.id);
-                }
+                // A listing taken before the close is not to bring it back.
+                self.closing.insert(pane);
+                let place = self
+                    .cards
+                    .iter()
+                    .find(|c| c.pane.id == pane)
+                    .map(Card::place);
                 self.cards.retain(|c| c.pane.id != pane);
+                // The selection moves as when a poll sees its card go.
+                if self.selected == Some(pane) {
+                    self.select_in_place_of(place);
+                }
             }
             Err(e) => {
-                self.closing.remove(&pane);
                 if let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
                     card.notice = Some(
                         Notice::alarm(format!("could not close: {e}"), Some(now + NOTICE_MS))
