@@ -127,12 +127,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             };
             let now = run::Clock::start().now();
-            let here = resolve_socket(&cli.server()).display().to_string();
-            let scope = agentwatch::commands::events::Scope {
-                only: (cli.socket_path.is_some() || cli.socket_name.is_some())
-                    .then(|| here.clone()),
-                here,
-            };
+            let scope = agentwatch::commands::events::Scope::new(
+                &resolve_socket(&cli.server()),
+                cli.socket_path.is_some() || cli.socket_name.is_some(),
+            );
             return match agentwatch::commands::events::run(
                 &path,
                 since,

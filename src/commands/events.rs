@@ -1,27 +1,42 @@
 //! `agentwatch events`: the journal, human-readable or as NDJSON, optionally followed.
 
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::tz::TimeZone;
 
+use crate::adapters::tmux::client::socket_identity;
 use crate::core::msg::{Event, Millis};
 
 /// Which server's events are shown, and which one goes without saying.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
     /// `-S`/`-L` given: that server's events only (and other hosts', named by host).
-    pub only: Option<String>,
+    pub only: bool,
     /// The server asked of (the default one without `-S`/`-L`): its events are not
     /// labelled; another's say which server they are from, pane ids being per server.
-    pub here: String,
+    /// As [`socket_identity`] gives it.
+    here: PathBuf,
 }
 
 impl Scope {
+    /// `here`: the socket path of the server asked of, as written.
+    pub fn new(here: &Path, only: bool) -> Scope {
+        Scope {
+            only,
+            here: socket_identity(here),
+        }
+    }
+
+    /// Whether an event's server (a socket as journaled) is this one.
+    fn is_here(&self, server: &str) -> bool {
+        Path::new(server) == self.here || socket_identity(Path::new(server)) == self.here
+    }
+
     fn keeps(&self, e: &Event) -> bool {
-        match (&self.only, &e.server) {
-            (Some(only), Some(server)) if e.host.is_none() => same_socket(only, server),
+        match &e.server {
+            Some(server) if self.only && e.host.is_none() => self.is_here(server),
             _ => true,
         }
     }
@@ -29,22 +44,8 @@ impl Scope {
     /// `on SOCKET` for an event of another server than this one.
     fn label(&self, e: &Event) -> Option<String> {
         let server = e.server.as_deref()?;
-        (e.host.is_none() && !same_socket(server, &self.here)).then(|| format!("on {server}"))
+        (e.host.is_none() && !self.is_here(server)).then(|| format!("on {server}"))
     }
-}
-
-/// Whether two socket paths, as given, are the same socket (`./a.sock` and its absolute
-/// path; a socket gone since compares as written, made absolute). Equal words are the
-/// same without asking the file system.
-fn same_socket(a: &str, b: &str) -> bool {
-    let norm = |p: &str| {
-        std::fs::canonicalize(p).unwrap_or_else(|_| {
-            std::env::current_dir()
-                .map(|d| d.join(p))
-                .unwrap_or_else(|_| p.into())
-        })
-    };
-    a == b || norm(a) == norm(b)
 }
 
 /// One event as a line for people; another server's than the scope's says which.
@@ -207,16 +208,10 @@ mod tests {
         let other = ev(Some("/tmp/a/nope.sock"), None);
         let host = ev(None, Some("box"));
         let old = ev(None, None);
-        let only = Scope {
-            only: Some("/tmp/a/agents.sock".into()),
-            here: "/tmp/a/agents.sock".into(),
-        };
+        let only = Scope::new(Path::new("/tmp/a/agents.sock"), true);
         assert!(only.keeps(&here) && only.keeps(&host) && only.keeps(&old));
         assert!(!only.keeps(&other));
-        let all = Scope {
-            only: None,
-            here: "/tmp/tmux-0/default".into(),
-        };
+        let all = Scope::new(Path::new("/tmp/tmux-0/default"), false);
         assert!(all.keeps(&other));
         let line = human(&other, &TimeZone::UTC, &all);
         assert!(

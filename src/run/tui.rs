@@ -30,8 +30,8 @@ pub async fn viewer(tmux: &Tmux) -> Option<Viewer> {
     /// long is not waited for.
     const ASK: Duration = Duration::from_millis(500);
     let env = TmuxEnv::current()?;
-    let same =
-        std::fs::canonicalize(&env.socket).ok()? == std::fs::canonicalize(tmux.socket()).ok()?;
+    use crate::adapters::tmux::client::socket_identity;
+    let same = socket_identity(&env.socket) == socket_identity(tmux.socket());
     if !same {
         return None;
     }

@@ -48,6 +48,16 @@ impl TmuxEnv {
     }
 }
 
+/// A socket path as one server is known by, however it was written (`./a.sock`, a
+/// symlink): resolved where the socket exists, else made absolute as written.
+pub fn socket_identity(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    })
+}
+
 /// The socket path tmux would use for this choice (tmux's own rules).
 pub fn resolve_socket(choice: &ServerChoice) -> PathBuf {
     let dir = || {

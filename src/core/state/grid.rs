@@ -94,26 +94,26 @@ impl State {
 }
 
 impl State {
-    /// Whether `r` (`fresh` false) or `R` would relaunch the pane's agent: its plan is not
-    /// refused (no session id, no directory, a shell still there).
-    fn plans(&self, pane: PaneId, fresh: bool) -> bool {
-        self.cards
-            .iter()
-            .find(|c| c.pane.id == pane)
-            .is_some_and(|c| {
-                crate::core::resume::plan(c, &self.agents, fresh, crate::core::agent::SESSION_ID)
-                    .is_ok()
-            })
-    }
-
-    /// The footer's relaunch key for a dead pane: `r` where it resumes; `R` where only a
-    /// fresh start would run; `r` again where both refuse (its refusal says why).
-    fn relaunch_key(&self, pane: PaneId) -> Action {
-        if !self.plans(pane, false) && self.plans(pane, true) {
+    /// The footer's relaunch key for a dead card: `r` where it resumes; `R` where only a
+    /// fresh start would run (no session id); `r` again where both refuse (its refusal says
+    /// why).
+    fn relaunch_key(&self, card: &Card) -> Action {
+        let plans = |fresh| {
+            crate::core::resume::plan(card, &self.agents, fresh, crate::core::agent::SESSION_ID)
+                .is_ok()
+        };
+        if !plans(false) && plans(true) {
             Action::RelaunchFresh
         } else {
             Action::Relaunch
         }
+    }
+
+    /// Whether some lost agent can be recreated (R has something to do).
+    pub(super) fn can_recreate(&self) -> bool {
+        self.lost
+            .as_ref()
+            .is_some_and(|l| l.recreatable(&self.agents) > 0)
     }
 
     /// Whether a key's action does something now, in the view shown: the footer shows
@@ -129,11 +129,8 @@ impl State {
                 let Some(p) = &self.peek else {
                     return false;
                 };
-                let dead = self
-                    .cards
-                    .iter()
-                    .find(|c| c.pane.id == p.pane)
-                    .is_some_and(|c| c.life.is_dead());
+                let card = self.cards.iter().find(|c| c.pane.id == p.pane);
+                let dead = card.is_some_and(|c| c.life.is_dead());
                 match a {
                     Action::Next | Action::Prev => !p.matches.is_empty(),
                     Action::Older => match p.source {
@@ -143,7 +140,7 @@ impl State {
                     Action::Newer => matches!(p.source, Source::Record(_)),
                     Action::Refresh => !dead && matches!(p.source, Source::Live { .. }),
                     Action::Relaunch | Action::RelaunchFresh => {
-                        dead && self.relaunch_key(p.pane) == a
+                        dead && card.is_some_and(|c| self.relaunch_key(c) == a)
                     }
                     _ => true,
                 }
@@ -153,13 +150,7 @@ impl State {
                 match a {
                     // y and n answer a question; R only when there is one to recreate.
                     Action::Yes | Action::No => asking,
-                    Action::RecreateAll => {
-                        !asking
-                            && self
-                                .lost
-                                .as_ref()
-                                .is_some_and(|l| l.recreatable(&self.agents) > 0)
-                    }
+                    Action::RecreateAll => !asking && self.can_recreate(),
                     Action::Forget => !asking,
                     _ => true,
                 }
@@ -174,7 +165,7 @@ impl State {
                     }),
                     // r where it resumes; where it would refuse (no session id), R.
                     Action::Relaunch | Action::RelaunchFresh => {
-                        dead && card.is_some_and(|c| self.relaunch_key(c.pane.id) == a)
+                        dead && card.is_some_and(|c| self.relaunch_key(c) == a)
                     }
                     Action::Close => dead,
                     Action::CancelAuto => {

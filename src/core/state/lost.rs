@@ -104,12 +104,7 @@ impl State {
     pub(super) fn lost_act(&mut self, a: Action, fx: &mut Vec<Effect>) {
         match a {
             // Nothing to ask about when none can be recreated (the banner says so).
-            Action::RecreateAll | Action::RelaunchFresh
-                if self
-                    .lost
-                    .as_ref()
-                    .is_some_and(|l| l.recreatable(&self.agents) > 0) =>
-            {
+            Action::RecreateAll | Action::RelaunchFresh if self.can_recreate() => {
                 self.lost_confirm = true;
                 self.lost_forget = false;
             }
