@@ -161,44 +161,19 @@ async fn a_host_clock_ahead_is_measured_and_its_times_moved_onto_this_one() {
     server.wait_pane_exit(&dead, Duration::from_secs(10));
     let sshd = Sshd::start();
     let real = common::tmux_program().to_string_lossy().into_owned();
-    let ahead = server.dir.path().join("tmux-ahead");
-    std::fs::write(
-        &ahead,
-        format!(
-            "#!/bin/sh\n\
-             case \" $* \" in *' -C '*) ;; *) exec '{real}' \"$@\" ;; esac\n\
-             while IFS= read -r line; do\n\
-               case \"$line\" in *display-message*%s*) line=\"display-message -p $(( $(date +%s) + 3600 ))\" ;; esac\n\
-               printf '%s\\n' \"$line\"\n\
-             done | exec '{real}' \"$@\"\n"
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&ahead, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let prober = |program: String| {
-        agentwatch::adapters::probe::Prober::new(
-            Tmux::over_ssh(
-                SshServer {
-                    dest: sshd::HOST.into(),
-                    ssh_args: sshd.ssh_args(),
-                    tmux: program,
-                    socket_name: None,
-                    socket_path: Some(server.socket.to_string_lossy().into_owned()),
-                },
-                Duration::from_secs(10),
-            )
-            .with_control_mode(true),
-        )
-    };
+    let ahead = clock_wrapper(
+        &server,
+        "tmux-ahead",
+        "line=\"display-message -p $(( $(date +%s) + 3600 ))\"",
+    );
+    let prober = |program: String| host_prober(&sshd, &server, program);
     let (died, started) = observe(prober(real.clone()), &dead, &live).await;
     let truth: u64 = server
         .pane_field(&dead, "#{pane_dead_time}")
         .parse()
         .unwrap();
     assert_eq!(died, truth, "same clock: nothing moved");
-    let (died_ahead, started_ahead) =
-        observe(prober(ahead.to_string_lossy().into_owned()), &dead, &live).await;
+    let (died_ahead, started_ahead) = observe(prober(ahead), &dead, &live).await;
     // By the hour, give or take what a reading in whole seconds over a slow round trip
     // cannot tell.
     let hour = 3600_i64;
@@ -225,37 +200,16 @@ async fn an_unanswered_clock_question_is_not_asked_at_every_poll() {
     let server = TmuxServer::start();
     let live = server.new_window(&["sleep", "100000"]);
     let sshd = Sshd::start();
-    let real = common::tmux_program().to_string_lossy().into_owned();
     let asked = server.dir.path().join("clock-asked");
-    let mute = server.dir.path().join("tmux-mute-clock");
-    std::fs::write(
-        &mute,
-        format!(
-            "#!/bin/sh\n\
-             case \" $* \" in *' -C '*) ;; *) exec '{real}' \"$@\" ;; esac\n\
-             while IFS= read -r line; do\n\
-               case \"$line\" in *display-message*%s*) echo asked >> '{}'; line='set-option -p -t %999 @x 1' ;; esac\n\
-               printf '%s\\n' \"$line\"\n\
-             done | exec '{real}' \"$@\"\n",
+    let mute = clock_wrapper(
+        &server,
+        "tmux-mute-clock",
+        &format!(
+            "echo asked >> '{}'; line='set-option -p -t %999 @x 1'",
             asked.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&mute, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let p = agentwatch::adapters::probe::Prober::new(
-        Tmux::over_ssh(
-            SshServer {
-                dest: sshd::HOST.into(),
-                ssh_args: sshd.ssh_args(),
-                tmux: mute.to_string_lossy().into_owned(),
-                socket_name: None,
-                socket_path: Some(server.socket.to_string_lossy().into_owned()),
-            },
-            Duration::from_secs(10),
-        )
-        .with_control_mode(true),
     );
+    let p = host_prober(&sshd, &server, mute);
     for _ in 0..3 {
         let o = p.observe().await.expect("observed over ssh");
         assert!(o.listing.panes.iter().any(|x| x.id.to_string() == live));
@@ -290,6 +244,49 @@ async fn a_script_ssh_cannot_run_fails_with_sshs_own_words() {
         .await
         .unwrap_err();
     assert!(err.contains("Connection refused"), "{err}");
+}
+
+/// A `tmux` for the "host" that runs the real one, except that in control mode it runs
+/// `answer` (shell, setting `line`) for the clock question instead.
+fn clock_wrapper(server: &TmuxServer, name: &str, answer: &str) -> String {
+    let real = common::tmux_program().to_string_lossy().into_owned();
+    let path = server.dir.path().join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n\
+             case \" $* \" in *' -C '*) ;; *) exec '{real}' \"$@\" ;; esac\n\
+             while IFS= read -r line; do\n\
+               case \"$line\" in *display-message*%s*) {answer} ;; esac\n\
+               printf '%s\\n' \"$line\"\n\
+             done | exec '{real}' \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// A prober of `server` as a host reached through `sshd`, its tmux being `program`.
+fn host_prober(
+    sshd: &Sshd,
+    server: &TmuxServer,
+    program: String,
+) -> agentwatch::adapters::probe::Prober {
+    agentwatch::adapters::probe::Prober::new(
+        Tmux::over_ssh(
+            SshServer {
+                dest: sshd::HOST.into(),
+                ssh_args: sshd.ssh_args(),
+                tmux: program,
+                socket_name: None,
+                socket_path: Some(server.socket.to_string_lossy().into_owned()),
+            },
+            Duration::from_secs(10),
+        )
+        .with_control_mode(true),
+    )
 }
 
 /// One look through `p`: the dead pane's death time (s) and the live pane's start (ms).
