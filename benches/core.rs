@@ -8,7 +8,6 @@ use std::sync::Arc;
 use agentwatch::adapters::tmux::format::{parse_listing, FIELDS};
 use agentwatch::config::Config;
 use agentwatch::core::msg::{Action, Msg, Observation};
-use agentwatch::core::peek_model::PeekText;
 use agentwatch::core::state::State;
 use agentwatch::ui::{Look, Screen};
 use ratatui::backend::TestBackend;
@@ -124,12 +123,12 @@ fn history(lines: usize) -> Vec<u8> {
 #[divan::bench]
 fn peek_parse_50k_lines(bencher: divan::Bencher) {
     let out = history(50_000);
-    bencher.bench(|| PeekText::from_ansi(divan::black_box(&out)));
+    bencher.bench(|| agentwatch::adapters::ansi::parse(divan::black_box(&out)));
 }
 
 #[divan::bench]
 fn peek_render_page_of_50k(bencher: divan::Bencher) {
-    let text = Arc::new(PeekText::from_ansi(&history(50_000)));
+    let text = Arc::new(agentwatch::adapters::ansi::parse(&history(50_000)));
     let mut state = State::new(&Config::default(), false, "s".into(), (200, 50));
     state.update(Msg::Polled(Ok(observation(1))), T0);
     state.update(Msg::Action(Action::Peek), T0);

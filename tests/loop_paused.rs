@@ -84,7 +84,8 @@ impl Answer for Fake {
                 found: None,
             }),
             Effect::ReadTail(pane) => Some(Msg::Tail { pane, text: None }),
-            Effect::KickServer(_)
+            Effect::Log(_)
+            | Effect::KickServer(_)
             | Effect::KickHost(_)
             | Effect::PollHost { .. }
             | Effect::Journal(_)

@@ -1,6 +1,8 @@
 //! The outside world, deciding nothing: each adapter carries out what the core asked for
 //! and reports what it found.
 
+/// Output with colour escapes as the core's styled lines.
+pub mod ansi;
 /// claude's own word on what it does: its per-process state files, watched with inotify.
 pub mod claude_state;
 /// Read-only lookups of an agent's session id in its own records (claude, codex, gemini).

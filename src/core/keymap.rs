@@ -1,8 +1,7 @@
 //! The one key table: key -> action, per view. It also feeds the footer, the help overlay
 //! and the README's key list, so they can never disagree.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-
+use crate::core::input::{Key as Pressed, KeyCode};
 use crate::core::msg::Action;
 
 /// A key as written in the table.
@@ -374,8 +373,8 @@ pub fn table(view: View) -> &'static [Binding] {
     }
 }
 
-fn matches(k: Key, ev: &KeyEvent) -> bool {
-    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+fn matches(k: Key, ev: &Pressed) -> bool {
+    let ctrl = ev.ctrl;
     match k {
         Char(c) => !ctrl && ev.code == KeyCode::Char(c),
         Ctrl(c) => ctrl && ev.code == KeyCode::Char(c),
@@ -383,11 +382,8 @@ fn matches(k: Key, ev: &KeyEvent) -> bool {
     }
 }
 
-/// The action for a key press in a view, if any. Key releases are ignored.
-pub fn action_for(view: View, ev: &KeyEvent) -> Option<Action> {
-    if ev.kind == KeyEventKind::Release {
-        return None;
-    }
+/// The action for a key press in a view, if any.
+pub fn action_for(view: View, ev: &Pressed) -> Option<Action> {
     table(view)
         .iter()
         .find(|b| b.keys.iter().any(|&k| matches(k, ev)))
@@ -416,34 +412,31 @@ pub fn footer_items(
 mod tests {
     use super::*;
 
-    fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
-        KeyEvent::new(code, m)
+    fn key(code: KeyCode, ctrl: bool) -> Pressed {
+        Pressed { code, ctrl }
     }
 
     #[test]
     fn vim_keys_and_arrows_move() {
         let g = View::Grid;
         assert_eq!(
-            action_for(g, &key(KeyCode::Char('j'), KeyModifiers::NONE)),
+            action_for(g, &key(KeyCode::Char('j'), false)),
             Some(Action::Down)
         );
         assert_eq!(
-            action_for(g, &key(KeyCode::Left, KeyModifiers::NONE)),
+            action_for(g, &key(KeyCode::Left, false)),
             Some(Action::Left)
         );
         assert_eq!(
-            action_for(g, &key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            action_for(g, &key(KeyCode::Char('c'), true)),
             Some(Action::Quit)
         );
-        assert_eq!(
-            action_for(g, &key(KeyCode::Char('z'), KeyModifiers::NONE)),
-            None
-        );
+        assert_eq!(action_for(g, &key(KeyCode::Char('z'), false)), None);
     }
 
     #[test]
     fn q_leaves_the_peek_view_but_quits_the_grid() {
-        let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
+        let q = key(KeyCode::Char('q'), false);
         assert_eq!(action_for(View::Peek, &q), Some(Action::Back));
         assert_eq!(action_for(View::Grid, &q), Some(Action::Quit));
     }

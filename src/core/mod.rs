@@ -11,6 +11,8 @@ pub mod crash;
 pub mod errors;
 /// The help's lines as text, for the UI to draw and the core to scroll within.
 pub mod help;
+/// Keys, clicks and resizes in the core's own terms.
+pub mod input;
 /// A death's verdict, kept on its pane for whoever supervises next.
 pub mod judged;
 /// The one key table.
@@ -31,6 +33,8 @@ pub mod resume;
 pub mod roster;
 /// The core's state and its update: `State::update(msg, now) -> effects`.
 pub mod state;
+/// Styled text (the peek view's lines) in the core's own terms.
+pub mod styled;
 /// The pure auto-resume policy: verdicts on deaths, budgets, backoff.
 pub mod supervisor;
 /// Short texts: durations, paths, fitting to a width.

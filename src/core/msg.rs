@@ -4,8 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::core::crash::CrashRecord;
-use crate::core::peek_model::PeekText;
+use crate::core::peek_model::{PeekRecord, PeekText};
 use crate::core::roster::Roster;
 
 use crate::core::errors::TmuxError;
@@ -123,9 +122,9 @@ pub enum Msg {
     /// The screens of agents that stopped writing, to tell whether they wait for input.
     Looked(Result<HashMap<PaneId, String>, TmuxError>),
     /// A key press, translated by the key table of the view it lands in.
-    Key(crossterm::event::KeyEvent),
+    Key(crate::core::input::Key),
     /// A click or a turn of the wheel, where the terminal reports them.
-    Mouse(crossterm::event::MouseEvent),
+    Mouse(crate::core::input::Mouse),
     Action(Action),
     Resize {
         width: u16,
@@ -153,7 +152,7 @@ pub enum Msg {
     /// A pane's crash records, newest first.
     Records {
         pane: PaneId,
-        records: Vec<Arc<CrashRecord>>,
+        records: Vec<Arc<PeekRecord>>,
     },
     /// `kill-pane` finished.
     Closed {
@@ -229,9 +228,41 @@ pub struct DiscoverRequest {
     pub resumed: bool,
 }
 
+/// How much a log line matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+}
+
+/// A line for the log file: the core says what is worth logging, the loop writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Log {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Log {
+    pub fn info(text: impl Into<String>) -> Log {
+        Log {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+
+    pub fn warn(text: impl Into<String>) -> Log {
+        Log {
+            level: Level::Warn,
+            text: text.into(),
+        }
+    }
+}
+
 /// I/O the core asks the loop to perform.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// Write a line to the log file; answers nothing.
+    Log(Log),
     /// Look at the panes (tmux, plus `/proc` reads), reading these ones whole whatever else
     /// says they changed (cards on screen, deaths being handled); answers with
     /// [`Msg::Polled`].

@@ -3,55 +3,37 @@
 
 use std::sync::Arc;
 
-use ansi_to_tui::IntoText;
-use ratatui::text::Line;
-
 use crate::core::crash::CrashRecord;
 use crate::core::msg::Millis;
 use crate::core::pane::PaneId;
+use crate::core::styled::Line;
 
 /// Output ready to show: styled lines, and the same lines as plain text for search.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PeekText {
-    pub lines: Vec<Line<'static>>,
+    pub lines: Vec<Line>,
     pub plain: Vec<String>,
 }
 
 impl PeekText {
-    /// Parses output with SGR colour escapes. Bytes that are not valid escapes or UTF-8
-    /// are shown as they are (replacement characters), never dropped silently.
-    pub fn from_ansi(bytes: &[u8]) -> PeekText {
-        // Trailing blank lines (the unused bottom of a screen) carry nothing.
-        let mut end = bytes.len();
-        while end > 0 && matches!(bytes[end - 1], b'\n' | b' ' | b'\r') {
-            end -= 1;
-        }
-        let bytes = &bytes[..end];
-        let lines = match bytes.into_text() {
-            Ok(text) => text.lines,
-            Err(_) => String::from_utf8_lossy(bytes)
-                .lines()
-                .map(|l| Line::raw(l.to_string()))
-                .collect(),
-        };
-        let mut lines = lines;
-        // tmux's own "Pane is dead (...)" line (remain-on-exit-format) is not the agent's.
-        while lines.last().is_some_and(|l| {
-            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            text.trim().is_empty() || text.starts_with("Pane is dead (")
-        }) {
+    /// Output parsed into lines (by an adapter, from its colour escapes): trailing blank
+    /// lines and tmux's own "Pane is dead (...)" line (remain-on-exit-format), which is
+    /// not the agent's, are dropped.
+    pub fn new(mut lines: Vec<Line>) -> PeekText {
+        let mut plain: Vec<String> = lines.iter().map(Line::plain).collect();
+        while plain
+            .last()
+            .is_some_and(|text| text.trim().is_empty() || text.starts_with("Pane is dead ("))
+        {
+            plain.pop();
             lines.pop();
         }
-        let plain = lines
-            .iter()
-            .map(|l| {
-                l.spans
-                    .iter()
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
-            .collect();
         PeekText { lines, plain }
+    }
+
+    /// Output without colours, a line each.
+    pub fn plain(text: &str) -> PeekText {
+        PeekText::new(text.lines().map(Line::raw).collect())
     }
 
     pub fn len(&self) -> usize {
@@ -61,6 +43,13 @@ impl PeekText {
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
+}
+
+/// A crash record, with its output parsed for the peek view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeekRecord {
+    pub record: CrashRecord,
+    pub text: Arc<PeekText>,
 }
 
 /// What the peek view shows.
@@ -92,7 +81,7 @@ pub struct Peek {
     /// The search being typed.
     pub typing: Option<String>,
     /// This pane's crash records, newest first, once they are read.
-    pub records: Vec<Arc<CrashRecord>>,
+    pub records: Vec<Arc<PeekRecord>>,
     pub records_loaded: bool,
     /// `[` was pressed before the records were read: show the newest when they are.
     pub want_older: bool,
@@ -284,7 +273,7 @@ impl Peek {
         let Some(r) = self.records.get(i) else {
             return false;
         };
-        let text = Arc::new(PeekText::from_ansi(r.output.as_bytes()));
+        let text = Arc::clone(&r.text);
         self.source = Source::Record(i);
         self.show(text);
         true
@@ -296,11 +285,9 @@ mod tests {
     use super::*;
 
     fn peek_of(n: usize, height: usize) -> Peek {
-        let out: String = (1..=n)
-            .map(|i| format!("\x1b[3{}mline {i}\x1b[0m\n", i % 7))
-            .collect();
+        let out: String = (1..=n).map(|i| format!("line {i}\n")).collect();
         let mut p = Peek::new(PaneId(1), height, 0);
-        p.show(Arc::new(PeekText::from_ansi(out.as_bytes())));
+        p.show(Arc::new(PeekText::plain(&out)));
         p
     }
 
@@ -317,17 +304,6 @@ mod tests {
         assert_eq!(p.top, 0);
         p.scroll(100_000);
         assert_eq!(p.top, 4960);
-    }
-
-    #[test]
-    fn colours_survive_and_escapes_do_not_reach_the_text() {
-        let p = peek_of(3, 10);
-        let t = p.text.as_ref().unwrap();
-        assert_eq!(t.plain, ["line 1", "line 2", "line 3"]);
-        assert_eq!(
-            t.lines[0].spans[0].style.fg,
-            Some(ratatui::style::Color::Red)
-        );
     }
 
     #[test]
@@ -349,15 +325,18 @@ mod tests {
         assert!(p.matches.is_empty(), "capitals make it case-sensitive");
     }
 
-    fn record(output: &str) -> Arc<CrashRecord> {
-        Arc::new(crate::core::crash::sample(output))
+    fn record(output: &str) -> Arc<PeekRecord> {
+        Arc::new(PeekRecord {
+            record: crate::core::crash::sample(output),
+            text: Arc::new(PeekText::plain(output)),
+        })
     }
 
     /// A peek opened at 7 on a live pane of 100 lines, with two crash records.
     fn peek_with_records() -> Peek {
         let mut p = Peek::new(PaneId(1), 10, 7);
         let live: String = (1..=100).map(|i| format!("line {i}\n")).collect();
-        let live = Arc::new(PeekText::from_ansi(live.as_bytes()));
+        let live = Arc::new(PeekText::plain(&live));
         p.live = Some(Arc::clone(&live));
         p.show(live);
         p.records = vec![
@@ -410,14 +389,9 @@ mod tests {
     }
 
     #[test]
-    fn garbage_bytes_never_panic() {
-        for junk in [
-            &b"\x1b[38;5;999m\xff\xfe\x1b[\n"[..],
-            b"\x1b",
-            b"",
-            b"\n\n\n",
-        ] {
-            let _ = PeekText::from_ansi(junk);
-        }
+    fn blank_lines_and_the_pane_is_dead_line_at_the_end_are_not_the_agents() {
+        let t = PeekText::plain("one\n\ntwo\n   \nPane is dead (status 1, Tue)\n\n");
+        assert_eq!(t.plain, ["one", "", "two"]);
+        assert_eq!(t.len(), 3);
     }
 }

@@ -116,7 +116,7 @@ where
         let resized = matches!(msg, Msg::Resize { .. });
         let effects = state.update(msg, io.now());
         for effect in effects {
-            if let Effect::KickServer(_) | Effect::Journal(_) = effect {
+            if let Effect::KickServer(_) | Effect::Journal(_) | Effect::Log(_) = effect {
                 // Synchronous and instant: keep them in order (a kick before the poll after it).
                 io.answer(effect).await;
                 continue;

@@ -9,7 +9,7 @@ use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::core::msg::{Effect, Millis, Msg};
 use crate::core::pane::PaneId;
-use crate::core::peek_model::PeekText;
+use crate::core::peek_model::PeekRecord;
 
 /// Lines of a dead pane read to tell a failed resume ("no such session") from a crash.
 const TAIL_LINES: u32 = 40;
@@ -271,6 +271,13 @@ impl Io {
                 }
                 Msg::Relaunched { pane, result }
             }
+            Effect::Log(line) => {
+                match line.level {
+                    crate::core::msg::Level::Info => tracing::info!("{}", line.text),
+                    crate::core::msg::Level::Warn => tracing::warn!("{}", line.text),
+                }
+                return None;
+            }
             Effect::Journal(event) => {
                 tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
                 let path = self.journal.as_ref()?;
@@ -376,9 +383,11 @@ impl Io {
                 let result = match self.tmux_of(pane).capture_history(pane).await {
                     Ok(bytes) => {
                         // Parsing a long history is real work: keep it off the loop.
-                        tokio::task::spawn_blocking(move || Arc::new(PeekText::from_ansi(&bytes)))
-                            .await
-                            .map_err(|e| e.to_string())
+                        tokio::task::spawn_blocking(move || {
+                            Arc::new(crate::adapters::ansi::parse(&bytes))
+                        })
+                        .await
+                        .map_err(|e| e.to_string())
                     }
                     Err(e) => Err(e.to_string()),
                 };
@@ -409,6 +418,12 @@ impl Io {
                         )
                     })
                     .unwrap_or_default()
+                    .into_iter()
+                    .map(|record| {
+                        let text = Arc::new(crate::adapters::ansi::parse(record.output.as_bytes()));
+                        Arc::new(PeekRecord { record, text })
+                    })
+                    .collect()
                 })
                 .await
                 .unwrap_or_default();

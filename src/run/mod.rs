@@ -10,6 +10,8 @@ pub mod daemon;
 pub mod elector;
 /// The loop both front ends share.
 pub mod event_loop;
+/// The terminal's keys and mouse in the core's terms.
+pub mod input;
 /// Effects carried out with the adapters.
 pub mod io;
 /// Log file setup (tracing).

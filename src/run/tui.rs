@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use std::io::{Stdout, Write};
 
-use crossterm::event::{Event, EventStream, MouseEventKind};
+use crossterm::event::EventStream;
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 
@@ -211,22 +211,8 @@ pub async fn dashboard(
     state.started = Some(clock.now());
     state.tz = look.tz.clone();
     let elector = super::elector::Elector::for_server(tmux.socket(), false, clock.now());
-    let keys = EventStream::new().filter_map(|ev| async move {
-        match ev {
-            Ok(Event::Key(k)) => Some(Msg::Key(k)),
-            // Clicks and the wheel; the pointer's moves and drags mean nothing here.
-            Ok(Event::Mouse(m))
-                if matches!(
-                    m.kind,
-                    MouseEventKind::Down(_) | MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
-                ) =>
-            {
-                Some(Msg::Mouse(m))
-            }
-            Ok(Event::Resize(width, height)) => Some(Msg::Resize { width, height }),
-            _ => None,
-        }
-    });
+    let keys =
+        EventStream::new().filter_map(|ev| async move { ev.ok().and_then(super::input::message) });
     // SIGTERM, SIGHUP (the terminal went away), SIGINT and SIGQUIT quit like q: the terminal
     // is restored on the way out (SIGQUIT's default would leave it in the alternate screen
     // with the cursor hidden, and dump core).

@@ -26,7 +26,8 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                     "crash record {}/{}: {}",
                     i + 1,
                     peek.records.len(),
-                    r.describe(&look.tz, state.policy(Some(&r.agent)).max_attempts)
+                    r.record
+                        .describe(&look.tz, state.policy(Some(&r.record.agent)).max_attempts)
                 ),
                 t.alarm(),
             ),
@@ -110,7 +111,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
                     height: 1,
                     ..body
                 };
-                text.lines[idx].clone().render(r, buf);
+                super::theme::line(&text.lines[idx]).render(r, buf);
                 if !needle.is_empty() && peek.matches.binary_search(&idx).is_ok() {
                     highlight(buf, r, &text.plain[idx], &needle, current == Some(idx));
                 }

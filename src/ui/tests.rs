@@ -252,8 +252,8 @@ fn tiny_and_odd_sizes_render_without_panicking() {
 
 mod peek {
     use super::*;
+    use crate::core::input::{Key, KeyCode};
     use crate::core::peek_model::PeekText;
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use std::sync::Arc;
 
     fn output() -> Arc<PeekText> {
@@ -262,7 +262,7 @@ mod peek {
             out.push_str(&format!("\x1b[3{}mline {i}\x1b[0m plain tail\n", 1 + i % 6));
         }
         out.push_str("\x1b[1;31mError: rate limited, giving up\x1b[0m\n");
-        Arc::new(PeekText::from_ansi(out.as_bytes()))
+        Arc::new(crate::adapters::ansi::parse(out.as_bytes()))
     }
 
     fn peeking() -> State {
@@ -280,7 +280,7 @@ mod peek {
     }
 
     fn key(s: &mut State, c: KeyCode) {
-        s.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)), s.now);
+        s.update(Msg::Key(Key::new(c)), s.now);
     }
 
     #[test]
@@ -372,7 +372,7 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
     s.update(
         Msg::Records {
             pane: PaneId(2),
-            records: vec![std::sync::Arc::new(record)],
+            records: vec![shown(record)],
         },
         s.now,
     );
@@ -383,9 +383,7 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
     s.update(
         Msg::History {
             pane: PaneId(2),
-            result: Ok(std::sync::Arc::new(
-                crate::core::peek_model::PeekText::from_ansi(b"live\n"),
-            )),
+            result: Ok(std::sync::Arc::new(crate::adapters::ansi::parse(b"live\n"))),
         },
         s.now,
     );
@@ -514,17 +512,15 @@ fn a_journal_that_cannot_be_written_is_said_in_the_header_until_a_write_succeeds
 /// record) and the lost-server screen.
 mod views {
     use super::*;
+    use crate::core::input::{Button, Key, KeyCode, Mouse, MouseKind};
     use crate::core::layout::Mode;
     use crate::core::roster::{LostAgent, Roster};
-    use crossterm::event::{
-        KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-    };
     use std::sync::Arc;
 
     const SIZES: [(u16, u16); 2] = [(80, 24), (40, 12)];
 
     fn key(s: &mut State, c: KeyCode) {
-        s.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)), s.now);
+        s.update(Msg::Key(Key::new(c)), s.now);
     }
 
     fn typed(s: &mut State, text: &str) {
@@ -636,7 +632,7 @@ mod views {
         s.update(
             Msg::History {
                 pane,
-                result: Ok(Arc::new(crate::core::peek_model::PeekText::from_ansi(
+                result: Ok(Arc::new(crate::adapters::ansi::parse(
                     b"\x1b[1mcargo test\x1b[0m\nerror[E0432]: unresolved import\n\x1b[31mError: rate limited\x1b[0m\n",
                 ))),
             },
@@ -660,7 +656,7 @@ mod views {
         s.update(
             Msg::Records {
                 pane,
-                records: vec![Arc::new(record)],
+                records: vec![shown(record)],
             },
             s.now,
         );
@@ -1088,11 +1084,10 @@ mod views {
         let mut s = twelve((80, 24));
         let click = |s: &mut State, row: u16, at: u64| {
             s.update(
-                Msg::Mouse(MouseEvent {
-                    kind: MouseEventKind::Down(MouseButton::Left),
+                Msg::Mouse(Mouse {
+                    kind: MouseKind::Press(Button::Left),
                     column: 10,
                     row,
-                    modifiers: KeyModifiers::NONE,
                 }),
                 at,
             );
@@ -1115,11 +1110,10 @@ mod views {
         assert!(s.peek.is_none());
         assert_eq!(s.selected, Some(PaneId(2)));
         s.update(
-            Msg::Mouse(MouseEvent {
-                kind: MouseEventKind::ScrollDown,
+            Msg::Mouse(Mouse {
+                kind: MouseKind::ScrollDown,
                 column: 0,
                 row: 0,
-                modifiers: KeyModifiers::NONE,
             }),
             now + 3_000,
         );
@@ -1190,4 +1184,12 @@ mod views {
         assert!(f.contains("? close") && f.contains("q quit"), "{f}");
         assert!(!f.contains("p peek") && !f.contains("/ filter"), "{f}");
     }
+}
+
+/// A crash record as the loop hands it to the peek view: with its output parsed.
+fn shown(
+    record: crate::core::crash::CrashRecord,
+) -> std::sync::Arc<crate::core::peek_model::PeekRecord> {
+    let text = std::sync::Arc::new(crate::adapters::ansi::parse(record.output.as_bytes()));
+    std::sync::Arc::new(crate::core::peek_model::PeekRecord { record, text })
 }

@@ -122,3 +122,47 @@ impl Theme {
         )
     }
 }
+
+/// A styled line of the core's in ratatui's terms, for drawing.
+pub fn line(l: &crate::core::styled::Line) -> ratatui::text::Line<'static> {
+    ratatui::text::Line::from(
+        l.spans
+            .iter()
+            .map(|s| ratatui::text::Span::styled(s.text.clone(), style(s.style)))
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn style(s: crate::core::styled::Style) -> Style {
+    let mut out = Style::default()
+        .add_modifier(Modifier::from_bits_truncate(s.add.0))
+        .remove_modifier(Modifier::from_bits_truncate(s.sub.0));
+    out.fg = s.fg.map(color);
+    out.bg = s.bg.map(color);
+    out
+}
+
+fn color(c: crate::core::styled::Color) -> Color {
+    use crate::core::styled::Color as C;
+    match c {
+        C::Reset => Color::Reset,
+        C::Black => Color::Black,
+        C::Red => Color::Red,
+        C::Green => Color::Green,
+        C::Yellow => Color::Yellow,
+        C::Blue => Color::Blue,
+        C::Magenta => Color::Magenta,
+        C::Cyan => Color::Cyan,
+        C::Gray => Color::Gray,
+        C::DarkGray => Color::DarkGray,
+        C::LightRed => Color::LightRed,
+        C::LightGreen => Color::LightGreen,
+        C::LightYellow => Color::LightYellow,
+        C::LightBlue => Color::LightBlue,
+        C::LightMagenta => Color::LightMagenta,
+        C::LightCyan => Color::LightCyan,
+        C::White => Color::White,
+        C::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        C::Indexed(i) => Color::Indexed(i),
+    }
+}

@@ -88,7 +88,7 @@ pub fn for_pane(
     pane: crate::core::pane::PaneId,
     host: Option<&str>,
     session_id: Option<&str>,
-) -> Vec<std::sync::Arc<CrashRecord>> {
+) -> Vec<CrashRecord> {
     let id = pane.to_string();
     load_all(dir)
         .into_iter()
@@ -98,7 +98,6 @@ pub fn for_pane(
             (Some(a), Some(b)) => a == b,
             _ => true,
         })
-        .map(std::sync::Arc::new)
         .collect()
 }
 

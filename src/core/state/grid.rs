@@ -1,18 +1,17 @@
 //! The grid's own input: the filter typed after `/`, and the mouse.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-
 use super::*;
+use crate::core::input::{Button, Key, KeyCode, Mouse, MouseKind};
 use crate::core::keymap::View;
 use crate::core::peek_model::Source;
 
 impl State {
     /// A key while the filter is typed. Returns false when it is not for the filter.
-    pub(super) fn filter_key(&mut self, ev: &KeyEvent, now: Millis, fx: &mut Vec<Effect>) -> bool {
+    pub(super) fn filter_key(&mut self, ev: &Key, now: Millis, fx: &mut Vec<Effect>) -> bool {
         if !self.filter_typing || self.view() != View::Grid || self.show_help {
             return false;
         }
-        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        let ctrl = ev.ctrl;
         match ev.code {
             // Enter keeps the filter and gives the keys back to the grid.
             KeyCode::Enter => self.filter_typing = false,
@@ -44,28 +43,28 @@ impl State {
 
     /// A click selects the card under it, a second click on it soon after peeks, the wheel
     /// moves the selection (or scrolls the peek view).
-    pub(super) fn mouse(&mut self, ev: MouseEvent, now: Millis, fx: &mut Vec<Effect>) {
+    pub(super) fn mouse(&mut self, ev: Mouse, now: Millis, fx: &mut Vec<Effect>) {
         if self.show_help {
-            if let MouseEventKind::Down(_) = ev.kind {
+            if let MouseKind::Press(_) = ev.kind {
                 self.show_help = false;
             }
             return;
         }
         let view = self.view();
         match (view, ev.kind) {
-            (View::Peek, MouseEventKind::ScrollUp) => {
+            (View::Peek, MouseKind::ScrollUp) => {
                 if let Some(p) = self.peek.as_mut() {
                     p.scroll(-3);
                 }
             }
-            (View::Peek, MouseEventKind::ScrollDown) => {
+            (View::Peek, MouseKind::ScrollDown) => {
                 if let Some(p) = self.peek.as_mut() {
                     p.scroll(3);
                 }
             }
-            (View::Grid, MouseEventKind::ScrollUp) => self.act(Action::Up, now, fx),
-            (View::Grid, MouseEventKind::ScrollDown) => self.act(Action::Down, now, fx),
-            (View::Grid, MouseEventKind::Down(MouseButton::Left)) => {
+            (View::Grid, MouseKind::ScrollUp) => self.act(Action::Up, now, fx),
+            (View::Grid, MouseKind::ScrollDown) => self.act(Action::Down, now, fx),
+            (View::Grid, MouseKind::Press(Button::Left)) => {
                 // A click ends typing (the filter stays): the keys are the grid's again.
                 self.filter_typing = false;
                 let g = self.geometry();

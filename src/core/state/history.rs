@@ -9,21 +9,21 @@ use jiff::tz::TimeZone;
 impl State {
     /// The election answered. A new supervisor takes over every dead card: judged again
     /// against the verdict on its pane, so a pending resume counts down under it.
-    pub(super) fn elected(&mut self, e: Election) {
+    pub(super) fn elected(&mut self, e: Election, fx: &mut Vec<Effect>) {
         self.elect_in_flight = false;
         let was = self.supervising;
         self.supervising = e.mine;
         self.supervisor = e.by;
         if self.supervising && !was {
-            tracing::info!("supervising the server now");
+            fx.push(Effect::Log(Log::info("supervising the server now")));
             for c in self.cards.iter_mut().filter(|c| c.life.is_dead()) {
                 c.judged = false;
             }
         } else if was && !self.supervising {
-            tracing::info!(
+            fx.push(Effect::Log(Log::info(format!(
                 "{} supervises the server now",
                 supervisor_name(e.by.as_ref())
-            );
+            ))));
         }
     }
 

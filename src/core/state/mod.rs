@@ -10,7 +10,7 @@ use crate::core::attention::{AgentFile, Attention, Doing, Verdict};
 use crate::core::errors::TmuxError;
 use crate::core::layout::{geometry, Geometry, Mode};
 use crate::core::msg::{
-    Action, CrashMeta, DiscoverRequest, Effect, Election, Millis, Msg, Observation, Supervisor,
+    Action, CrashMeta, DiscoverRequest, Effect, Election, Log, Millis, Msg, Observation, Supervisor,
 };
 use crate::core::pane::{Exit, Pane, PaneId, ProcTree};
 use crate::core::prompt::Hosting;
@@ -636,10 +636,10 @@ impl State {
             }
             Msg::OptionsSet(_) => self.options_in_flight = false,
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
-            Msg::Tail { pane, text } => self.tail_read(pane, text),
+            Msg::Tail { pane, text } => self.tail_read(pane, text, &mut fx),
             Msg::Journaled(result) => self.journal_error = result.err(),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
-            Msg::Elected(e) => self.elected(e),
+            Msg::Elected(e) => self.elected(e, &mut fx),
             Msg::JournalRead(events) => {
                 self.history = Some(events);
                 if self.server == Server::Up {
@@ -668,7 +668,10 @@ impl State {
         match result {
             Ok(obs) => {
                 if let Some(since) = r.down_since.take() {
-                    tracing::info!("{}: answering again (down since {since})", r.name);
+                    fx.push(Effect::Log(Log::info(format!(
+                        "{}: answering again (down since {since})",
+                        r.name
+                    ))));
                 }
                 r.server = Server::Up;
                 let pid = obs.listing.server_pid;
@@ -681,7 +684,7 @@ impl State {
             }
             Err(e) => {
                 if r.down_since.is_none() {
-                    tracing::warn!("{}: {e}", r.name);
+                    fx.push(Effect::Log(Log::warn(format!("{}: {e}", r.name))));
                 }
                 r.down_since.get_or_insert(now);
                 let gone = matches!(e, TmuxError::NoServer { .. });
@@ -721,7 +724,10 @@ impl State {
         };
         r.listed = Some(std::collections::HashSet::new());
         let lost_words = crate::core::text::counted(lost, "agent", "agents");
-        tracing::warn!("{}: {why}: {lost_words} lost", r.name);
+        fx.push(Effect::Log(Log::warn(format!(
+            "{}: {why}: {lost_words} lost",
+            r.name
+        ))));
         if self.supervising && lost > 0 {
             fx.push(Effect::Journal(crate::core::msg::Event {
                 ts: now,
@@ -741,12 +747,12 @@ impl State {
         let trees = Arc::clone(&obs.tree);
         if obs.listing.malformed != self.malformed {
             if obs.listing.malformed > 0 {
-                tracing::warn!(
+                fx.push(Effect::Log(Log::warn(format!(
                     "{} pane record(s) in tmux's listing did not parse and were skipped",
                     obs.listing.malformed
-                );
+                ))));
             } else {
-                tracing::info!("every pane record parses again");
+                fx.push(Effect::Log(Log::info("every pane record parses again")));
             }
         }
         if srv == 0 {
@@ -875,11 +881,11 @@ impl State {
                 } else {
                     "the pane closed before agentwatch could keep it (remain-on-exit): its exit and output are lost".into()
                 });
-                tracing::warn!(
+                fx.push(Effect::Log(Log::warn(format!(
                     "{}: {}",
                     c.pane.id,
                     ev.detail.as_deref().unwrap_or_default()
-                );
+                ))));
                 fx.push(Effect::Journal(ev));
             }
         }
@@ -1062,7 +1068,7 @@ impl State {
         for card in &mut self.cards {
             let first = card.attention.now.is_none();
             if let Some(edge) = card.attention.settle(now, card.started_at) {
-                tracing::info!(
+                fx.push(Effect::Log(Log::info(format!(
                     "{}: {}",
                     card.pane.id,
                     edge.as_ref().map_or("not known".to_string(), |v| format!(
@@ -1071,7 +1077,7 @@ impl State {
                         v.told.describe(),
                         v.why
                     ))
-                );
+                ))));
                 edges.push((card.pane.id, edge, first));
             }
         }

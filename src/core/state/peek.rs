@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-
 use super::*;
+use crate::core::input::{Key, KeyCode};
 use crate::core::keymap::{self, View};
 use crate::core::peek_model::{Peek, Source};
 
@@ -32,10 +31,7 @@ impl State {
         usize::from(self.size.1.saturating_sub(2)).max(1)
     }
 
-    pub(super) fn key(&mut self, ev: KeyEvent, now: Millis, fx: &mut Vec<Effect>) {
-        if ev.kind == KeyEventKind::Release {
-            return;
-        }
+    pub(super) fn key(&mut self, ev: Key, now: Millis, fx: &mut Vec<Effect>) {
         if let Some(p) = self.peek.as_mut() {
             if let Some(typed) = p.typing.as_mut() {
                 match ev.code {
@@ -48,9 +44,7 @@ impl State {
                     KeyCode::Backspace => {
                         typed.pop();
                     }
-                    KeyCode::Char('c') if ev.modifiers.contains(KeyModifiers::CONTROL) => {
-                        p.typing = None
-                    }
+                    KeyCode::Char('c') if ev.ctrl => p.typing = None,
                     KeyCode::Char(c) => typed.push(c),
                     _ => {}
                 }
@@ -219,7 +213,7 @@ impl State {
     pub(super) fn records(
         &mut self,
         pane: PaneId,
-        records: Vec<Arc<crate::core::crash::CrashRecord>>,
+        records: Vec<Arc<crate::core::peek_model::PeekRecord>>,
     ) {
         if let Some(p) = self.peek.as_mut().filter(|p| p.pane == pane) {
             p.records = records;

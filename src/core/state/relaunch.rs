@@ -113,14 +113,17 @@ impl State {
 
     /// The last lines of a pane that died soon after a resume: the agent may have said it
     /// has no such session. Judged once they are in.
-    pub(super) fn tail_read(&mut self, pane: PaneId, text: Option<String>) {
+    pub(super) fn tail_read(&mut self, pane: PaneId, text: Option<String>, fx: &mut Vec<Effect>) {
         let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
             return;
         };
         let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
         if let (Some(def), Some(text), Some((id, _))) = (def, text, &card.resumed) {
             if def.says_no_session(&text) {
-                tracing::info!("{pane}: {} has no session {id}", def.name);
+                fx.push(Effect::Log(Log::info(format!(
+                    "{pane}: {} has no session {id}",
+                    def.name
+                ))));
                 card.no_session = Some(id.clone());
             }
         }
@@ -146,7 +149,10 @@ impl State {
         if !def.id.accepts(&id) || !card.pane.opt_session_id.is_empty() {
             return;
         }
-        tracing::info!("{}: session id {id} found in {source}", card.pane.id);
+        fx.push(Effect::Log(Log::info(format!(
+            "{}: session id {id} found in {source}",
+            card.pane.id
+        ))));
         card.pane.opt_session_id = id.clone();
         fx.push(Effect::SetOptions(vec![(
             pane,
