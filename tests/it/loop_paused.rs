@@ -1,0 +1,186 @@
+//! The real event loop with tokio's paused clock and a fake outside world: a crash
+//! schedules exactly one respawn, after the backoff, and a key is handled while a slow
+//! poll is still out.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentwatch::adapters::tmux::format::Listing;
+use agentwatch::config::Config;
+use agentwatch::core::msg::{Action, Effect, Millis, Msg, Observation};
+use agentwatch::core::pane::{Pane, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::run::{run, Answer, Clock};
+use agentwatch::ui::Look;
+use futures_util::StreamExt;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+struct Fake {
+    clock: Clock,
+    start: Millis,
+    /// The agent dies this long after the start...
+    dies_after: Millis,
+    /// ...and each poll takes this long to answer.
+    poll_delay: Duration,
+    relaunched_at: Mutex<Vec<Millis>>,
+}
+
+impl Fake {
+    fn pane(&self) -> Pane {
+        let dead = self.relaunched_at.lock().unwrap().is_empty()
+            && self.clock.now() >= self.start + self.dies_after;
+        Pane {
+            id: PaneId(1),
+            session: "s".into(),
+            current_command: "claude".into(),
+            start_command: "claude".into(),
+            current_path: if dead { String::new() } else { "/tmp".into() },
+            opt_cwd: "/tmp".into(),
+            opt_agent: "claude".into(),
+            opt_session_id: ID.into(),
+            remain_on_exit: true,
+            dead,
+            dead_status: dead.then_some(1),
+            ..Pane::default()
+        }
+    }
+}
+
+impl Answer for Fake {
+    async fn answer(&self, effect: Effect) -> Option<Msg> {
+        match effect {
+            Effect::Poll(_) => {
+                tokio::time::sleep(self.poll_delay).await;
+                let listing = Listing {
+                    panes: vec![self.pane()],
+                    server_pid: Some(1),
+                    malformed: 0,
+                    auto_all: String::new(),
+                };
+                Some(Msg::Polled(Ok(Observation {
+                    listing,
+                    ..Observation::default()
+                })))
+            }
+            Effect::Relaunch { plan, .. } => {
+                self.relaunched_at
+                    .lock()
+                    .unwrap()
+                    .push(self.clock.now() - self.start);
+                Some(Msg::Relaunched {
+                    pane: plan.pane,
+                    result: Ok(plan),
+                })
+            }
+            Effect::SetOptions(_) => Some(Msg::OptionsSet(Ok(()))),
+            Effect::CaptureScreens { .. } => Some(Msg::Screens(Ok(Default::default()))),
+            Effect::LookAtScreens(_) => Some(Msg::Looked(Ok(Default::default()))),
+            Effect::Discover(r) => Some(Msg::Discovered {
+                pane: r.pane,
+                found: None,
+            }),
+            Effect::ReadTail(pane) => Some(Msg::Tail { pane, text: None }),
+            Effect::Log(_)
+            | Effect::KickServer(_)
+            | Effect::KickHost(_)
+            | Effect::PollHost { .. }
+            | Effect::Journal(_)
+            | Effect::CaptureHistory(_)
+            | Effect::LoadRecords { .. }
+            | Effect::KillPane(_)
+            | Effect::Jump { .. }
+            | Effect::LoadRoster
+            | Effect::SaveRoster(_)
+            | Effect::Recreate(_)
+            | Effect::Notify { .. }
+            | Effect::Elect
+            | Effect::ReadJournal { .. }
+            | Effect::SetServerOption { .. }
+            | Effect::Attend(_) => None,
+        }
+    }
+
+    fn now(&self) -> Millis {
+        self.clock.now()
+    }
+
+    async fn woken(&self) {
+        std::future::pending().await
+    }
+}
+
+fn quit_after(after: Duration) -> impl futures_util::Stream<Item = Msg> + Unpin {
+    Box::pin(
+        futures_util::stream::once(async move {
+            tokio::time::sleep(after).await;
+            Msg::Action(Action::Quit)
+        })
+        .chain(futures_util::stream::pending()),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crash_schedules_exactly_one_respawn_after_the_backoff() {
+    let clock = Clock::start();
+    let fake = Arc::new(Fake {
+        clock,
+        start: clock.now(),
+        dies_after: 1_000,
+        poll_delay: Duration::from_millis(5),
+        relaunched_at: Mutex::new(Vec::new()),
+    });
+    let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    let mut state = State::new(&Config::default(), false, "x".into(), (80, 24));
+    let tick = Duration::from_millis(500);
+    run(
+        &mut term,
+        &mut state,
+        &Look::plain(),
+        Arc::clone(&fake),
+        tick,
+        quit_after(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    let at = fake.relaunched_at.lock().unwrap().clone();
+    assert_eq!(at.len(), 1, "{at:?}");
+    // Seen dead at the first tick after 1 s; due 2 s later; run on the tick that follows.
+    assert!(
+        (3_000..=3_600).contains(&at[0]),
+        "relaunched at {} ms",
+        at[0]
+    );
+    assert_eq!(state.cards[0].budget.attempts, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keys_are_handled_while_a_poll_hangs() {
+    let clock = Clock::start();
+    let fake = Arc::new(Fake {
+        clock,
+        start: clock.now(),
+        dies_after: u64::MAX / 2,
+        poll_delay: Duration::from_secs(3600),
+        relaunched_at: Mutex::new(Vec::new()),
+    });
+    let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    let mut state = State::new(&Config::default(), false, "x".into(), (80, 24));
+    let started = tokio::time::Instant::now();
+    run(
+        &mut term,
+        &mut state,
+        &Look::plain(),
+        fake,
+        Duration::from_millis(500),
+        quit_after(Duration::from_millis(700)),
+    )
+    .await
+    .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "quit waited for the poll"
+    );
+}

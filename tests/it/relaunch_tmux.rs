@@ -1,0 +1,348 @@
+//! `agentwatch spawn` and the relaunch key against a real tmux server: the same session id,
+//! the same pane and directory, never a fresh start without `R`, and nothing from a pane,
+//! a directory or an id ever executed.
+
+use crate::support::argv;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support::TmuxServer;
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
+use agentwatch::config::Config;
+use agentwatch::core::msg::{Action, Msg};
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::core::watch::{Card, Life};
+use agentwatch::run::{look_once, send, Io};
+
+fn agentwatch(server: &TmuxServer, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    server.env_for_child(&mut cmd);
+    cmd.arg("-S")
+        .arg(&server.socket)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn spawn(server: &TmuxServer, args: &[&str]) -> String {
+    let mut all = vec!["spawn"];
+    all.extend_from_slice(args);
+    let out = agentwatch(server, &all);
+    assert!(
+        out.status.success(),
+        "spawn failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn watcher(server: &TmuxServer) -> (State, Io) {
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    // Auto-resume off: these tests press r themselves.
+    let mut config = Config::default();
+    config.auto_resume.enabled = false;
+    let state = State::new(&config, false, String::new(), (200, 50));
+    let crashes = server.dir.path().join("crashes");
+    (
+        state,
+        Io::new(Prober::new(tmux), Some(crashes)).with_stores(server.stores()),
+    )
+}
+
+fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {
+    let id = PaneId::parse(pane)?;
+    state.cards.iter().find(|c| c.pane.id == id)
+}
+
+async fn wait_life(state: &mut State, io: &Io, pane: &str, want: fn(Life) -> bool) {
+    for _ in 0..200 {
+        look_once(state, io).await;
+        if card(state, pane).is_some_and(|c| want(c.life)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "{pane} never reached the wanted state: {:?} {:?} {:?}",
+        card(state, pane).map(|c| c.life),
+        card(state, pane).map(|c| &c.notice),
+        card(state, pane).map(|c| &c.pane)
+    );
+}
+
+async fn press(state: &mut State, io: &Io, pane: &str, action: Action) {
+    state.selected = PaneId::parse(pane);
+    send(state, io, Msg::Action(action)).await;
+}
+
+fn notice(state: &State, pane: &str) -> String {
+    card(state, pane)
+        .and_then(|c| c.notice.as_ref())
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_crashed_claude_is_resumed_with_the_same_id_in_the_same_pane_and_directory() {
+    let server = TmuxServer::start();
+    let work = server.dir.path().join("proj");
+    std::fs::create_dir_all(&work).unwrap();
+    server.write_plan(
+        "claude",
+        "say first run\nsleep 100\nexit 1\n---\nsay resumed\nhang\n",
+    );
+    let pane = spawn(&server, &["claude", "--cwd", work.to_str().unwrap()]);
+    assert!(pane.starts_with('%'), "{pane}");
+    assert!(server
+        .tmux_ok(&["list-sessions", "-F", "#{session_name}"])
+        .contains("agents"));
+
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
+    let first = server.wait_log(&pane, 1);
+    assert_eq!(first.len(), 1);
+    let a0 = argv(&first[0]);
+    assert_eq!(a0[0], "--session-id");
+    let id = a0[1].clone();
+    assert!(agentwatch::core::agent::is_uuid(&id), "{id}");
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_session_id}"), id);
+
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(notice(&state, &pane), format!("resumed {}", &id[..8]));
+    wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(argv(&runs[1]), ["--resume", id.as_str()]);
+    let canon = std::fs::canonicalize(&work).unwrap();
+    assert_eq!(runs[1]["cwd"].as_str().unwrap(), canon.to_str().unwrap());
+    assert_eq!(runs[1]["pane"].as_str().unwrap(), pane, "same pane id");
+
+    // The crash record kept the first run's output.
+    let records =
+        agentwatch::adapters::store::crash_records::load_all(&server.dir.path().join("crashes"));
+    assert_eq!(records.len(), 1);
+    assert!(records[0].1.output.contains("first run"));
+    assert_eq!(records[0].1.exit, "process exited (code 1)");
+    assert_eq!(records[0].1.session_id.as_deref(), Some(id.as_str()));
+
+    // Relaunch on the live pane does nothing and says so.
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(notice(&state, &pane), "still running: nothing to relaunch");
+    assert_eq!(server.log_entries_for(&pane).len(), 2);
+}
+
+/// tmux shows a program it cannot exec as the pane's exit 1, like a crash: a relaunch whose
+/// program has gone (uninstalled, an upgrade half done) is refused with the reason, and
+/// nothing runs, until it is back.
+#[tokio::test]
+async fn a_relaunch_whose_program_is_gone_says_so_and_starts_nothing() {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "say first run\nsleep 100\nexit 1\n---\nsay resumed\nhang\n",
+    );
+    let pane = spawn(&server, &["claude"]);
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
+    let id = argv(&server.wait_log(&pane, 1)[0])[1].clone();
+    let dead_pid = server.pane_field(&pane, "#{pane_pid}");
+    let (installed, aside) = (
+        server.bin_dir.join("claude"),
+        server.dir.path().join("claude-aside"),
+    );
+    std::fs::rename(&installed, &aside).unwrap();
+
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(
+        notice(&state, &pane),
+        "relaunch failed: claude is not on agentwatch's PATH, which the pane gets"
+    );
+    assert_eq!(server.pane_field(&pane, "#{pane_dead}"), "1");
+    assert_eq!(
+        server.pane_field(&pane, "#{pane_pid}"),
+        dead_pid,
+        "not respawned"
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1);
+    let records = || {
+        agentwatch::adapters::store::crash_records::load_all(&server.dir.path().join("crashes"))
+            .len()
+    };
+    assert_eq!(records(), 0, "no record of a death that stays on screen");
+
+    std::fs::rename(&aside, &installed).unwrap();
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(notice(&state, &pane), format!("resumed {}", &id[..8]));
+    wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
+    assert_eq!(
+        argv(&server.wait_log(&pane, 2)[1]),
+        ["--resume", id.as_str()]
+    );
+}
+
+#[tokio::test]
+async fn without_a_session_id_r_starts_nothing_and_only_capital_r_starts_fresh() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "exit 1\n---\nhang\n");
+    let pane = server.new_window(&["claude"]);
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| {
+        l.is_dead() && l != Life::Reading
+    })
+    .await;
+
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(
+        notice(&state, &pane),
+        "no session id: R starts a fresh session"
+    );
+    look_once(&mut state, &io).await;
+    assert_eq!(server.log_entries_for(&pane).len(), 1, "r started nothing");
+    assert_eq!(server.pane_field(&pane, "#{pane_dead}"), "1");
+
+    press(&mut state, &io, &pane, Action::RelaunchFresh).await;
+    wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(runs.len(), 2);
+    let a1 = argv(&runs[1]);
+    assert_eq!(a1[0], "--session-id");
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_session_id}"), a1[1]);
+    assert!(notice(&state, &pane).starts_with("started fresh: new session "));
+}
+
+#[tokio::test]
+async fn hostile_directories_arguments_and_ids_never_execute_anything() {
+    let server = TmuxServer::start();
+    let canary = server.dir.path().join("pwned");
+    let c = canary.to_str().unwrap();
+    let hostile = format!("d $(touch {c}) `touch {c}` ; #{{pane_id}} 'q\" \nnl;");
+    let work = server.dir.path().join(&hostile);
+    std::fs::create_dir_all(&work).unwrap();
+    server.write_plan("claude", "exit 1\n---\nhang\n");
+    let extra = [
+        format!("$(touch {c})"),
+        "#{pane_id}".to_string(),
+        "x;".to_string(),
+        "a\nb".to_string(),
+    ];
+    let mut args = vec!["claude", "--cwd", work.to_str().unwrap(), "--"];
+    args.extend(extra.iter().map(String::as_str));
+    let pane = spawn(&server, &args);
+
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    wait_life(&mut state, &io, &pane, |l| l == Life::Running).await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(runs.len(), 2);
+    let canon = std::fs::canonicalize(&work).unwrap();
+    for run in &runs {
+        assert_eq!(run["cwd"].as_str().unwrap(), canon.to_str().unwrap());
+        let a = argv(run);
+        assert_eq!(
+            &a[2..],
+            &extra[..],
+            "extra args are passed verbatim and kept"
+        );
+    }
+    assert_eq!(argv(&runs[1])[0], "--resume");
+    assert!(!Path::new(&canary).exists(), "something was executed");
+
+    // An id that is not a UUID is refused, never passed on.
+    server.write_plan("codex", "exit 1\n");
+    let p2 = spawn(&server, &["codex"]);
+    wait_life(&mut state, &io, &p2, |l| l.is_dead() && l != Life::Reading).await;
+    let bad = format!("$(touch {c})");
+    server.tmux_ok(&[
+        "set-option",
+        "-p",
+        "-t",
+        &p2,
+        "@agentwatch_session_id",
+        &bad,
+    ]);
+    look_once(&mut state, &io).await;
+    press(&mut state, &io, &p2, Action::Relaunch).await;
+    assert!(
+        notice(&state, &p2).contains("does not look like a codex id"),
+        "{}",
+        notice(&state, &p2)
+    );
+    assert_eq!(server.log_entries_for(&p2).len(), 1);
+    assert!(!Path::new(&canary).exists());
+}
+
+#[test]
+fn spawn_refuses_unknown_kinds_missing_programs_and_directories_with_exit_2() {
+    let server = TmuxServer::start();
+    let out = agentwatch(&server, &["spawn", "klaude"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent kind \"klaude\""));
+    let out = agentwatch(&server, &["spawn", "amp"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("amp not found on PATH"));
+    let out = agentwatch(&server, &["spawn", "claude", "--cwd", "/no/such/dir"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cwd /no/such/dir: no such directory"));
+}
+
+#[test]
+fn spawn_keeps_a_pane_that_dies_at_once_and_records_everything_on_it() {
+    let server = TmuxServer::start();
+    server.write_plan("gemini", "exit 7\n");
+    let dir = server.dir.path().to_str().unwrap().to_string();
+    let pane = spawn(
+        &server,
+        &[
+            "gemini", "--cwd", &dir, "--name", "g #1", "--target", "team",
+        ],
+    );
+    let exit = server.wait_pane_exit(&pane, Duration::from_secs(10));
+    assert_eq!(exit, "status 7");
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_agent}"), "gemini");
+    assert_eq!(server.pane_field(&pane, "#{window_name}"), "g #1");
+    assert_eq!(server.pane_field(&pane, "#{session_name}"), "team");
+    let canon = std::fs::canonicalize(&dir).unwrap();
+    assert_eq!(
+        server.pane_field(&pane, "#{@agentwatch_cwd}"),
+        canon.to_str().unwrap()
+    );
+    let id = server.pane_field(&pane, "#{@agentwatch_session_id}");
+    assert_eq!(
+        argv(&server.log_entries_for(&pane)[0]),
+        ["--session-id", id.as_str()]
+    );
+    // A second spawn lands in the same session, in a new window.
+    let p2 = spawn(&server, &["gemini", "--target", "team"]);
+    assert_ne!(p2, pane);
+    assert_eq!(server.pane_field(&p2, "#{session_name}"), "team");
+}
+
+#[tokio::test]
+async fn a_pane_that_vanishes_before_the_relaunch_is_reported_once() {
+    let server = TmuxServer::start();
+    server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
+    server.write_plan("claude", "exit 1\n");
+    let pane = server.new_window(&[
+        "claude",
+        "--session-id",
+        "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
+    ]);
+    let (mut state, io) = watcher(&server);
+    wait_life(&mut state, &io, &pane, |l| l == Life::Dead(Exit::Code(1))).await;
+    server.tmux_ok(&["kill-pane", "-t", &pane]);
+    press(&mut state, &io, &pane, Action::Relaunch).await;
+    assert_eq!(notice(&state, &pane), "relaunch failed: the pane is gone");
+    look_once(&mut state, &io).await;
+    assert!(card(&state, &pane).is_none(), "the card goes with the pane");
+    assert!(
+        state.cards.iter().all(|c| c.notice.is_none()),
+        "no other error anywhere"
+    );
+}

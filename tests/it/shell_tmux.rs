@@ -1,0 +1,371 @@
+//! Agents typed at a shell prompt, in real bash and zsh in a private tmux server: the exit
+//! is seen when the prompt comes back (code unknown without the integration, the real code
+//! with it), `r` types the resume command, and a plain shell is never flagged.
+
+use crate::support;
+use std::time::{Duration, Instant};
+
+use crate::support::TmuxServer;
+use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
+use agentwatch::config::Config;
+use agentwatch::core::msg::{Action, Msg};
+use agentwatch::core::pane::{Exit, PaneId};
+use agentwatch::core::state::State;
+use agentwatch::core::watch::{Card, Life};
+use agentwatch::run::{look_once, send, Io};
+
+const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+
+fn watcher(server: &TmuxServer) -> (State, Io) {
+    let mut config = Config::default();
+    config.auto_resume.enabled = false;
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    let state = State::new(&config, false, String::new(), (200, 50));
+    (
+        state,
+        Io::new(Prober::new(tmux), Some(server.dir.path().join("crashes")))
+            .with_stores(server.stores()),
+    )
+}
+
+fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {
+    let id = PaneId::parse(pane).unwrap();
+    state.cards.iter().find(|c| c.pane.id == id)
+}
+
+async fn until(state: &mut State, io: &Io, what: &str, mut ok: impl FnMut(&State) -> bool) {
+    let end = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < end {
+        look_once(state, io).await;
+        if ok(state) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "timed out waiting for {what}: {:?}",
+        state
+            .cards
+            .iter()
+            .map(|c| (c.pane.id, c.life))
+            .collect::<Vec<_>>()
+    );
+}
+
+fn type_line(server: &TmuxServer, pane: &str, line: &str) {
+    server.tmux_ok(&["send-keys", "-t", pane, "-l", line]);
+    server.tmux_ok(&["send-keys", "-t", pane, "Enter"]);
+}
+
+/// Waits for the shell's answer to a typed `echo`: the first line of the screen that starts
+/// with `prefix`. The typed line holds the prefix too, but after the prompt, so the command
+/// line is never taken for the answer (it was, under load, before the answer was printed).
+/// Returns that line and the whole screen, for messages.
+fn answer(server: &TmuxServer, pane: &str, prefix: &str) -> (String, String) {
+    let find = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .map(|l| l.trim_end().to_string())
+    };
+    support::wait_until("the shell's answer", Duration::from_secs(20), || {
+        find(&server.capture(pane)).is_some()
+    });
+    let screen = server.capture(pane);
+    (find(&screen).unwrap_or_default(), screen)
+}
+
+fn snippet(server: &TmuxServer, shell: &str) -> String {
+    let path = server.dir.path().join(format!("agentwatch.{shell}"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        .args(["shell-init", shell])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(&path, out.stdout).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn life(state: &State, pane: &str) -> Option<Life> {
+    card(state, pane).map(|c| c.life)
+}
+
+async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_json::Value>) {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "say hello from the agent\nwait go\nexit 1\n---\nsay resumed\nhang\n",
+    );
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    if with_integration {
+        type_line(
+            &server,
+            &pane,
+            &format!(
+                "set -u; PROMPT_COMMAND='echo kept >> {}/pc.log'; source {}",
+                server.dir.path().display(),
+                snippet(&server, "bash")
+            ),
+        );
+    }
+    let (mut state, io) = watcher(&server);
+    look_once(&mut state, &io).await;
+    assert!(
+        card(&state, &pane).is_none(),
+        "a plain shell is no agent pane"
+    );
+
+    type_line(&server, &pane, &format!("claude --session-id {ID}"));
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    until(&mut state, &io, "its id recorded", |_| {
+        server.pane_field(&pane, "#{@agentwatch_session_id}") == ID
+    })
+    .await;
+    assert_eq!(
+        card(&state, &pane).unwrap().agent.as_deref(),
+        Some("claude")
+    );
+
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the exit", |s| {
+        matches!(life(s, &pane), Some(Life::Dead(_)))
+    })
+    .await;
+    let died = life(&state, &pane);
+
+    state.selected = PaneId::parse(&pane);
+    send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
+    let runs = server.wait_log(&pane, 2);
+    until(&mut state, &io, "running again", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    if with_integration {
+        let kept = std::fs::read_to_string(server.dir.path().join("pc.log")).unwrap_or_default();
+        assert!(
+            kept.lines().count() >= 2,
+            "the existing PROMPT_COMMAND still runs: {kept:?}"
+        );
+    }
+    (died, runs)
+}
+
+#[tokio::test]
+async fn without_the_integration_the_exit_is_unknown_and_r_types_the_resume_command() {
+    let (died, runs) = crash_and_relaunch(false).await;
+    assert_eq!(died, Some(Life::Dead(Exit::Unknown)));
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+}
+
+#[tokio::test]
+async fn with_the_bash_integration_the_real_exit_code_is_shown() {
+    let (died, runs) = crash_and_relaunch(true).await;
+    assert_eq!(died, Some(Life::Dead(Exit::Code(1))));
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+}
+
+#[tokio::test]
+async fn auto_resume_types_the_resume_command_at_the_prompt_after_the_backoff() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 1\n---\nsay resumed\nhang\n");
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let mut config = Config::default();
+    config.auto_resume.backoff_secs = vec![1];
+    let tmux =
+        Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
+    let mut state = State::new(&config, false, String::new(), (200, 50));
+    let io = Io::new(Prober::new(tmux), None).with_stores(server.stores());
+    type_line(&server, &pane, &format!("claude --session-id {ID}"));
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the resume typed", |_| {
+        server.log_entries_for(&pane).len() >= 2
+    })
+    .await;
+    let runs = server.log_entries_for(&pane);
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+    until(&mut state, &io, "running again", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn r_types_nothing_while_something_else_runs_in_the_shell() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 1\n");
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let (mut state, io) = watcher(&server);
+    type_line(
+        &server,
+        &pane,
+        &format!("claude --session-id {ID}; sleep 1000"),
+    );
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the exit seen", |s| {
+        matches!(life(s, &pane), Some(Life::Dead(_)))
+    })
+    .await;
+    state.selected = PaneId::parse(&pane);
+    send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
+    let notice = card(&state, &pane).and_then(|c| c.notice.clone()).unwrap();
+    assert!(
+        notice
+            .text
+            .contains("sleep is running in the pane, not the bash prompt"),
+        "{}",
+        notice.text
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1);
+}
+
+#[test]
+fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let file = snippet(&server, "bash");
+    let log = server.dir.path().join("pc.log");
+    type_line(
+        &server,
+        &pane,
+        &format!(
+            "set -u; PROMPT_COMMAND='echo kept >> {}'; source {file}; source {file}",
+            log.display()
+        ),
+    );
+    type_line(&server, &pane, "false");
+    wait_published(&server, &pane, 1);
+    type_line(&server, &pane, "(exit 7)");
+    wait_published(&server, &pane, 7);
+    type_line(&server, &pane, "echo \"pc=[$PROMPT_COMMAND]\"");
+    let (line, screen) = answer(&server, &pane, "pc=[");
+    assert_eq!(
+        line.matches("__agentwatch_status").count(),
+        1,
+        "hooked once: {screen}"
+    );
+    assert!(!screen.contains("unbound variable"), "{screen}");
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 3);
+}
+
+/// Waits until the shell at `pane` published `status` for its last command.
+fn wait_published(server: &TmuxServer, pane: &str, status: i32) {
+    let published = support::poll_until(Duration::from_secs(20), || {
+        server
+            .pane_field(pane, "#{@agentwatch_last_status}")
+            .starts_with(&format!("{status} "))
+    });
+    assert!(
+        published,
+        "status {status} never published ({:?}); the pane:\n{}",
+        server.pane_field(pane, "#{@agentwatch_last_status}"),
+        server.capture(pane)
+    );
+}
+
+/// Types a line that can run twice harmlessly and ends with `echo DONE`, until `DONE` is
+/// answered: a shell whose line editor is starting on a loaded machine can drop typeahead.
+fn type_until_done(server: &TmuxServer, pane: &str, line: &str) {
+    for _ in 0..3 {
+        type_line(server, pane, &format!("{line}; echo setup-''done"));
+        let done = support::poll_until(Duration::from_secs(7), || {
+            server
+                .capture(pane)
+                .lines()
+                .any(|l| l.trim_end() == "setup-done")
+        });
+        if done {
+            return;
+        }
+    }
+    panic!(
+        "the shell never ran the setup line; the pane:\n{}",
+        server.capture(pane)
+    );
+}
+
+/// Whether `shell` is installed: CI installs zsh and fish (.ci/run), so there a missing
+/// one is a failure; elsewhere the test is skipped with a notice.
+fn have(shell: &str) -> bool {
+    let found = std::process::Command::new(shell)
+        .arg("-c")
+        .arg("true")
+        .output()
+        .is_ok();
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("{shell} is not installed: .ci/run installs it (apt-get install {shell})");
+        }
+        eprintln!("skipped: {shell} is not installed (apt-get install {shell} to run this test)");
+    }
+    found
+}
+
+#[test]
+fn the_fish_snippet_publishes_the_status_once_however_often_it_is_sourced() {
+    if !have("fish") {
+        return;
+    }
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["fish", "--no-config"]);
+    let file = snippet(&server, "fish");
+    let log = server.dir.path().join("hook.log");
+    // Another postexec handler is kept; sourcing twice hooks once.
+    type_until_done(
+        &server,
+        &pane,
+        &format!(
+            "function other --on-event fish_postexec; echo kept >> {}; end; source {file}; source {file}",
+            log.display()
+        ),
+    );
+    type_line(&server, &pane, "false");
+    wait_published(&server, &pane, 1);
+    type_line(&server, &pane, "sh -c 'exit 7'");
+    wait_published(&server, &pane, 7);
+    type_line(
+        &server,
+        &pane,
+        "echo handlers=(functions --handlers | string match -r __agentwatch_status | count)",
+    );
+    let (line, screen) = answer(&server, &pane, "handlers=");
+    assert_eq!(line, "handlers=1", "hooked once: {screen}");
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
+}
+
+#[test]
+fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
+    if !have("zsh") {
+        return;
+    }
+    let server = TmuxServer::start();
+    let pane = server.new_window(&["zsh", "-f"]);
+    // Its prompt first: on a loaded machine a line typed before zsh's line editor started
+    // could be lost.
+    support::wait_until("zsh's prompt", Duration::from_secs(20), || {
+        !server.capture(&pane).trim().is_empty()
+    });
+    let file = snippet(&server, "zsh");
+    let log = server.dir.path().join("hook.log");
+    type_until_done(&server, &pane, &format!("setopt nounset; other() {{ echo kept >> {} }}; precmd_functions=(other); source {file}; source {file}", log.display()));
+    type_line(&server, &pane, "false");
+    wait_published(&server, &pane, 1);
+    type_line(&server, &pane, "true");
+    wait_published(&server, &pane, 0);
+    type_line(&server, &pane, "echo \"hooks=[${precmd_functions[*]}]\"");
+    let (line, screen) = answer(&server, &pane, "hooks=[");
+    assert_eq!(line, "hooks=[__agentwatch_status other]", "{screen}");
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
+}

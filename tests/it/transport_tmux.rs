@@ -1,0 +1,170 @@
+//! The control-mode transport: steady polling starts no tmux process; when the control
+//! client dies agentwatch keeps working over fork+exec at once and reconnects with backoff,
+//! never in a storm. tmux calls are counted with a logging `tmux` wrapper first on PATH.
+
+use crate::support;
+use std::time::Duration;
+
+use crate::support::{calls, tmux_wrapper as wrapper, TmuxServer};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn start(server: &TmuxServer, extra: &[(&str, &str)]) -> (support::UiServer, std::path::PathBuf) {
+    let (path, log) = wrapper(server);
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let (data, state) = (format!("{home}/data"), format!("{home}/state"));
+    let sock = server.socket.to_string_lossy().into_owned();
+    let mut env = vec![
+        ("XDG_DATA_HOME", data.as_str()),
+        ("XDG_STATE_HOME", state.as_str()),
+        ("PATH", path.as_str()),
+    ];
+    env.extend_from_slice(extra);
+    let ui = server.start_ui_env(
+        100,
+        30,
+        &env,
+        &[
+            "env",
+            &format!("PATH={path}"),
+            env!("CARGO_BIN_EXE_agentwatch"),
+            "-S",
+            &sock,
+        ],
+    );
+    (ui, log)
+}
+
+#[test]
+fn steady_polling_over_control_mode_starts_no_tmux_process() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    server.new_window(&["claude"]);
+    let (ui, log) = start(&server, &[]);
+    ui.wait_for_text("● running", WAIT);
+    std::thread::sleep(Duration::from_secs(2)); // settle: option writes, first previews
+    let before = calls(&log).len();
+    std::thread::sleep(Duration::from_secs(3)); // six ticks
+    let during: Vec<String> = calls(&log)[before..].to_vec();
+    assert!(
+        during.is_empty(),
+        "tmux processes started in steady state: {during:?}"
+    );
+    let all = calls(&log);
+    assert_eq!(
+        all.iter().filter(|c| c.contains("-C attach")).count(),
+        1,
+        "{all:?}"
+    );
+}
+
+#[test]
+fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 4\n");
+    server.new_window(&["claude"]);
+    let (ui, log) = start(&server, &[("AGENTWATCH_LOG", "info")]);
+    ui.wait_for_text("● running", WAIT);
+    // Kill the control client (a client of our private server) every time it comes back.
+    let kill_control = || {
+        let out = server.tmux_ok(&["list-clients", "-F", "#{client_control_mode} #{client_pid}"]);
+        for l in out.lines() {
+            if let Some(pid) = l.strip_prefix("1 ") {
+                std::process::Command::new("kill")
+                    .args(["-9", pid])
+                    .status()
+                    .unwrap();
+            }
+        }
+    };
+    kill_control();
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    // Still watching: the death is seen over fork+exec.
+    ui.wait_for_text("process exited (code 4)", WAIT);
+    for _ in 0..12 {
+        kill_control();
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let attaches = calls(&log)
+        .iter()
+        .filter(|c| c.contains("-C attach"))
+        .count();
+    // 6 s of a killed connection: 1 s, 2 s, 4 s backoff allow about 3 more attempts, not 12.
+    assert!((2..=5).contains(&attaches), "{attaches} attaches");
+    let home = server.dir.path().to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(format!("{home}/state/agentwatch/agentwatch.log")).unwrap();
+    assert!(text.contains("transport: fork+exec"), "{text}");
+    assert!(text.contains("transport: control mode"), "{text}");
+}
+
+/// `a ; b ; c` on one control-mode line: one reply each, up to and including the first
+/// that fails (tmux skips the rest of the line), and the replies of later lines stay
+/// matched to their own commands.
+#[tokio::test]
+async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_replies_in_order() {
+    use agentwatch::adapters::tmux::control::{Control, Notices};
+    use agentwatch::adapters::tmux::reach::Reach;
+    let server = TmuxServer::start();
+    let session = server
+        .tmux_ok(&["display-message", "-p", "#{session_name}"])
+        .trim()
+        .to_string();
+    let env = server.env_pairs();
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v)
+        .unwrap();
+    let tmux = agentwatch::adapters::which::find_in("tmux", path).unwrap();
+    let control = Control::connect(
+        &Reach::Local,
+        tmux.as_os_str(),
+        &server.socket,
+        &session,
+        &env,
+        WAIT,
+        std::sync::Arc::new(Notices::default()),
+    )
+    .await
+    .unwrap();
+    let say = |w: &'static str| vec!["display-message", "-p", w];
+    let ok = control
+        .run_list(&[&say("a")[..], &say("b")[..]], WAIT)
+        .await
+        .unwrap();
+    assert_eq!(ok, [Ok(b"a\n".to_vec()), Ok(b"b\n".to_vec())]);
+
+    let failed = control
+        .run_list(
+            &[
+                &say("a")[..],
+                &["set-option", "-p", "-t", "%99", "@x", "1"][..],
+                &["set-option", "-g", "@ran", "yes"][..],
+            ],
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert_eq!(failed[0], Ok(b"a\n".to_vec()));
+    assert!(
+        failed[1].as_ref().is_err_and(|e| e.contains("%99")),
+        "{failed:?}"
+    );
+    // A line that does not parse answers with one error.
+    let unparsed = control
+        .run_list(&[&["no-such-command"][..], &say("c")[..]], WAIT)
+        .await
+        .unwrap();
+    assert_eq!(unparsed.len(), 1, "{unparsed:?}");
+    assert!(unparsed[0].is_err());
+    // Later lines: each its own reply, and what followed the failure never ran.
+    let next = control
+        .run_many(
+            &[&say("next")[..], &["show-options", "-gqv", "@ran"][..]],
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(next, [Ok(b"next\n".to_vec()), Ok(Vec::new())]);
+}
