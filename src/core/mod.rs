@@ -31,6 +31,8 @@ pub mod prompt;
 pub mod resume;
 /// Agents lost with a tmux server, as data.
 pub mod roster;
+/// The settings as data: what the config file holds once checked.
+pub mod settings;
 /// The core's state and its update: `State::update(msg, now) -> effects`.
 pub mod state;
 /// Styled text (the peek view's lines) in the core's own terms.

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::config::{Config, Order};
 use crate::core::agent::{Agents, Route, SESSION_ID};
 use crate::core::attention::{AgentFile, Attention, Doing, Verdict};
 use crate::core::errors::TmuxError;
@@ -15,6 +14,7 @@ use crate::core::msg::{
 use crate::core::pane::{Exit, Pane, PaneId, ProcTree};
 use crate::core::prompt::Hosting;
 use crate::core::resume::{self, Refusal};
+use crate::core::settings::{Config, Order};
 use crate::core::supervisor::Policy;
 use crate::core::text::short_id;
 use crate::core::watch::{observe, Auto, Card, Life, Notice};

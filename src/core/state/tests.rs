@@ -29,7 +29,7 @@ fn only_agent_panes_become_cards_unless_all_is_asked() {
     assert_eq!(kinds, vec![Some("claude".into()), Some("codex".into())]);
 
     let mut all = State::new(
-        &crate::config::Config::default(),
+        &crate::core::settings::Config::default(),
         true,
         "x".into(),
         (80, 24),
@@ -143,7 +143,7 @@ fn live_agent_panes_get_remain_on_exit_and_their_cwd_and_id_recorded() {
 
 #[test]
 fn retain_dead_false_leaves_remain_on_exit_alone_and_a_bad_id_is_never_recorded() {
-    let config = crate::config::Config {
+    let config = crate::core::settings::Config {
         retain_dead: false,
         ..Default::default()
     };
@@ -1283,7 +1283,7 @@ fn order(s: &State) -> Vec<u32> {
 #[test]
 fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
     let mut s = state((200, 60));
-    s.order = crate::config::Order::Attention;
+    s.order = crate::core::settings::Order::Attention;
     four(&mut s, [1, 1, 1, 1], false, T0);
     let screens = |w: &str| -> Msg {
         Msg::Looked(Ok((1..=4)
@@ -1483,10 +1483,12 @@ mod hosts {
 
     /// A state watching the local server and one host, `box`.
     fn with_box() -> State {
-        let mut config = crate::config::Config::default();
-        config.hosts = vec![crate::config::Host::ad_hoc("box")];
+        let config = crate::core::settings::Config {
+            hosts: vec![crate::core::settings::Host::ad_hoc("box")],
+            ..Default::default()
+        };
         let mut s = State::new(&config, false, "/tmp/s".into(), (120, 40));
-        s.order = crate::config::Order::Tmux;
+        s.order = crate::core::settings::Order::Tmux;
         s
     }
 
