@@ -16,11 +16,10 @@ pub mod cli;
 pub mod commands;
 /// The config file: defaults, validation, errors with file/line/column/key.
 pub mod config;
-/// The pure core: nouns, vocabulary, policy and `State::update(msg, now) -> effects`.
-pub mod core;
+/// The pure core (the `agentwatch-core` crate): nouns, vocabulary, policy and
+/// `State::update(msg, now) -> effects`.
+pub use agentwatch_core as core;
 /// The loops: effects carried out, the clock read, the dashboard and the daemon.
 pub mod run;
-#[cfg(test)]
-mod testkit;
 /// Drawing.
 pub mod ui;

@@ -6,7 +6,7 @@ use super::{Look, Screen};
 use crate::core::msg::{Action, Msg};
 use crate::core::pane::PaneId;
 use crate::core::state::State;
-use crate::testkit::*;
+use crate::core::testkit::*;
 
 /// A server with one of everything: running, crashed, killed, finished, unknown.
 fn fleet(size: (u16, u16)) -> State {

@@ -109,3 +109,14 @@ fn the_help_says_that_agentwatch_with_no_command_opens_the_dashboard() {
         "{text}"
     );
 }
+
+/// The README's key tables are the key table: every row, word for word.
+#[test]
+fn the_readme_lists_every_key() {
+    use agentwatch::core::keymap::{GRID, LOST, PEEK};
+    let readme = include_str!("../../README.md");
+    for b in GRID.iter().chain(PEEK.iter()).chain(LOST.iter()) {
+        let row = format!("| `{}` | {} |", b.label, b.help);
+        assert!(readme.contains(&row), "README lacks the row: {row}");
+    }
+}

@@ -1,0 +1,593 @@
+//! What a live agent is doing, as far as can be told: working, waiting for its user, or idle
+//! at its input box. Each source that can tell is kept apart, and the most exact one that
+//! says something decides; when none does, it is not known and not said. Pure.
+//!
+//! The sources, most exact first:
+//! - the agent's own word: claude's per-process file (`~/.claude/sessions/<pid>.json`,
+//!   `status` idle or busy);
+//! - a hook's word: the pane options agent hook plugins write (`@pane_status`,
+//!   `@pane_wait_reason`), agentwatch's own hooks among them;
+//! - the window's output (tmux's `window_activity`): changing, the agent is working;
+//! - its screen once the output stopped: a prompt for its user (waiting), the line it shows
+//!   while it works (working), or, for a kind whose working line is known, neither (idle).
+//!
+//! The agent's own word decides when there is one (claude says `waiting` itself, with what
+//! for); otherwise a prompt for its user from a hook or on its screen beats the rest.
+
+use crate::msg::Millis;
+
+/// How long an agent's window has no output before its screen is looked at.
+pub const QUIET_MS: Millis = 2_000;
+
+/// A window's output time older than this is not taken as the start of a wait.
+const PLAUSIBLE_MS: Millis = 30 * 24 * 3_600_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Doing {
+    Working,
+    /// A permission prompt, a question, a trust or login dialog: it waits for its user.
+    Waiting,
+    /// Its turn is over; it sits at its input box.
+    Idle,
+}
+
+impl Doing {
+    pub fn word(self) -> &'static str {
+        match self {
+            Doing::Working => "working",
+            Doing::Waiting => "waiting",
+            Doing::Idle => "idle",
+        }
+    }
+}
+
+/// Which source told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Told {
+    /// The agent's own state file.
+    File,
+    /// A pane option written by a hook.
+    Hook,
+    /// The window's output time.
+    Output,
+    /// A look at its screen.
+    Screen,
+}
+
+impl Told {
+    pub fn word(self) -> &'static str {
+        match self {
+            Told::File => "file",
+            Told::Hook => "hook",
+            Told::Output => "output",
+            Told::Screen => "screen",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Told::File => "the agent's own state file",
+            Told::Hook => "a hook's pane option",
+            Told::Output => "the window's output",
+            Told::Screen => "its screen",
+        }
+    }
+}
+
+/// One source's word: what the agent does, and the line or value that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub doing: Doing,
+    pub told: Told,
+    pub why: String,
+    /// When the source says this began, where it says (claude's `updatedAt`).
+    pub at: Option<Millis>,
+}
+
+impl Verdict {
+    pub fn new(doing: Doing, told: Told, why: impl Into<String>) -> Verdict {
+        Verdict {
+            doing,
+            told,
+            why: why.into(),
+            at: None,
+        }
+    }
+
+    pub fn since(mut self, at: Option<Millis>) -> Verdict {
+        self.at = at;
+        self
+    }
+}
+
+/// A hook's pane options as last read, and whether the window's output has since overtaken
+/// a `waiting` it said (answered prompts are not always followed by another hook call).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookWord {
+    pub status: String,
+    pub reason: String,
+    pub seen_at: Millis,
+    pub overtaken: bool,
+}
+
+/// The word of a hook plugin's `@pane_status` value, when it is one this knows. Plugins in
+/// use write `running`, `waiting`, `idle`, `background`, `error` (tmux-agent-sidebar, and
+/// agentwatch's own hooks), `running`, `needs-input`, `done` (agentgrid), and the like.
+pub fn hook_doing(status: &str) -> Option<Doing> {
+    let s = status.trim().to_ascii_lowercase();
+    Some(match s.as_str() {
+        "working" | "running" | "busy" | "thinking" | "active" => Doing::Working,
+        "waiting" | "wait" | "needs-input" | "needs_input" | "input" | "attention"
+        | "permission" | "blocked" | "asking" => Doing::Waiting,
+        // tmux-agent-sidebar: `background` (its turn over, a background shell runs) and
+        // `error` (the turn failed, e.g. StopFailure); the agent sits at its input box.
+        "idle" | "done" | "ready" | "finished" | "complete" | "completed" | "stopped"
+        | "background" | "error" => Doing::Idle,
+        _ => return None,
+    })
+}
+
+/// The word of claude's `status` field in its per-process file (claude 2.1.197 writes
+/// `busy`, `waiting` with `waitingFor`, `idle`, and `shell`: idle with a background shell
+/// task alive).
+pub fn file_doing(status: &str) -> Option<Doing> {
+    match status {
+        "busy" => Some(Doing::Working),
+        "idle" | "shell" => Some(Doing::Idle),
+        "waiting" => Some(Doing::Waiting),
+        _ => None,
+    }
+}
+
+/// An agent's own state file, as read (claude's `sessions/<pid>.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AgentFile {
+    pub status: String,
+    /// `waitingFor`, while it waits (`permission prompt`, `dialog open`, `input needed`).
+    pub waiting_for: Option<String>,
+    /// `updatedAt`, epoch ms.
+    pub updated_at: Option<Millis>,
+    /// `procStart`: the kernel's start time of the process it is about.
+    pub proc_start: Option<String>,
+}
+
+impl AgentFile {
+    pub fn verdict(&self) -> Option<Verdict> {
+        let doing = file_doing(&self.status)?;
+        let why = match (&self.waiting_for, self.status.as_str()) {
+            (Some(w), _) if doing == Doing::Waiting => w.clone(),
+            (_, "shell") => "idle, a background shell task runs".to_string(),
+            _ => format!("status {}", self.status),
+        };
+        Some(Verdict::new(doing, Told::File, why).since(self.updated_at))
+    }
+}
+
+/// What a live agent is doing: each source's last word, and what was decided from them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Attention {
+    /// Its window's output time at the last look, and when that last changed (0: not seen
+    /// changing).
+    pub output: Option<(u64, Millis)>,
+    /// When the current stretch of output began.
+    pub working_since: Option<Millis>,
+    /// Its screen was looked at since the output stopped.
+    pub looked: bool,
+    /// What the last look at its screen said.
+    pub screen: Option<Verdict>,
+    /// What the agent's own state file says, and the pid it is about.
+    pub file: Option<Verdict>,
+    pub file_pid: Option<u32>,
+    /// What a hook's pane options say.
+    pub hook: Option<HookWord>,
+    /// What was decided, and since when.
+    pub now: Option<(Verdict, Millis)>,
+    /// A source's word changed since the last decision (an unchanged card costs nothing to
+    /// settle: this runs for every card on every poll).
+    pub changed: bool,
+    /// First seen while its window had just written (when): tmux's output time is whole
+    /// seconds, so more output within that second would go unseen, and the first look may
+    /// have caught the screen half drawn. Looked at once more when it has been quiet.
+    pub recheck: Option<Millis>,
+}
+
+impl Attention {
+    /// The decided state and since when; `None` when it cannot be told.
+    pub fn state(&self) -> Option<(Doing, Millis)> {
+        self.now.as_ref().map(|(v, t)| (v.doing, *t))
+    }
+
+    pub fn is(&self, doing: Doing) -> bool {
+        self.state().is_some_and(|(d, _)| d == doing)
+    }
+
+    /// The line or value behind a wait, while it waits.
+    pub fn waiting_for(&self) -> Option<&str> {
+        match &self.now {
+            Some((v, _)) if v.doing == Doing::Waiting => Some(&v.why),
+            _ => None,
+        }
+    }
+
+    /// Whether its screen is due a look: its output stopped (or is known and has not been
+    /// seen to change) and it was not looked at since.
+    pub fn look_due(&self) -> bool {
+        self.output.is_some() && self.working_since.is_none() && !self.looked
+    }
+
+    /// Takes in the window's output time at `now`; says whether the screen should be looked
+    /// at now ([`Attention::look_due`]).
+    pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
+        match self.output {
+            Some((old, _)) if old != at => {
+                self.recheck = None;
+                self.output = Some((at, now));
+                self.changed |= self.working_since.is_none() || self.screen.is_some();
+                self.working_since.get_or_insert(now);
+                self.looked = false;
+                self.screen = None;
+                // A wait a hook told of, answered: the agent writes again well after it.
+                if let Some(h) = self.hook.as_mut() {
+                    if !h.overtaken
+                        && hook_doing(&h.status) == Some(Doing::Waiting)
+                        && now.saturating_sub(h.seen_at) >= QUIET_MS
+                    {
+                        h.overtaken = true;
+                        self.changed = true;
+                    }
+                }
+            }
+            Some((_, at)) => {
+                if now.saturating_sub(at) >= QUIET_MS && self.working_since.is_some() {
+                    self.working_since = None;
+                    self.changed = true;
+                }
+                if let Some(first) = self.recheck {
+                    if now.saturating_sub(first) >= QUIET_MS {
+                        self.recheck = None;
+                        self.looked = false;
+                    }
+                }
+            }
+            // First sight: whether it is writing is not known yet; its screen says the rest.
+            None => {
+                self.output = Some((at, 0));
+                self.changed = true;
+                // Missed only if the look comes within the second of that output; a second
+                // more of slack for a host's clock, moved in whole seconds.
+                let written = at.saturating_mul(1000);
+                self.recheck = (written <= now && now - written < 2_000).then_some(now);
+            }
+        }
+        self.look_due()
+    }
+
+    /// Takes in what its screen said.
+    pub fn looked_at(&mut self, screen: Option<Verdict>) {
+        self.looked = true;
+        self.screen = screen;
+        self.changed = true;
+    }
+
+    /// Takes in the agent's own state file's word, and the pid it is about.
+    pub fn file_says(&mut self, pid: Option<u32>, file: Option<Verdict>) {
+        if self.file != file || self.file_pid != pid {
+            self.file = file;
+            self.file_pid = pid;
+            self.changed = true;
+        }
+    }
+
+    /// Takes in a hook's pane options (empty: none set).
+    pub fn hook_says(&mut self, status: &str, reason: &str, now: Millis) {
+        if status.is_empty() {
+            self.changed |= self.hook.take().is_some();
+            return;
+        }
+        match &mut self.hook {
+            Some(h) if h.status == status => {
+                if h.reason != reason {
+                    h.reason = reason.to_string();
+                    self.changed = true;
+                }
+            }
+            _ => {
+                self.changed = true;
+                self.hook = Some(HookWord {
+                    status: status.to_string(),
+                    reason: reason.to_string(),
+                    seen_at: now,
+                    overtaken: false,
+                })
+            }
+        }
+    }
+
+    /// The hook's word as a verdict, unless the output overtook it.
+    pub fn hook_verdict(&self) -> Option<Verdict> {
+        let h = self.hook.as_ref().filter(|h| !h.overtaken)?;
+        let doing = hook_doing(&h.status)?;
+        let why = if h.reason.is_empty() {
+            format!("@pane_status {}", h.status)
+        } else {
+            h.reason.clone()
+        };
+        Some(Verdict::new(doing, Told::Hook, why))
+    }
+
+    /// Each source's word, most exact first (what `explain` prints).
+    pub fn words(&self) -> Vec<Verdict> {
+        let output = self
+            .working_since
+            .map(|_| Verdict::new(Doing::Working, Told::Output, "its window has output"));
+        [
+            self.file.clone(),
+            self.hook_verdict(),
+            output,
+            self.screen.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// What the sources say together: the agent's own word; else a prompt for its user from
+    /// a hook or on screen; else the most exact source's word.
+    pub fn decide(&self) -> Option<Verdict> {
+        if let Some(v) = &self.file {
+            return Some(v.clone());
+        }
+        let words = self.words();
+        words
+            .iter()
+            .find(|v| v.doing == Doing::Waiting)
+            .or_else(|| words.first())
+            .cloned()
+    }
+
+    /// Decides again at `now`; returns the decision when what the agent does changed (an
+    /// edge: `Some(None)` when it is no longer known). A new spell dates from `start` (the
+    /// agent's) at the earliest: a window's output time may be older than the agent in it.
+    pub fn settle(&mut self, now: Millis, start: Option<Millis>) -> Option<Option<Verdict>> {
+        if !self.changed {
+            return None;
+        }
+        // The output stopped and its screen is still to be read: what it shows decides, so
+        // the state holds till then (no working -> unknown -> waiting flutter).
+        if self.file.is_none() && self.look_due() {
+            return None;
+        }
+        self.changed = false;
+        let new = self.decide();
+        let old = self.now.as_ref().map(|(v, _)| v.doing);
+        match new {
+            Some(v) if Some(v.doing) == old => {
+                // Same state, maybe another line: kept, the time it began too.
+                if let Some((cur, _)) = self.now.as_mut() {
+                    *cur = v;
+                }
+                None
+            }
+            Some(v) => {
+                // A wait or an idle spell seen on a quiet screen began when the output stopped:
+                // the window's last output time (tmux's, whole seconds) where it is plausible
+                // (not in the future, not over 30 days old), else when the output was seen to
+                // change.
+                let quiet = self.output.and_then(|(secs, seen)| {
+                    let at = secs.saturating_mul(1000);
+                    if at <= now && at.saturating_add(PLAUSIBLE_MS) >= now {
+                        Some(at)
+                    } else {
+                        Some(seen).filter(|&s| s > 0)
+                    }
+                });
+                let since = match (v.doing, v.told) {
+                    (Doing::Waiting | Doing::Idle, Told::Screen) => quiet.unwrap_or(now),
+                    // The agent's own file dates its word (a `status` run later says the
+                    // same `since` as the dashboard that saw the edge).
+                    (_, Told::File) => v.at.filter(|&t| t <= now).unwrap_or(now),
+                    _ => now,
+                };
+                let since = since.max(start.unwrap_or(0)).min(now);
+                self.now = Some((v.clone(), since));
+                Some(Some(v))
+            }
+            None if old.is_some() => {
+                self.now = None;
+                Some(None)
+            }
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agents_own_word_decides_else_a_prompt_beats_the_output() {
+        let file = |status: &str, waiting_for: Option<&str>| AgentFile {
+            status: status.into(),
+            waiting_for: waiting_for.map(str::to_string),
+            ..Default::default()
+        };
+        let mut a = Attention {
+            file: file("busy", None).verdict(),
+            working_since: Some(1),
+            screen: Some(Verdict::new(
+                Doing::Waiting,
+                Told::Screen,
+                "Do you want to proceed?",
+            )),
+            ..Default::default()
+        };
+        // The screen's match is old text: claude itself says it works.
+        assert_eq!(
+            a.decide().map(|v| (v.doing, v.told)),
+            Some((Doing::Working, Told::File))
+        );
+        a.file = file("waiting", Some("permission prompt")).verdict();
+        let v = a.decide().unwrap();
+        assert_eq!(
+            (v.doing, v.told, v.why.as_str()),
+            (Doing::Waiting, Told::File, "permission prompt")
+        );
+        a.file = file("shell", None).verdict();
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
+        a.file = file("compacting", None).verdict();
+        assert!(a.file.is_none(), "a word it does not know says nothing");
+        let v = a.decide().unwrap();
+        assert_eq!((v.doing, v.told), (Doing::Waiting, Told::Screen));
+        a.screen = None;
+        assert_eq!(a.decide().map(|v| v.told), Some(Told::Output));
+    }
+
+    #[test]
+    fn a_hooks_wait_is_overtaken_by_output_well_after_it_not_by_the_prompt_drawing_itself() {
+        let mut a = Attention::default();
+        a.saw_output(100, 1_000);
+        a.hook_says("waiting", "Claude needs your permission to use Bash", 1_000);
+        a.saw_output(101, 1_500);
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Waiting));
+        assert_eq!(
+            a.decide().map(|v| v.why).as_deref(),
+            Some("Claude needs your permission to use Bash")
+        );
+        a.saw_output(102, 9_000);
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Working));
+        // A new word from the hook counts again.
+        a.hook_says("idle", "", 10_000);
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
+        a.hook_says("", "", 11_000);
+        assert!(a.hook.is_none());
+    }
+
+    #[test]
+    fn an_unknown_hook_word_says_nothing() {
+        assert_eq!(hook_doing("Waiting"), Some(Doing::Waiting));
+        assert_eq!(hook_doing("done"), Some(Doing::Idle));
+        assert_eq!(hook_doing("compacting?"), None);
+        let mut a = Attention::default();
+        a.hook_says("compacting?", "", 0);
+        assert_eq!(a.decide(), None);
+    }
+
+    #[test]
+    fn settle_reports_edges_only_and_dates_a_quiet_wait_from_when_the_output_stopped() {
+        // tmux's output times are epoch seconds; the core's clock epoch milliseconds.
+        const T: Millis = 1_780_000_000_000;
+        let secs = |ms: Millis| ms / 1000;
+        let mut a = Attention::default();
+        a.saw_output(secs(T), T + 500);
+        a.saw_output(secs(T + 1_000), T + 1_000);
+        assert_eq!(
+            a.settle(T + 1_000, None).flatten().map(|v| v.doing),
+            Some(Doing::Working)
+        );
+        assert_eq!(
+            a.settle(T + 1_200, None),
+            None,
+            "no edge while it stays working"
+        );
+        assert!(a.saw_output(secs(T + 1_000), T + 3_500), "quiet: look");
+        assert_eq!(
+            a.settle(T + 3_500, None),
+            None,
+            "held till its screen is read"
+        );
+        assert_eq!(a.state(), Some((Doing::Working, T + 1_000)));
+        a.looked_at(Some(Verdict::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Do you want to proceed?",
+        )));
+        assert_eq!(
+            a.settle(T + 3_600, None).flatten().map(|v| v.doing),
+            Some(Doing::Waiting)
+        );
+        assert_eq!(
+            a.state(),
+            Some((Doing::Waiting, T + 1_000)),
+            "since its window's last output"
+        );
+        assert_eq!(a.waiting_for(), Some("Do you want to proceed?"));
+        a.looked_at(Some(Verdict::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Enter to confirm · Esc to cancel",
+        )));
+        assert_eq!(
+            a.settle(T + 3_700, None),
+            None,
+            "another line, the same wait"
+        );
+        assert_eq!(a.state(), Some((Doing::Waiting, T + 1_000)));
+        assert_eq!(a.waiting_for(), Some("Enter to confirm · Esc to cancel"));
+        // Seen for the first time, quiet for an hour: waiting since then, not since now.
+        let mut b = Attention::default();
+        assert!(b.saw_output(secs(T), T + 3_600_000));
+        b.looked_at(Some(Verdict::new(Doing::Waiting, Told::Screen, "?")));
+        b.settle(T + 3_600_000, None);
+        assert_eq!(b.state(), Some((Doing::Waiting, T)));
+        // ... but not before the agent started: the window was there before it.
+        let mut c = Attention::default();
+        c.saw_output(secs(T), T + 3_600_000);
+        c.looked_at(Some(Verdict::new(Doing::Idle, Told::Screen, "-")));
+        c.settle(T + 3_600_000, Some(T + 600_000));
+        assert_eq!(c.state(), Some((Doing::Idle, T + 600_000)));
+    }
+
+    #[test]
+    fn an_agent_first_seen_while_writing_is_looked_at_again_once_it_is_quiet() {
+        let t = 1_800_000_000_000u64;
+        let secs = t / 1000;
+        let mut a = Attention::default();
+        // Its window wrote this very second: looked at now (a one-shot status needs a
+        // word), and again once quiet, for the rest of that second went unseen.
+        assert!(a.saw_output(secs, t + 200));
+        a.looked_at(Some(Verdict::new(
+            Doing::Idle,
+            Told::Screen,
+            "no `esc` on its screen",
+        )));
+        assert!(!a.saw_output(secs, t + 1_000));
+        assert!(a.saw_output(secs, t + 2_300), "quiet now: looked at again");
+        a.looked_at(Some(Verdict::new(
+            Doing::Working,
+            Told::Screen,
+            "esc to interrupt",
+        )));
+        assert!(!a.saw_output(secs, t + 5_000), "once");
+        assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Working));
+
+        // Quiet for long when first seen: one look is enough.
+        let mut b = Attention::default();
+        assert!(b.saw_output(secs - 60, t));
+        b.looked_at(None);
+        assert!(!b.saw_output(secs - 60, t + 10_000));
+    }
+
+    #[test]
+    fn a_state_the_agents_own_file_tells_dates_from_when_the_file_says() {
+        let t = 1_800_000_000_000u64;
+        let file = |status: &str, at: Millis| AgentFile {
+            status: status.into(),
+            updated_at: Some(at),
+            ..AgentFile::default()
+        };
+        let mut a = Attention::default();
+        a.file_says(Some(7), file("busy", t - 14_000).verdict());
+        a.settle(t, Some(t - 60_000));
+        assert_eq!(a.state(), Some((Doing::Working, t - 14_000)));
+        // Not before the agent began, not in the future.
+        let mut b = Attention::default();
+        b.file_says(Some(7), file("idle", t - 14_000).verdict());
+        b.settle(t, Some(t - 5_000));
+        assert_eq!(b.state(), Some((Doing::Idle, t - 5_000)));
+        let mut c = Attention::default();
+        c.file_says(Some(7), file("waiting", t + 9_000).verdict());
+        c.settle(t, None);
+        assert_eq!(c.state(), Some((Doing::Waiting, t)));
+    }
+}

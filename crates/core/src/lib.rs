@@ -1,0 +1,55 @@
+//! agentwatch's pure core: decides everything, does no I/O and never reads the clock. It
+//! depends on no terminal, async runtime, logging or OS crate (the compiler keeps it so), has
+//! its own input and styled-text types, and returns what it wants logged as data.
+#![forbid(unsafe_code)]
+
+/// Agent kinds: recognition, start/resume argv, session id shapes.
+pub mod agent;
+/// What a live agent is doing: working, waiting for its user, idle.
+pub mod attention;
+/// Crash records as data: a dead pane's output and death.
+pub mod crash;
+/// Typed failures of the outside world that the core reacts to.
+pub mod errors;
+/// The help's lines as text, for the UI to draw and the core to scroll within.
+pub mod help;
+/// Keys, clicks and resizes in the core's own terms.
+pub mod input;
+/// A death's verdict, kept on its pane for whoever supervises next.
+pub mod judged;
+/// The one key table.
+pub mod keymap;
+/// Grid geometry: how many cards fit, for selection and scrolling.
+pub mod layout;
+/// Action, Msg and Effect: the vocabularies of the loop.
+pub mod msg;
+/// Domain nouns: pane ids, pane rows, listings, exits.
+pub mod pane;
+/// The peek view's model: parsed output, scrolling, search.
+pub mod peek_model;
+/// Agents typed at a shell prompt: the pane as the core should see it.
+pub mod prompt;
+/// Pure relaunch planning: argv, directory and session id, or why not.
+pub mod resume;
+/// Agents lost with a tmux server, as data.
+pub mod roster;
+/// The settings as data: what the config file holds once checked.
+pub mod settings;
+/// The core's state and its update: `State::update(msg, now) -> effects`.
+pub mod state;
+/// Styled text (the peek view's lines) in the core's own terms.
+pub mod styled;
+/// The pure auto-resume policy: verdicts on deaths, budgets, backoff.
+pub mod supervisor;
+/// Builders for tests: synthetic panes, observations and states (with the `testkit`
+/// feature, for the binary's tests too).
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
+/// Short texts: durations, paths, fitting to a width.
+pub mod text;
+/// Dates and durations without a date crate.
+pub mod timefmt;
+/// Pure lifecycle tracking of one pane.
+pub mod watch;
+/// Splitting and quoting words for tmux and shells.
+pub mod words;

@@ -1,0 +1,376 @@
+//! The three vocabularies of the loop: what the user wants (`Action`), what happened
+//! (`Msg`), and what I/O the core asks for (`Effect`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::peek_model::{PeekRecord, PeekText};
+use crate::roster::Roster;
+
+use crate::errors::TmuxError;
+use crate::pane::Listing;
+use crate::pane::PaneId;
+use crate::resume::{Failure, Plan};
+
+/// Milliseconds since the Unix epoch: the only clock the core knows, handed in by the loop.
+pub type Millis = u64;
+
+/// A user intent, from the one key table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    Help,
+    /// `r`: relaunch the selected dead pane, resuming its session.
+    Relaunch,
+    /// `R`: deliberately start the selected dead pane's agent fresh.
+    RelaunchFresh,
+    /// `a`: turn auto-resume off or on for the selected pane.
+    ToggleAuto,
+    /// `c`: cancel the selected pane's pending auto-resume.
+    CancelAuto,
+    /// `A`: turn auto-resume off or on for every pane.
+    ToggleAutoAll,
+    /// `R` on the lost-server screen: recreate every lost agent (asks first).
+    RecreateAll,
+    /// `d` on the lost-server screen: forget the lost agents for good (asks first).
+    Forget,
+    /// `y` / `n`: answer a question.
+    Yes,
+    No,
+    /// `p`: open the peek view on the selected pane.
+    Peek,
+    /// `n`/Tab: select the next agent that needs its user.
+    NextNeed,
+    /// `x`: close a dead pane (asks once).
+    Close,
+    /// `g`/Enter: go to the pane in tmux.
+    Jump,
+    /// Peek: start a search.
+    Search,
+    /// Peek: next / previous match.
+    Next,
+    Prev,
+    /// Peek: older / newer crash record.
+    Older,
+    Newer,
+    /// Peek: a new snapshot of the pane.
+    Refresh,
+    /// `/` on the grid: type a filter.
+    Filter,
+    /// `v`: the list instead of cards, or cards instead of the list.
+    SwitchView,
+    /// Esc: close whatever overlay is open.
+    Back,
+    Quit,
+}
+
+/// Who supervises a tmux server: the one instance that judges deaths, runs auto-resumes,
+/// journals them and announces them. Chosen by a lock the kernel releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Supervisor {
+    pub pid: u32,
+    /// A daemon (`agentwatch daemon`), not a dashboard.
+    pub daemon: bool,
+    /// Since when (epoch ms).
+    pub since: Millis,
+}
+
+/// The answer to [`Effect::Elect`]: whether this instance supervises now, and who does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Election {
+    pub mine: bool,
+    /// The supervisor, when known (this instance, a daemon, another dashboard).
+    pub by: Option<Supervisor>,
+}
+
+/// What the poller saw: the tmux listing plus what `/proc` says about the panes' processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    pub listing: Listing,
+    /// argv of the foreground process: every poll for a launcher or a process other than
+    /// the pane's own; once, when it is new, for the pane's own process.
+    pub foreground: HashMap<PaneId, Vec<String>>,
+    /// Start time (epoch ms) of each pane's process (or of its foreground process, when
+    /// that is another one), where `/proc` knows it.
+    pub started: HashMap<PaneId, Millis>,
+    /// The name of each live pane's own process (`bash`, `claude`).
+    pub comm: HashMap<PaneId, String>,
+    /// Each live pane's own argv and foreground process tree below its own process
+    /// (breadth first): the descendants in the terminal's foreground process group. Re-read only when the pane's
+    /// process or current command changes, one of them ends, or on a slow sweep.
+    pub tree: Arc<HashMap<PaneId, Arc<crate::pane::ProcTree>>>,
+    /// When each agent pane's window last had output (tmux's `window_activity`, epoch
+    /// seconds), for the panes read this poll: changing, the agent is working.
+    pub activity: HashMap<PaneId, u64>,
+    /// Agents' own state files by the pid they are about (claude's `sessions/<pid>.json`).
+    pub agent_files: Arc<HashMap<u32, crate::attention::AgentFile>>,
+}
+
+/// Something that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    Tick,
+    /// Something changed (a process ended, a window came): poll now, not at the next tick.
+    Wake,
+    /// The screens of agents that stopped writing, to tell whether they wait for input.
+    Looked(Result<HashMap<PaneId, String>, TmuxError>),
+    /// A key press, translated by the key table of the view it lands in.
+    Key(crate::input::Key),
+    /// A click or a turn of the wheel, where the terminal reports them.
+    Mouse(crate::input::Mouse),
+    Action(Action),
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    Polled(Result<Observation, TmuxError>),
+    /// The answer to [`Effect::PollHost`]: a look at the server of another host, its pane
+    /// ids already of that host ([`PaneId::on`]).
+    PolledHost {
+        host: u8,
+        result: Result<Observation, TmuxError>,
+    },
+    Screens(Result<HashMap<PaneId, String>, TmuxError>),
+    OptionsSet(Result<(), TmuxError>),
+    /// A relaunch finished: the plan as carried out (with its final session id), or why not.
+    Relaunched {
+        pane: PaneId,
+        result: Result<Plan, Failure>,
+    },
+    /// A pane's whole retained output, parsed, for the peek view.
+    History {
+        pane: PaneId,
+        result: Result<Arc<PeekText>, String>,
+    },
+    /// A pane's crash records, newest first.
+    Records {
+        pane: PaneId,
+        records: Vec<Arc<PeekRecord>>,
+    },
+    /// `kill-pane` finished.
+    Closed {
+        pane: PaneId,
+        result: Result<(), String>,
+    },
+    /// The jump to a pane in tmux finished.
+    Jumped {
+        pane: PaneId,
+        result: Result<(), String>,
+    },
+    /// The roster saved by an earlier run, for this socket.
+    RosterLoaded(Option<Roster>),
+    /// The lost agents were recreated: per target, the new pane id or why not.
+    Recreated(Vec<(String, Result<String, String>)>),
+    /// Who supervises the server now.
+    Elected(Election),
+    /// Recent journal events, read once at start: what happened while this instance was
+    /// not watching.
+    JournalRead(Vec<Event>),
+    /// A session id lookup in the agent's own records finished.
+    Discovered {
+        pane: PaneId,
+        found: Option<(String, &'static str)>,
+    },
+    /// An event was appended to the journal, or could not be (a full disk).
+    Journaled(Result<(), String>),
+    /// The last lines a dead pane printed (`None`: they could not be read).
+    Tail {
+        pane: PaneId,
+        text: Option<String>,
+    },
+}
+
+/// One lost agent to bring back: where, and with what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recreate {
+    pub target: String,
+    pub session: String,
+    pub window_name: String,
+    pub cwd: String,
+    pub argv: Vec<String>,
+    pub options: Vec<(String, String)>,
+}
+
+/// What a crash record says about the death, besides the output.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CrashMeta {
+    pub target: String,
+    /// The host whose server the pane is on; `None`: this machine's.
+    pub host: Option<String>,
+    pub exit: String,
+    /// `exit 1`, `SIGKILL`: for the card's "previous:" line.
+    pub exit_short: String,
+    pub died_at: Option<Millis>,
+    pub started_at: Option<Millis>,
+    /// The auto-resume this death followed (see [`crate::crash::CrashRecord::attempt`]).
+    pub attempt: Option<u32>,
+}
+
+/// A session id lookup: what the agent's records are searched by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoverRequest {
+    pub pane: PaneId,
+    pub agent: String,
+    pub cwd: String,
+    pub pids: Vec<u32>,
+    pub started_at: Option<Millis>,
+    pub died_at: Option<Millis>,
+    pub dead: bool,
+    /// The pane was started with a resume command (`codex resume --last`): its session
+    /// file may be an old one, so only exact evidence (the exit line) counts.
+    pub resumed: bool,
+}
+
+/// How much a log line matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+}
+
+/// A line for the log file: the core says what is worth logging, the loop writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Log {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Log {
+    pub fn info(text: impl Into<String>) -> Log {
+        Log {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+
+    pub fn warn(text: impl Into<String>) -> Log {
+        Log {
+            level: Level::Warn,
+            text: text.into(),
+        }
+    }
+}
+
+/// I/O the core asks the loop to perform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Write a line to the log file; answers nothing.
+    Log(Log),
+    /// Look at the panes (tmux, plus `/proc` reads), reading these ones whole whatever else
+    /// says they changed (cards on screen, deaths being handled); answers with
+    /// [`Msg::Polled`].
+    Poll(Vec<PaneId>),
+    /// Look at the server of another host (tmux alone: its `/proc` is not ours), reading
+    /// these of its panes whole; answers [`Msg::PolledHost`].
+    PollHost { host: u8, hot: Vec<PaneId> },
+    /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
+    /// their user on screen?); answers [`Msg::Looked`].
+    LookAtScreens(Vec<PaneId>),
+    /// Whether agents' output times are wanted often (an agent works or waits with no state
+    /// file of its own) or now and then will do; answers nothing.
+    Attend(bool),
+    /// Send SIGCHLD to the tmux server (lost exit status workaround).
+    KickServer(u32),
+    /// The same for another host's server: it is asked to signal itself (`run-shell`), over
+    /// its connection; answers nothing.
+    KickHost(u8),
+    /// Capture the visible screens of these panes, each with this many lines of history
+    /// above it, in one call; answers [`Msg::Screens`].
+    CaptureScreens { panes: Vec<(PaneId, usize)> },
+    /// Set pane options in one call; answers [`Msg::OptionsSet`].
+    SetOptions(Vec<(PaneId, String, String)>),
+    /// Capture the dead pane's output into a crash record, then respawn it (never `-k`);
+    /// answers [`Msg::Relaunched`].
+    Relaunch { plan: Plan, meta: CrashMeta },
+    /// Look for a session id in the agent's own records; answers [`Msg::Discovered`].
+    Discover(DiscoverRequest),
+    /// Append one event to the journal.
+    Journal(Event),
+    /// Announce deaths: one effect per look, however many deaths. The supervisor announces
+    /// them every way configured (bell, desktop, hook); a dashboard beside it only rings its
+    /// own terminal's bell (`bell_only`).
+    Notify { events: Vec<Event>, bell_only: bool },
+    /// Find out who supervises the server (and become the supervisor if nobody does);
+    /// answers [`Msg::Elected`].
+    Elect,
+    /// Read the journal's recent events; answers [`Msg::JournalRead`].
+    ReadJournal { since: Millis },
+    /// Set a server option (`set-option -s`): settings every instance shares, like `A`.
+    SetServerOption { name: String, value: String },
+    /// Capture a pane's whole history with colours; answers [`Msg::History`].
+    CaptureHistory(PaneId),
+    /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
+    ReadTail(PaneId),
+    /// Read a pane's crash records; answers [`Msg::Records`].
+    LoadRecords {
+        pane: PaneId,
+        /// The host whose server the pane is on; `None`: this machine's.
+        host: Option<String>,
+        session_id: Option<String>,
+    },
+    /// Read the roster of agents lost with this server; answers [`Msg::RosterLoaded`].
+    LoadRoster,
+    /// Save (or, with `None`, forget) the roster of agents lost with this server.
+    SaveRoster(Option<Roster>),
+    /// Open a window per agent with its resume command; answers [`Msg::Recreated`].
+    Recreate(Vec<Recreate>),
+    /// `kill-pane` a dead pane; answers [`Msg::Closed`].
+    KillPane(PaneId),
+    /// Show the pane in the tmux client agentwatch is shown on; answers [`Msg::Jumped`].
+    Jump { pane: PaneId, viewer: Viewer },
+}
+
+/// Where agentwatch itself is on screen, when it runs inside the server it watches: what `g`
+/// switches is the client showing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Viewer {
+    /// In a pane (`$TMUX_PANE`): the client showing that pane.
+    Pane(String),
+    /// In a popup (tmux gives a popup no pane), drawn over a client of this session (`$N`,
+    /// from `$TMUX`): `client`, the tty of the one that last had a key when agentwatch
+    /// started, which is the one that opened it (keys typed in a popup do not count as a
+    /// client's activity); `None` when tmux could not be asked then. The popup hides the pane
+    /// it goes to, so agentwatch quits after the switch and `-E` closes it.
+    Popup {
+        session: String,
+        client: Option<String>,
+    },
+}
+
+/// One lifecycle event, as written to the journal (one JSON object per line).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Event {
+    /// Epoch milliseconds.
+    pub ts: Millis,
+    /// `died`, `scheduled`, `resumed`, `resume_failed`, `gave_up`, `cancelled`, `relaunched`,
+    /// `gone`; what a live agent does: `working`, `waiting`, `idle`.
+    pub event: String,
+    pub pane: String,
+    /// The tmux server's socket: pane ids are only unique within one server.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server: Option<String>,
+    /// The host (`[[hosts]]` name) whose server the pane is on; absent: this machine's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub attempt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+}

@@ -1,0 +1,355 @@
+//! Domain nouns: a pane id, one tmux pane row, and how a dead pane exited.
+
+use std::fmt;
+
+/// A tmux pane id (`%N`). Stable for the pane's life and kept across `respawn-pane`.
+///
+/// Pane ids are unique within one tmux server only: with servers on other hosts watched
+/// too, the top bits say which server (0: the local one, 1 and up: the configured hosts in
+/// order) and the low 24 the pane number there. It is shown, and given to tmux as a target,
+/// as its own server knows it: `%N`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PaneId(pub u32);
+
+/// Bits of a [`PaneId`] that hold the pane number on its server.
+const NUMBER_BITS: u32 = 24;
+const NUMBER_MASK: u32 = (1 << NUMBER_BITS) - 1;
+
+impl PaneId {
+    /// Parses `%12` (a pane of the local server).
+    pub fn parse(s: &str) -> Option<PaneId> {
+        let n: u32 = s.strip_prefix('%')?.parse().ok()?;
+        (n <= NUMBER_MASK).then_some(PaneId(n))
+    }
+
+    /// Pane `%number` of the server of `host` (0: the local one).
+    pub fn on(host: u8, number: u32) -> PaneId {
+        PaneId(u32::from(host) << NUMBER_BITS | (number & NUMBER_MASK))
+    }
+
+    /// Which server the pane is on (0: the local one).
+    pub fn host(self) -> u8 {
+        (self.0 >> NUMBER_BITS) as u8
+    }
+
+    /// Its number on its own server.
+    pub fn number(self) -> u32 {
+        self.0 & NUMBER_MASK
+    }
+}
+
+impl fmt::Display for PaneId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.number())
+    }
+}
+
+/// How a process ended, as far as anybody can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    Unknown,
+}
+
+impl Exit {
+    /// The one wording used everywhere: card, peek, status and journal.
+    pub fn describe(&self) -> String {
+        match *self {
+            Exit::Code(c) => format!("process exited (code {c})"),
+            Exit::Signal(s) => match signal_name(s) {
+                Some(name) => format!("killed by signal {s} ({name})"),
+                None => format!("killed by signal {s}"),
+            },
+            Exit::Unknown => "process exited (code unknown)".to_string(),
+        }
+    }
+
+    /// Short form for tight places (`exit 1`, `SIGKILL`, `exit ?`).
+    pub fn short(&self) -> String {
+        match *self {
+            Exit::Code(c) => format!("exit {c}"),
+            Exit::Signal(s) => signal_name(s)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("signal {s}")),
+            Exit::Unknown => "exit ?".to_string(),
+        }
+    }
+
+    /// A clean exit (code 0): the agent finished, nothing crashed.
+    pub fn is_clean(&self) -> bool {
+        matches!(self, Exit::Code(0))
+    }
+}
+
+/// Linux signal names by number (the numbers tmux reports in `pane_dead_signal`).
+pub fn signal_name(n: i32) -> Option<&'static str> {
+    Some(match n {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        16 => "SIGSTKFLT",
+        17 => "SIGCHLD",
+        18 => "SIGCONT",
+        19 => "SIGSTOP",
+        20 => "SIGTSTP",
+        21 => "SIGTTIN",
+        22 => "SIGTTOU",
+        23 => "SIGURG",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        26 => "SIGVTALRM",
+        27 => "SIGPROF",
+        28 => "SIGWINCH",
+        29 => "SIGIO",
+        30 => "SIGPWR",
+        31 => "SIGSYS",
+        _ => return None,
+    })
+}
+
+/// Signal number for a name such as `TERM`, `SIGTERM` or `15`.
+pub fn signal_number(name: &str) -> Option<i32> {
+    if let Ok(n) = name.parse::<i32>() {
+        return signal_name(n).map(|_| n);
+    }
+    let upper = name.to_ascii_uppercase();
+    let full = if upper.starts_with("SIG") {
+        upper
+    } else {
+        format!("SIG{upper}")
+    };
+    (1..=31).find(|&n| signal_name(n) == Some(full.as_str()))
+}
+
+/// A process below a pane's own process, in its terminal's foreground process group: where a
+/// wrapper, a `bash -c`, a launcher or a shell runs the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Proc {
+    pub pid: u32,
+    pub ppid: u32,
+    /// The kernel's name for it (`comm`): the executable's, or a script's, basename.
+    pub comm: String,
+    pub argv: Vec<String>,
+    /// Start time, epoch ms, where `/proc` tells it.
+    pub start: Option<crate::msg::Millis>,
+}
+
+/// A live pane's processes as last read: its own process's argv and its foreground tree.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcTree {
+    /// The pane's own process's argv (empty when unreadable).
+    pub own: Vec<String>,
+    /// Its descendants in the terminal's foreground process group, breadth first.
+    pub below: Vec<Proc>,
+    /// Its children outside that group: a job stopped with Ctrl-Z, or sent to the
+    /// background, is still alive.
+    pub background: Vec<u32>,
+}
+
+/// One row of `list-panes -a`: everything agentwatch knows about a pane at one instant.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pane {
+    pub id: PaneId,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    pub pane_index: u32,
+    pub dead: bool,
+    /// `pane_dead_status`: exit code of a normal exit.
+    pub dead_status: Option<i32>,
+    /// `pane_dead_signal` (tmux 3.3+): the signal number of a death by signal.
+    pub dead_signal: Option<i32>,
+    /// `pane_dead_time` (tmux 3.3+), epoch seconds.
+    pub dead_time: Option<u64>,
+    pub pid: Option<u32>,
+    pub current_command: String,
+    /// tmux's quoted copy of the argv it spawned.
+    pub start_command: String,
+    pub current_path: String,
+    pub start_path: String,
+    pub remain_on_exit: bool,
+    pub window_activity: u64,
+    pub history_size: u64,
+    pub cursor: (u32, u32),
+    /// `@agentwatch_agent`: the agent kind recorded on the pane.
+    pub opt_agent: String,
+    /// `@agentwatch_cwd`: the working directory recorded while alive.
+    pub opt_cwd: String,
+    /// `@agentwatch_session_id`: the agent session id recorded on the pane.
+    pub opt_session_id: String,
+    /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
+    pub opt_args: String,
+    /// Auto-resume budget (`@agentwatch_attempts`, `_resumes`, `_next`, `_paused`).
+    pub opt_attempts: String,
+    pub opt_resumes: String,
+    pub opt_next: String,
+    pub opt_paused: String,
+    /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
+    pub opt_previous: String,
+    /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
+    pub opt_last_status: String,
+    /// `@agentwatch_exited`: when the agent a pane's process hosted was seen to exit (ms),
+    /// and the pane's pid then.
+    pub opt_exited: String,
+    /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's
+    /// last death (see `core::judged`).
+    pub opt_judged: String,
+    /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
+    pub opt_state: String,
+    /// `@pane_status` and `@pane_wait_reason`: a hook plugin's word on what the agent does.
+    pub hook_status: String,
+    pub hook_reason: String,
+}
+
+impl Pane {
+    /// Takes in a pane option as written (by agentwatch): the fields that hold options
+    /// agentwatch reads; others are none of its business.
+    pub fn set_option(&mut self, name: &str, value: String) {
+        match name {
+            "remain-on-exit" => {
+                self.remain_on_exit = matches!(value.as_str(), "on" | "failed" | "key")
+            }
+            "@agentwatch_agent" => self.opt_agent = value,
+            "@agentwatch_cwd" => self.opt_cwd = value,
+            "@agentwatch_session_id" => self.opt_session_id = value,
+            "@agentwatch_args" => self.opt_args = value,
+            "@agentwatch_attempts" => self.opt_attempts = value,
+            "@agentwatch_resumes" => self.opt_resumes = value,
+            "@agentwatch_next" => self.opt_next = value,
+            "@agentwatch_paused" => self.opt_paused = value,
+            "@agentwatch_previous" => self.opt_previous = value,
+            "@agentwatch_last_status" => self.opt_last_status = value,
+            "@agentwatch_exited" => self.opt_exited = value,
+            "@agentwatch_judged" => self.opt_judged = value,
+            "@agentwatch_state" => self.opt_state = value,
+            _ => {}
+        }
+    }
+
+    /// `@agentwatch_exited`, `<ms> <pane pid>`: when the agent its process ran was seen to
+    /// end, if that mark is about this pane process (a respawned pane's is not).
+    /// The agent's pid in `@agentwatch_exited` (`<ms> <pane pid> <agent pid>`).
+    pub fn exited_agent(&self) -> Option<u32> {
+        self.exited_mark()?;
+        self.opt_exited.split_whitespace().nth(2)?.parse().ok()
+    }
+
+    pub fn exited_mark(&self) -> Option<crate::msg::Millis> {
+        let mut f = self.opt_exited.split_whitespace();
+        let at = f.next()?.parse().ok()?;
+        match (f.next().map(str::parse::<u32>), self.pid) {
+            (Some(Ok(pid)), Some(now)) if pid != now => None,
+            _ => Some(at),
+        }
+    }
+
+    /// The budget options as one string, to notice when they change.
+    pub fn budget_opts(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.opt_attempts, self.opt_resumes, self.opt_next, self.opt_paused
+        )
+    }
+
+    /// `session:window.pane`.
+    pub fn target(&self) -> String {
+        format!("{}:{}.{}", self.session, self.window_index, self.pane_index)
+    }
+
+    /// How the pane's process ended; `None` while it is alive or the status is not yet known.
+    pub fn exit(&self) -> Option<Exit> {
+        if !self.dead {
+            return None;
+        }
+        match (self.dead_status, self.dead_signal) {
+            (_, Some(sig)) => Some(Exit::Signal(sig)),
+            (Some(code), None) => Some(Exit::Code(code)),
+            (None, None) => None,
+        }
+    }
+
+    /// The best known working directory: live path, else recorded, else start path.
+    pub fn cwd(&self) -> &str {
+        [&self.current_path, &self.opt_cwd, &self.start_path]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_wording_is_exact() {
+        assert_eq!(Exit::Code(3).describe(), "process exited (code 3)");
+        assert_eq!(Exit::Signal(9).describe(), "killed by signal 9 (SIGKILL)");
+        assert_eq!(Exit::Unknown.describe(), "process exited (code unknown)");
+        assert_eq!(Exit::Signal(64).describe(), "killed by signal 64");
+    }
+
+    #[test]
+    fn signal_names_round_trip() {
+        assert_eq!(signal_number("TERM"), Some(15));
+        assert_eq!(signal_number("sigint"), Some(2));
+        assert_eq!(signal_number("9"), Some(9));
+        assert_eq!(signal_number("BOGUS"), None);
+    }
+
+    #[test]
+    fn a_dead_pane_with_neither_status_nor_signal_has_no_exit_yet() {
+        let p = Pane {
+            dead: true,
+            ..Pane::default()
+        };
+        assert_eq!(p.exit(), None);
+    }
+}
+
+/// What one poll saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub panes: Vec<Pane>,
+    /// The tmux server's pid (`#{pid}`), for the lost-SIGCHLD kick.
+    pub server_pid: Option<u32>,
+    /// The server option `@agentwatch_auto` (`off`: `A` turned auto-resume off everywhere).
+    pub auto_all: String,
+    /// Records that did not have the expected shape and were skipped.
+    pub malformed: usize,
+}
+
+#[cfg(test)]
+mod pane_id_tests {
+    use super::PaneId;
+
+    #[test]
+    fn a_pane_of_another_host_is_another_pane_shown_by_its_own_number() {
+        let here = PaneId::parse("%3").unwrap();
+        let there = PaneId::on(2, 3);
+        assert_ne!(here, there);
+        assert_eq!((here.host(), there.host()), (0, 2));
+        assert_eq!(there.to_string(), "%3");
+        assert_eq!(there.number(), 3);
+        // A number that does not fit is refused, never folded onto another pane.
+        assert_eq!(PaneId::parse("%16777216"), None);
+        assert_eq!(
+            PaneId::parse("%16777215").map(PaneId::number),
+            Some(16_777_215)
+        );
+    }
+}

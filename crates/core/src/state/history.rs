@@ -1,0 +1,134 @@
+//! Who supervises, and what happened while this instance was not watching: the election's
+//! answers, the shared `A` switch, and the journal's story of each card told once at start.
+
+use super::*;
+use crate::msg::Event;
+use crate::timefmt;
+use jiff::tz::TimeZone;
+
+impl State {
+    /// The election answered. A new supervisor takes over every dead card: judged again
+    /// against the verdict on its pane, so a pending resume counts down under it.
+    pub(super) fn elected(&mut self, e: Election, fx: &mut Vec<Effect>) {
+        self.elect_in_flight = false;
+        let was = self.supervising;
+        self.supervising = e.mine;
+        self.supervisor = e.by;
+        if self.supervising && !was {
+            fx.push(Effect::Log(Log::info("supervising the server now")));
+            for c in self.cards.iter_mut().filter(|c| c.life.is_dead()) {
+                c.judged = false;
+            }
+        } else if was && !self.supervising {
+            fx.push(Effect::Log(Log::info(format!(
+                "{} supervises the server now",
+                supervisor_name(e.by.as_ref())
+            ))));
+        }
+    }
+
+    /// `A` pressed in another instance: the server option changed, and not by us. Until
+    /// our own write has landed, the server's old value is no news.
+    pub(super) fn follow_server_auto(&mut self, value: &str) {
+        if let Some(wrote) = &self.auto_wrote {
+            if wrote == value {
+                self.auto_wrote = None;
+                self.auto_seen = Some(value.to_string());
+            }
+            return;
+        }
+        if self.auto_seen.as_deref() != Some(value) {
+            self.auto_seen = Some(value.to_string());
+            self.auto_on = value != "off";
+        }
+    }
+
+    /// Tells each card, once, what the journal says happened to its pane before this
+    /// instance started: the last death and what was done about it.
+    pub(super) fn tell_history(&mut self) {
+        let Some(events) = self.history.take() else {
+            return;
+        };
+        let started = self.started.unwrap_or(self.now);
+        for i in 0..self.cards.len() {
+            let card = &self.cards[i];
+            let Some(kind) = card.agent.as_deref() else {
+                continue;
+            };
+            let max = self.policy(Some(kind)).max_attempts;
+            let pane = card.pane.id.to_string();
+            let mine: Vec<&Event> = events
+                .iter()
+                .filter(|e| e.pane == pane && e.ts < started)
+                .filter(|e| e.server.as_deref() == Some(self.socket.as_str()))
+                .filter(
+                    |e| match (&e.session_id, card.pane.opt_session_id.as_str()) {
+                        (Some(id), ours) if !ours.is_empty() => id == ours,
+                        _ => true,
+                    },
+                )
+                .collect();
+            if let Some(text) = story(&mine, max, &self.tz) {
+                if self.cards[i].notice.is_none() {
+                    self.cards[i].notice =
+                        Some(Notice::story(text, Some(self.now + HISTORY_NOTICE_MS)));
+                }
+            }
+        }
+    }
+}
+
+impl State {
+    /// The user acts on the selected card: what happened before is no longer its news.
+    pub(super) fn end_story(&mut self) {
+        if let Some(i) = self.selected_index() {
+            if self.cards[i].notice.as_ref().is_some_and(|n| n.story) {
+                self.cards[i].notice = None;
+            }
+        }
+    }
+}
+
+/// `daemon 12345`, `another dashboard (pid 678)`.
+pub fn supervisor_name(s: Option<&Supervisor>) -> String {
+    match s {
+        Some(s) if s.daemon => format!("daemon {}", s.pid),
+        Some(s) => format!("another dashboard (pid {})", s.pid),
+        None => "another agentwatch".to_string(),
+    }
+}
+
+/// The story of one pane's last death from its journal events (oldest first):
+/// `died 03:57 (exit 1) before this dashboard opened; resumed 03:57 (attempt 1/3)`.
+pub fn story(events: &[&Event], max_attempts: u32, tz: &TimeZone) -> Option<String> {
+    let deaths = events.iter().filter(|e| e.event == "died").count();
+    let last = events.iter().rposition(|e| e.event == "died")?;
+    let at = |e: &Event| timefmt::clock(e.ts, tz);
+    let died = events[last];
+    let exit = match (died.exit_code, died.signal) {
+        (Some(c), _) => Exit::Code(c).short(),
+        (None, Some(s)) => Exit::Signal(s).short(),
+        _ => Exit::Unknown.short(),
+    };
+    let mut parts = vec![if deaths > 1 {
+        format!(
+            "died {deaths} times before this dashboard opened, last {} ({exit})",
+            at(died)
+        )
+    } else {
+        format!("died {} ({exit}) before this dashboard opened", at(died))
+    }];
+    for e in &events[last + 1..] {
+        let n = e.attempt.unwrap_or(0);
+        parts.push(match e.event.as_str() {
+            "resumed" => format!("resumed {} (attempt {n}/{max_attempts})", at(e)),
+            "resume_failed" => format!("auto-resume failed {}", at(e)),
+            "not_resumed" => format!("not auto-resumed {}", at(e)),
+            "gave_up" => format!("auto-resume gave up {}", at(e)),
+            "cancelled" => format!("auto-resume cancelled {}", at(e)),
+            "relaunched" => format!("relaunched {}", at(e)),
+            _ => continue,
+        });
+    }
+    Some(parts.join("; "))
+}

@@ -1,0 +1,253 @@
+//! A tmux server that went away while watched: one banner listing what was lost, and one
+//! key (with a question) to bring every lost agent back with its resume command.
+
+use super::*;
+use crate::agent::fill;
+use crate::msg::{Event, Recreate};
+use crate::roster::{LostAgent, Roster};
+
+impl State {
+    /// The first failed poll after a good one: was the server lost with agents on it?
+    pub(super) fn server_failed(&mut self, e: &TmuxError, now: Millis, fx: &mut Vec<Effect>) {
+        let was_up = self.server == Server::Up;
+        if !(was_up && matches!(e, TmuxError::NoServer { .. })) {
+            return;
+        }
+        let agents: Vec<LostAgent> = self
+            .cards
+            .iter()
+            .filter(|c| c.agent.is_some() && c.pane.id.host() == 0)
+            .map(|c| LostAgent {
+                agent: c.agent.clone().unwrap_or_default(),
+                pane: c.pane.id.to_string(),
+                target: c.pane.target(),
+                session: c.pane.session.clone(),
+                window_name: c.pane.window_name.clone(),
+                session_id: resume_id(c, &self.agents),
+                cwd: [&c.pane.opt_cwd, &c.pane.current_path, &c.pane.start_path]
+                    .into_iter()
+                    .find(|s| !s.is_empty())
+                    .cloned()
+                    .unwrap_or_default(),
+                args: serde_json::from_str(&c.pane.opt_args).unwrap_or_default(),
+                state: match c.life {
+                    Life::Dead(e) => e.describe(),
+                    Life::Running => "running".into(),
+                    Life::Idle => "at the shell prompt".into(),
+                    Life::Reading => Exit::Unknown.describe(),
+                },
+            })
+            .collect();
+        // The local server's cards go; other hosts' stay.
+        self.cards.retain(|c| c.pane.id.host() != 0);
+        self.closing.retain(|id| id.host() != 0);
+        // The next server's panes are all new, whatever their ids.
+        self.listed = Some(std::collections::HashSet::new());
+        self.peek = None;
+        if agents.is_empty() {
+            return;
+        }
+        // One line in the journal, from the supervisor only.
+        if self.supervising {
+            fx.push(Effect::Journal(Event {
+                ts: now,
+                event: "server_gone".into(),
+                pane: String::new(),
+                server: Some(self.socket.clone()),
+                detail: Some(format!(
+                    "{} lost",
+                    crate::text::counted(agents.len(), "agent", "agents")
+                )),
+                ..Event::default()
+            }));
+        }
+        let roster = Roster {
+            socket: self.socket.clone(),
+            lost_at: now,
+            agents,
+        };
+        fx.push(Effect::SaveRoster(Some(roster.clone())));
+        self.lost = Some(roster);
+        self.lost_results.clear();
+    }
+
+    pub(super) fn roster_loaded(&mut self, roster: Option<Roster>) {
+        if self.lost.is_none() {
+            self.lost = roster.filter(|r| !r.agents.is_empty());
+        }
+    }
+
+    /// Lost agents that are back (their session id is on a live pane again) leave the list.
+    pub(super) fn prune_lost(&mut self, fx: &mut Vec<Effect>) {
+        let Some(lost) = self.lost.as_mut() else {
+            return;
+        };
+        let back: Vec<&str> = self
+            .cards
+            .iter()
+            .filter(|c| !c.pane.opt_session_id.is_empty() && c.life == Life::Running)
+            .map(|c| c.pane.opt_session_id.as_str())
+            .collect();
+        let before = lost.agents.len();
+        lost.agents
+            .retain(|a| a.session_id.as_deref().is_none_or(|id| !back.contains(&id)));
+        if lost.agents.len() != before {
+            if lost.agents.is_empty() {
+                self.lost = None;
+                fx.push(Effect::SaveRoster(None));
+            } else {
+                fx.push(Effect::SaveRoster(Some(lost.clone())));
+            }
+        }
+    }
+
+    pub(super) fn lost_act(&mut self, a: Action, fx: &mut Vec<Effect>) {
+        match a {
+            // Nothing to ask about when none can be recreated (the banner says so).
+            Action::RecreateAll | Action::RelaunchFresh if self.can_recreate() => {
+                self.lost_confirm = true;
+                self.lost_forget = false;
+            }
+            Action::Forget => {
+                self.lost_forget = true;
+                self.lost_confirm = false;
+            }
+            Action::Yes if self.lost_forget => {
+                // Dealt with: not shown again, here or at the next start.
+                self.lost_forget = false;
+                self.lost = None;
+                self.lost_results.clear();
+                fx.push(Effect::SaveRoster(None));
+            }
+            Action::Yes if self.lost_confirm => {
+                self.lost_confirm = false;
+                let plans = self.recreate_plans();
+                if !plans.is_empty() {
+                    fx.push(Effect::Recreate(plans));
+                }
+            }
+            Action::No => {
+                self.lost_confirm = false;
+                self.lost_forget = false;
+            }
+            Action::Back if self.lost_confirm || self.lost_forget => {
+                self.lost_confirm = false;
+                self.lost_forget = false;
+            }
+            Action::Back => self.lost_hidden = true,
+            Action::Quit => self.quit = true,
+            Action::Help => self.open_help(),
+            _ => {}
+        }
+    }
+
+    /// The windows to open: each lost agent's resume command in its directory. An agent
+    /// whose resume needs an id it does not have is left out (never a silent fresh start).
+    fn recreate_plans(&mut self) -> Vec<Recreate> {
+        let Some(lost) = &self.lost else {
+            return Vec::new();
+        };
+        let mut plans = Vec::new();
+        let mut skipped = Vec::new();
+        for a in &lost.agents {
+            let Some(def) = self.agents.get(&a.agent) else {
+                skipped.push((
+                    a.target.clone(),
+                    Err(format!("unknown agent kind {}", a.agent)),
+                ));
+                continue;
+            };
+            let id = a.session_id.clone().filter(|id| def.id.accepts(id));
+            let argv = match (def.resume.is_empty(), def.resume_needs_id(), &id) {
+                (true, _, _) => {
+                    skipped.push((
+                        a.target.clone(),
+                        Err(format!("no resume command for {}", def.name)),
+                    ));
+                    continue;
+                }
+                (false, true, None) => {
+                    skipped.push((
+                        a.target.clone(),
+                        Err("no session id: not recreated (never a fresh start)".into()),
+                    ));
+                    continue;
+                }
+                _ => {
+                    let mut v = fill(&def.resume, id.as_deref());
+                    v.extend(a.args.iter().cloned());
+                    v
+                }
+            };
+            let mut options = vec![
+                ("remain-on-exit".to_string(), "on".to_string()),
+                ("@agentwatch_agent".to_string(), def.name.clone()),
+                ("@agentwatch_cwd".to_string(), a.cwd.clone()),
+            ];
+            if let Some(id) = id {
+                options.push(("@agentwatch_session_id".into(), id));
+            }
+            if !a.args.is_empty() {
+                options.push((
+                    resume::ARGS_OPTION.into(),
+                    serde_json::to_string(&a.args).unwrap_or_default(),
+                ));
+            }
+            plans.push(Recreate {
+                target: a.target.clone(),
+                session: a.session.clone(),
+                window_name: a.window_name.clone(),
+                cwd: a.cwd.clone(),
+                argv,
+                options,
+            });
+        }
+        self.lost_results = skipped;
+        plans
+    }
+
+    pub(super) fn recreated(
+        &mut self,
+        results: Vec<(String, Result<String, String>)>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(lost) = self.lost.as_mut() else {
+            return;
+        };
+        let done: Vec<&String> = results
+            .iter()
+            .filter(|(_, r)| r.is_ok())
+            .map(|(t, _)| t)
+            .collect();
+        lost.agents.retain(|a| !done.contains(&&a.target));
+        self.lost_results.extend(results);
+        if lost.agents.is_empty() {
+            fx.push(Effect::SaveRoster(None));
+        } else {
+            fx.push(Effect::SaveRoster(Some(lost.clone())));
+        }
+    }
+}
+
+impl Roster {
+    /// How many of the lost agents can be recreated: a resume command, and an id when the
+    /// resume needs one.
+    pub fn recreatable(&self, agents: &Agents) -> usize {
+        self.agents
+            .iter()
+            .filter(|a| {
+                agents.get(&a.agent).is_some_and(|def| {
+                    !def.resume.is_empty()
+                        && (!def.resume_needs_id()
+                            || a.session_id.as_deref().is_some_and(|id| def.id.accepts(id)))
+                })
+            })
+            .count()
+    }
+}
+
+/// The session id a card's agent would resume with, if known and valid.
+fn resume_id(card: &Card, agents: &Agents) -> Option<String> {
+    let def = agents.get(card.agent.as_deref()?)?;
+    resume::known_session_id(card, def).ok().flatten()
+}

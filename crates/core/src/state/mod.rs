@@ -1,0 +1,1537 @@
+//! The pure core: `State::update(msg, now) -> effects`. Decides everything; does no I/O and
+//! never reads the clock.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::agent::{Agents, Route, SESSION_ID};
+use crate::attention::{AgentFile, Attention, Doing, Verdict};
+use crate::errors::TmuxError;
+use crate::layout::{geometry, Geometry, Mode};
+use crate::msg::{
+    Action, CrashMeta, DiscoverRequest, Effect, Election, Log, Millis, Msg, Observation, Supervisor,
+};
+use crate::pane::{Exit, Pane, PaneId, ProcTree};
+use crate::prompt::Hosting;
+use crate::resume::{self, Refusal};
+use crate::settings::{Config, Order};
+use crate::supervisor::Policy;
+use crate::text::short_id;
+use crate::watch::{observe, Auto, Card, Life, Notice};
+use crate::words::command_words;
+
+/// A preview is refreshed at most this often per card.
+pub const PREVIEW_MIN_INTERVAL_MS: Millis = 1_000;
+/// History read above a dead pane's screen for its preview. Nothing redraws a dead pane: a
+/// window made smaller (another client attached, a resize) pushes its top lines, often the
+/// last words, into the history, and a screen that was mostly blank shows nothing.
+pub const DEAD_PREVIEW_HISTORY: usize = 200;
+/// The preview signature of a screen asked for and not given: no pane has it, so the next
+/// look after the interval asks again.
+const UNANSWERED: (u64, u64, (u32, u32), bool) = (u64::MAX, u64::MAX, (u32::MAX, u32::MAX), true);
+/// How often the cards on screen are read whole (their previews change no faster).
+pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
+/// Lines of the list read whole per second, in turn (with the selected one always): a
+/// line shows the last line of output, which need not be fresher than a few seconds, and
+/// fifty lines read every second would cost tmux more than the cards ever did.
+pub const LIST_READ_AT_ONCE: usize = 12;
+/// Two clicks on one card this close together are a double click.
+pub const DOUBLE_CLICK_MS: Millis = 500;
+/// How long a relaunch result or refusal stays on the card.
+pub const NOTICE_MS: Millis = 30_000;
+/// A death this soon after a resume by id may be the agent saying it has no such session.
+pub const RESUME_GRACE_MS: Millis = 15_000;
+/// How often a live agent without a session id is looked up in its own records.
+pub const DISCOVER_LIVE_MS: Millis = 15_000;
+/// How far back the journal is read at start, to tell what happened meanwhile.
+pub const HISTORY_MS: Millis = 24 * 3_600_000;
+/// How long that story stays on a card.
+pub const HISTORY_NOTICE_MS: Millis = 600_000;
+
+/// What we know of the tmux server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    /// No answer yet.
+    Connecting,
+    Up,
+    /// The last poll failed; the cards keep their last known state, marked stale.
+    Down(TmuxError),
+}
+
+/// The most screens read in one look.
+const LOOK_AT_ONCE: usize = 200;
+
+/// A pane's next wait is announced only this long after its last one.
+pub const NOTIFY_AGAIN_MS: Millis = 30_000;
+
+/// The tmux server of another host (`[[hosts]]`), as the core knows it. Its panes' ids say
+/// which host they are on ([`PaneId::host`]: this one's index in `State::remotes`, plus 1).
+#[derive(Debug, Clone)]
+pub struct Remote {
+    pub name: String,
+    pub server: Server,
+    /// Since when it has not answered: its banner says so.
+    pub down_since: Option<Millis>,
+    poll_in_flight: bool,
+    poll_again: bool,
+    /// Its panes at its last look (for deaths born while watched).
+    listed: Option<std::collections::HashSet<PaneId>>,
+    /// When its cards on screen were last read whole.
+    screen_read_at: Millis,
+    /// Its tmux server's pid there: another pid is another server, whose panes reuse the
+    /// old one's ids.
+    server_pid: Option<u32>,
+}
+
+impl Remote {
+    pub fn new(name: &str) -> Remote {
+        Remote {
+            name: name.to_string(),
+            server: Server::Connecting,
+            down_since: None,
+            poll_in_flight: false,
+            poll_again: false,
+            listed: None,
+            screen_read_at: 0,
+            server_pid: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub agents: Agents,
+    /// Servers on other hosts, watched beside the local one.
+    pub remotes: Vec<Remote>,
+    pub retain_dead: bool,
+    /// How the cards are ordered: what needs its user first, or tmux's order.
+    pub order: Order,
+    pub show_all: bool,
+    /// The socket, for the header and messages.
+    pub socket: String,
+    pub cards: Vec<Card>,
+    pub selected: Option<PaneId>,
+    /// The user chose the selected card (a key moved it): it follows that pane wherever the
+    /// order moves it. Until then the selection stays on the first card, what needs the user
+    /// most.
+    pub chosen: bool,
+    /// First visible row of cards.
+    pub scroll: usize,
+    /// Cards, list, or whichever fits (`v` switches).
+    pub mode: Mode,
+    /// What `/` typed: only the cards it matches are shown (see [`Card::matches`]).
+    pub filter: String,
+    /// The filter is being typed: keys go to it.
+    pub filter_typing: bool,
+    /// The indices of the cards shown, in order: those the filter matches.
+    pub shown: Vec<usize>,
+    /// The user's home, to match a filter such as `~/src` against directories.
+    pub home: Option<String>,
+    /// A chosen card the filter hid: chosen again when the filter lets it through.
+    hidden_choice: Option<PaneId>,
+    /// Panes being closed with `x`: a listing taken before the close is not to bring their
+    /// cards back (nor count them lost if the server then exits). Forgotten once a listing
+    /// no longer has them, or their server goes.
+    closing: std::collections::HashSet<PaneId>,
+    /// The last click: on which pane, when (for a double click).
+    last_click: Option<(PaneId, Millis)>,
+    /// Output lines each card's preview was last read for.
+    preview_lines: usize,
+    /// Where in the list the next read of lines on screen starts.
+    list_read_from: usize,
+    pub size: (u16, u16),
+    pub server: Server,
+    pub show_help: bool,
+    /// How far the help is scrolled (kept within it when drawn).
+    pub help_scroll: usize,
+    pub quit: bool,
+    /// The time of the last message, for relative times on screen.
+    pub now: Millis,
+    /// Records of the last poll that did not parse.
+    pub malformed: usize,
+    /// Why the last journal write failed, until one succeeds: said in the header.
+    pub journal_error: Option<String>,
+    poll_in_flight: bool,
+    /// Woken while a poll was under way: poll again when it answers.
+    poll_again: bool,
+    /// Screens of quiet agents are being read.
+    look_in_flight: bool,
+    /// When the cards on screen were last read whole.
+    screen_read_at: Millis,
+    capture_pending: Vec<PaneId>,
+    options_in_flight: bool,
+    discover_in_flight: bool,
+    /// Auto-resume for every pane (`A` toggles).
+    pub auto_on: bool,
+    /// Shell names: panes running one host agents typed at their prompt.
+    pub shells: Vec<String>,
+    /// Take part in the election of the server's supervisor (the dashboard and the daemon
+    /// do); when false this instance supervises on its own (tests, one-shot looks).
+    pub elect: bool,
+    /// This instance supervises the server now: judges deaths, runs auto-resumes, journals
+    /// and announces them. Beside another supervisor it shows what that one decided.
+    pub supervising: bool,
+    /// Who supervises, when known (for the header).
+    pub supervisor: Option<Supervisor>,
+    elect_in_flight: bool,
+    /// No screen (the daemon): no previews are fetched.
+    pub headless: bool,
+    /// The server option `@agentwatch_auto` as last read, and as this instance last wrote
+    /// it: a change by another instance (its `A`) is taken up.
+    auto_seen: Option<String>,
+    pub(super) auto_wrote: Option<String>,
+    /// When this instance started (epoch ms), for what happened before it.
+    pub started: Option<Millis>,
+    /// The local time zone, for clock times in notices (UTC until the loop sets it).
+    pub tz: jiff::tz::TimeZone,
+    /// Journal events read at start, until the cards they are about have been seen.
+    history: Option<Vec<crate::msg::Event>>,
+    journal_asked: bool,
+    /// The panes of the last look (every pane, agent or not); `None` before the first.
+    listed: Option<std::collections::HashSet<PaneId>>,
+    /// Deaths and give-ups of this look, announced together at its end.
+    notes: Vec<crate::msg::Event>,
+    /// When each pane's last wait was announced.
+    waits_told: HashMap<PaneId, Millis>,
+    /// What the poller was last told of output times (see [`Effect::Attend`]).
+    attending: Option<bool>,
+    /// Other hosts' panes to read whole at their next polls.
+    reread_later: Vec<PaneId>,
+    /// Panes whose screens were just read: their whole records (a hook's pane options with
+    /// them) are read at the next poll. The brief listing of every pane carries no options:
+    /// two option lookups made it 40 % dearer for tmux at 1000 panes.
+    reread: std::collections::HashSet<PaneId>,
+    /// The peek view, when open.
+    pub peek: Option<crate::peek_model::Peek>,
+    /// agentwatch's own pane, when it runs inside the watched server (for `g`).
+    pub client: Option<crate::msg::Viewer>,
+    /// It runs inside another tmux server than the one it watches: `g` cannot switch
+    /// there, and an `attach` typed here would nest one tmux in another.
+    pub in_other_tmux: bool,
+    /// A pending `x`: which pane, asked when.
+    pub confirm_close: Option<(PaneId, Millis)>,
+    /// Agents lost with the tmux server, until they are recreated.
+    pub lost: Option<crate::roster::Roster>,
+    /// The lost-server screen asks "recreate them all?".
+    pub lost_confirm: bool,
+    /// The lost-server screen was put aside with Esc.
+    pub lost_hidden: bool,
+    /// `d` on the lost-server screen asked to forget the list: awaiting y/n.
+    pub lost_forget: bool,
+    /// What recreating did, per target.
+    pub lost_results: Vec<(String, Result<String, String>)>,
+    /// The roster on disk has been asked for.
+    roster_asked: bool,
+    policies: HashMap<String, Policy>,
+    default_policy: Policy,
+}
+
+/// Counts for the header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub running: usize,
+    /// Running, and waiting for their user (a prompt on screen).
+    pub waiting: usize,
+    pub dead: usize,
+    pub finished: usize,
+    /// Dead and waiting for (or under) an auto-resume.
+    pub resuming: usize,
+    /// Dead, and auto-resume gave up.
+    pub gave_up: usize,
+}
+
+impl State {
+    pub fn new(config: &Config, show_all: bool, socket: String, size: (u16, u16)) -> State {
+        State {
+            agents: config.agents(),
+            remotes: config.hosts.iter().map(|h| Remote::new(&h.name)).collect(),
+            retain_dead: config.retain_dead,
+            order: config.order,
+            show_all: show_all || config.show_all_panes,
+            socket,
+            cards: Vec::new(),
+            selected: None,
+            chosen: false,
+            scroll: 0,
+            mode: config.view,
+            filter: String::new(),
+            filter_typing: false,
+            shown: Vec::new(),
+            home: None,
+            hidden_choice: None,
+            closing: std::collections::HashSet::new(),
+            last_click: None,
+            preview_lines: crate::layout::MIN_PREVIEW,
+            list_read_from: 0,
+            size,
+            server: Server::Connecting,
+            show_help: false,
+            help_scroll: 0,
+            quit: false,
+            now: 0,
+            malformed: 0,
+            journal_error: None,
+            poll_in_flight: false,
+            poll_again: false,
+            look_in_flight: false,
+            screen_read_at: 0,
+            capture_pending: Vec::new(),
+            options_in_flight: false,
+            discover_in_flight: false,
+            auto_on: true,
+            shells: config.shells.clone(),
+            elect: false,
+            supervising: true,
+            supervisor: None,
+            elect_in_flight: false,
+            headless: false,
+            auto_seen: None,
+            auto_wrote: None,
+            started: None,
+            tz: jiff::tz::TimeZone::UTC,
+            history: None,
+            journal_asked: false,
+            listed: None,
+            notes: Vec::new(),
+            waits_told: HashMap::new(),
+            attending: None,
+            reread: Default::default(),
+            reread_later: Vec::new(),
+            peek: None,
+            client: None,
+            in_other_tmux: false,
+            confirm_close: None,
+            lost: None,
+            lost_confirm: false,
+            lost_hidden: false,
+            lost_forget: false,
+            lost_results: Vec::new(),
+            roster_asked: false,
+            policies: config
+                .agents()
+                .all()
+                .iter()
+                .map(|d| {
+                    let over = config
+                        .agents
+                        .get(&d.name)
+                        .and_then(|a| a.auto_resume.as_ref());
+                    (d.name.clone(), Policy::resolve(&config.auto_resume, over))
+                })
+                .collect(),
+            default_policy: Policy::resolve(&config.auto_resume, None),
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for card in self.cards.iter().filter(|c| c.agent.is_some()) {
+            match card.life {
+                Life::Running => {
+                    c.running += 1;
+                    c.waiting += usize::from(card.attention.is(Doing::Waiting));
+                }
+                Life::Idle => {}
+                l if l.is_finished() => c.finished += 1,
+                _ => c.dead += 1,
+            }
+            match card.auto {
+                Auto::Scheduled { .. } | Auto::Resuming { .. } if card.life.is_dead() => {
+                    c.resuming += 1
+                }
+                Auto::Held(crate::supervisor::Hold::GaveUp { .. }) if card.life.is_dead() => {
+                    c.gave_up += 1
+                }
+                _ => {}
+            }
+        }
+        c
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        let id = self.selected?;
+        self.cards.iter().position(|c| c.pane.id == id)
+    }
+
+    /// How the shown cards are laid out now.
+    pub fn geometry(&self) -> Geometry {
+        geometry(self.size.0, self.size.1, self.shown.len(), self.mode)
+    }
+
+    /// The positions in [`State::shown`] of the cards on screen.
+    pub fn page(&self) -> std::ops::Range<usize> {
+        let g = self.geometry();
+        let n = self.shown.len();
+        let start = (self.scroll * g.cols).min(n);
+        start..(start + g.per_page()).min(n)
+    }
+
+    /// Indices of the cards on screen, in screen order.
+    pub fn visible(&self) -> impl Iterator<Item = usize> + '_ {
+        self.shown[self.page()].iter().copied()
+    }
+
+    /// Where the selected card is among those shown.
+    pub fn selected_pos(&self) -> Option<usize> {
+        let i = self.selected_index()?;
+        self.shown.iter().position(|&j| j == i)
+    }
+
+    /// Which cards the filter lets through, in order; the selection moves to the first of
+    /// them when its card is filtered out.
+    fn refilter(&mut self) {
+        let words: Vec<String> = self
+            .filter
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        self.shown.clear();
+        let home = self.home.as_deref();
+        let mut shown = std::mem::take(&mut self.shown);
+        shown.extend(
+            self.cards
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    let host = self.host_name(c);
+                    words.iter().all(|w| c.matches(w, home, host))
+                })
+                .map(|(i, _)| i),
+        );
+        self.shown = shown;
+        // The card chosen before the filter hid it comes back with it.
+        if let Some(id) = self.hidden_choice {
+            if self.shown.iter().any(|&i| self.cards[i].pane.id == id) {
+                self.selected = Some(id);
+                self.hidden_choice = None;
+            } else if !self.cards.iter().any(|c| c.pane.id == id) {
+                self.hidden_choice = None;
+            }
+        }
+        if self.selected_pos().is_none() && self.chosen && self.hidden_choice.is_none() {
+            self.hidden_choice = self.selected;
+        }
+        if !self.chosen || self.selected_pos().is_none() {
+            self.selected = self.shown.first().map(|&i| self.cards[i].pane.id);
+        }
+    }
+
+    pub fn is_stale(&self) -> bool {
+        matches!(self.server, Server::Down(_))
+    }
+
+    /// Asks for a poll unless one is under way.
+    fn poll(&mut self, fx: &mut Vec<Effect>) {
+        if !self.poll_in_flight {
+            self.poll_in_flight = true;
+            let hot = self.hot();
+            fx.push(Effect::Poll(hot));
+        }
+    }
+
+    /// The panes to read whole this poll: the deaths being handled (a status still to read,
+    /// a resume due or under way, a relaunch's first seconds) every time, and the cards on
+    /// screen once a second (their previews follow output, cursor and names no faster).
+    /// Every question wakes a tmux server of 1000 panes for a pass over all of them.
+    fn hot(&mut self) -> Vec<PaneId> {
+        // The cards may have changed since the last message (this look's deaths).
+        self.refilter();
+        let due = self.now.saturating_sub(self.screen_read_at) >= SCREEN_READ_MS;
+        let on_screen: Vec<usize> = if self.headless || !due {
+            Vec::new()
+        } else if self.geometry().list {
+            let page: Vec<usize> = self.visible().collect();
+            let n = page.len().max(1);
+            let from = self.list_read_from % n;
+            self.list_read_from = from + LIST_READ_AT_ONCE;
+            (0..LIST_READ_AT_ONCE.min(page.len()))
+                .map(|k| page[(from + k) % n])
+                .chain(self.selected_index())
+                .collect()
+        } else {
+            self.visible().collect()
+        };
+        if !on_screen.is_empty() {
+            self.screen_read_at = self.now;
+        }
+        let mut reread = std::mem::take(&mut self.reread);
+        // Other hosts' panes are read by their own polls.
+        reread.retain(|id| {
+            let other = id.host() != 0;
+            if other {
+                self.reread_later.push(*id);
+            }
+            !other
+        });
+        self.cards
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                c.pane.id.host() == 0
+                    && (on_screen.contains(i) || reread.contains(&c.pane.id) || handling(c))
+            })
+            .map(|(_, c)| c.pane.id)
+            .collect()
+    }
+
+    /// Polls every other host's server that is not being polled already: each on its own,
+    /// so a slow or unreachable one holds up nobody.
+    fn poll_remotes(&mut self, fx: &mut Vec<Effect>) {
+        for h in 0..self.remotes.len() {
+            let host = (h + 1) as u8;
+            if self.remotes[h].poll_in_flight {
+                self.remotes[h].poll_again = true;
+                continue;
+            }
+            self.remotes[h].poll_in_flight = true;
+            let due = self.now.saturating_sub(self.remotes[h].screen_read_at) >= SCREEN_READ_MS;
+            // In the list, its selected line only: the others' last lines follow what the
+            // brief listing says changed (a line of output needs no read every second).
+            let on_screen: Vec<usize> = if self.headless || !due {
+                Vec::new()
+            } else if self.geometry().list {
+                self.selected_index().into_iter().collect()
+            } else {
+                self.visible().collect()
+            };
+            if on_screen
+                .iter()
+                .any(|&i| self.cards[i].pane.id.host() == host)
+            {
+                self.remotes[h].screen_read_at = self.now;
+            }
+            let later = std::mem::take(&mut self.reread_later);
+            let (mine, others): (Vec<PaneId>, Vec<PaneId>) =
+                later.into_iter().partition(|id| id.host() == host);
+            self.reread_later = others;
+            let hot = self
+                .cards
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| {
+                    c.pane.id.host() == host
+                        && (on_screen.contains(i) || mine.contains(&c.pane.id) || handling(c))
+                })
+                .map(|(_, c)| c.pane.id)
+                .collect();
+            fx.push(Effect::PollHost { host, hot });
+        }
+    }
+
+    /// Whether a card's state may be out of date: its server is not answering.
+    pub fn card_stale(&self, card: &Card) -> bool {
+        match card.pane.id.host() {
+            0 => self.is_stale(),
+            h => self
+                .remotes
+                .get(usize::from(h) - 1)
+                .is_some_and(|r| matches!(r.server, Server::Down(_))),
+        }
+    }
+
+    /// The name of the host a card's pane is on; `None` for the local server.
+    pub fn host_name(&self, card: &Card) -> Option<&str> {
+        match card.pane.id.host() {
+            0 => None,
+            h => self
+                .remotes
+                .get(usize::from(h) - 1)
+                .map(|r| r.name.as_str()),
+        }
+    }
+
+    pub fn update(&mut self, msg: Msg, now: Millis) -> Vec<Effect> {
+        self.now = now;
+        let mut fx = Vec::new();
+        match msg {
+            Msg::Tick => {
+                if !self.roster_asked {
+                    self.roster_asked = true;
+                    fx.push(Effect::LoadRoster);
+                }
+                if self.elect && !self.elect_in_flight {
+                    self.elect_in_flight = true;
+                    fx.push(Effect::Elect);
+                }
+                if let (false, Some(started), false) =
+                    (self.journal_asked, self.started, self.headless)
+                {
+                    self.journal_asked = true;
+                    fx.push(Effect::ReadJournal {
+                        since: started.saturating_sub(HISTORY_MS),
+                    });
+                }
+                self.run_due(now, &mut fx);
+                self.poll(&mut fx);
+                self.poll_remotes(&mut fx);
+            }
+            Msg::Looked(result) => self.looked(result, now, &mut fx),
+            Msg::Wake => {
+                if self.poll_in_flight {
+                    self.poll_again = true;
+                } else {
+                    self.poll(&mut fx);
+                }
+                self.poll_remotes(&mut fx);
+            }
+            Msg::Key(ev) => self.key(ev, now, &mut fx),
+            Msg::Mouse(ev) => self.mouse(ev, now, &mut fx),
+            Msg::Action(a) => self.act(a, now, &mut fx),
+            Msg::Resize { width, height } => {
+                self.size = (width, height);
+                let h = self.peek_height();
+                if let Some(p) = self.peek.as_mut() {
+                    p.set_height(h);
+                }
+            }
+            Msg::History { pane, result } => self.history(pane, result),
+            Msg::Records { pane, records } => self.records(pane, records),
+            Msg::Closed { pane, result } => self.closed(pane, result, now),
+            Msg::Jumped { pane, result } => self.jumped(pane, result, now),
+            Msg::Polled(Ok(obs)) => {
+                self.poll_in_flight = false;
+                self.server = Server::Up;
+                self.absorb(0, obs, now, &mut fx);
+                if std::mem::take(&mut self.poll_again) {
+                    self.poll(&mut fx);
+                }
+            }
+            Msg::PolledHost { host, result } => self.polled_host(host, result, now, &mut fx),
+            Msg::Polled(Err(e)) => {
+                self.poll_in_flight = false;
+                self.poll_again = false;
+                self.server_failed(&e, now, &mut fx);
+                self.server = Server::Down(e);
+            }
+            Msg::RosterLoaded(r) => self.roster_loaded(r),
+            Msg::Recreated(results) => self.recreated(results, &mut fx),
+            Msg::Screens(result) => {
+                let pending = std::mem::take(&mut self.capture_pending);
+                match result {
+                    Ok(map) => {
+                        for card in &mut self.cards {
+                            match map.get(&card.pane.id) {
+                                Some(text) => {
+                                    card.preview = last_lines(text, self.preview_lines);
+                                }
+                                // Asked and not answered (its group failed, or the pane
+                                // went): asked again, after the usual interval.
+                                None if pending.contains(&card.pane.id) => {
+                                    card.preview_sig = Some(UNANSWERED);
+                                }
+                                None => {}
+                            }
+                        }
+                    }
+                    Err(_) => {
+                        for card in self
+                            .cards
+                            .iter_mut()
+                            .filter(|c| pending.contains(&c.pane.id))
+                        {
+                            card.preview_sig = None;
+                        }
+                    }
+                }
+            }
+            Msg::OptionsSet(_) => self.options_in_flight = false,
+            Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
+            Msg::Tail { pane, text } => self.tail_read(pane, text, &mut fx),
+            Msg::Journaled(result) => self.journal_error = result.err(),
+            Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
+            Msg::Elected(e) => self.elected(e, &mut fx),
+            Msg::JournalRead(events) => {
+                self.history = Some(events);
+                if self.server == Server::Up {
+                    self.tell_history();
+                }
+            }
+        }
+        self.refilter();
+        self.keep_selection_visible();
+        self.want_previews(now, &mut fx);
+        fx
+    }
+
+    /// The answer of another host's poll.
+    fn polled_host(
+        &mut self,
+        host: u8,
+        result: Result<Observation, TmuxError>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(r) = self.remotes.get_mut(usize::from(host).wrapping_sub(1)) else {
+            return;
+        };
+        r.poll_in_flight = false;
+        match result {
+            Ok(obs) => {
+                if let Some(since) = r.down_since.take() {
+                    fx.push(Effect::Log(Log::info(format!(
+                        "{}: answering again (down since {since})",
+                        r.name
+                    ))));
+                }
+                r.server = Server::Up;
+                let pid = obs.listing.server_pid;
+                let restarted = matches!((r.server_pid, pid), (Some(a), Some(b)) if a != b);
+                r.server_pid = pid.or(r.server_pid);
+                if restarted {
+                    self.forget_host(host, "its tmux server was started again", now, fx);
+                }
+                self.absorb(host, obs, now, fx);
+            }
+            Err(e) => {
+                if r.down_since.is_none() {
+                    fx.push(Effect::Log(Log::warn(format!("{}: {e}", r.name))));
+                }
+                r.down_since.get_or_insert(now);
+                let gone = matches!(e, TmuxError::NoServer { .. });
+                r.server = Server::Down(e);
+                // The host answers, its server is gone: so are its panes.
+                if gone {
+                    r.server_pid = None;
+                    self.forget_host(host, "its tmux server is gone", now, fx);
+                }
+            }
+        }
+        let again = self
+            .remotes
+            .get_mut(usize::from(host) - 1)
+            .is_some_and(|r| std::mem::take(&mut r.poll_again));
+        if again {
+            self.poll_remotes(fx);
+        }
+    }
+
+    /// Another host's server went (or was started again): its cards go, never handed to the
+    /// new server's panes that reuse their ids. Journaled once, by the supervisor, as the
+    /// local server's loss is.
+    fn forget_host(&mut self, host: u8, why: &str, now: Millis, fx: &mut Vec<Effect>) {
+        let lost = self
+            .cards
+            .iter()
+            .filter(|c| c.pane.id.host() == host && c.agent.is_some())
+            .count();
+        self.cards.retain(|c| c.pane.id.host() != host);
+        self.closing.retain(|id| id.host() != host);
+        if self.peek.as_ref().is_some_and(|p| p.pane.host() == host) {
+            self.peek = None;
+        }
+        let Some(r) = self.remotes.get_mut(usize::from(host) - 1) else {
+            return;
+        };
+        r.listed = Some(std::collections::HashSet::new());
+        let lost_words = crate::text::counted(lost, "agent", "agents");
+        fx.push(Effect::Log(Log::warn(format!(
+            "{}: {why}: {lost_words} lost",
+            r.name
+        ))));
+        if self.supervising && lost > 0 {
+            fx.push(Effect::Journal(crate::msg::Event {
+                ts: now,
+                event: "server_gone".into(),
+                host: Some(r.name.clone()),
+                detail: Some(format!("{why}: {lost_words} lost")),
+                ..Default::default()
+            }));
+        }
+    }
+
+    /// Folds a look at one server (`host`: 0 the local one) into the cards: that server's
+    /// cards are made anew from it, the others' are left as they are.
+    fn absorb(&mut self, srv: u8, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+        let activity = std::mem::take(&mut obs.activity);
+        let files = std::mem::take(&mut obs.agent_files);
+        let trees = Arc::clone(&obs.tree);
+        if obs.listing.malformed != self.malformed {
+            if obs.listing.malformed > 0 {
+                fx.push(Effect::Log(Log::warn(format!(
+                    "{} pane record(s) in tmux's listing did not parse and were skipped",
+                    obs.listing.malformed
+                ))));
+            } else {
+                fx.push(Effect::Log(Log::info("every pane record parses again")));
+            }
+        }
+        if srv == 0 {
+            self.malformed = obs.listing.malformed;
+        }
+        let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
+            .into_iter()
+            .partition(|c| c.pane.id.host() == srv);
+        let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
+        let selected_pos = self.selected.and_then(|id| old.get(&id).map(Card::place));
+        let listed: std::collections::HashSet<PaneId> =
+            obs.listing.panes.iter().map(|p| p.id).collect();
+        let mut cards = Vec::with_capacity(obs.listing.panes.len());
+        let mut marks = Vec::new();
+        self.closing
+            .retain(|id| id.host() != srv || listed.contains(id));
+        for pane in obs.listing.panes {
+            if self.closing.contains(&pane.id) {
+                continue;
+            }
+            let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
+            let comm = obs.comm.get(&pane.id).map(String::as_str).unwrap_or("");
+            let procs = obs.tree.get(&pane.id);
+            let tree = procs.map(|t| t.below.as_slice()).unwrap_or(&[]);
+            let own = fg.or_else(|| procs.map(|t| t.own.as_slice()).filter(|a| !a.is_empty()));
+            let prev = old.remove(&pane.id);
+            let host = prev.as_ref().and_then(|c| c.shell.as_ref());
+            let before = crate::agent::Before {
+                hosted: host.is_some_and(|h| h.alive) || pane.exited_mark().is_some(),
+                prompt: host.is_none_or(|h| h.prompt),
+            };
+            let routed =
+                crate::agent::route(&self.agents, &self.shells, &pane, comm, own, tree, before);
+            if let Route::Hosted {
+                prompt,
+                agent,
+                kind,
+            } = routed
+            {
+                let hosting = Hosting {
+                    name: comm.trim_start_matches('-'),
+                    prompt,
+                    argv: own,
+                    kind: kind.map(|d| d.name.as_str()),
+                    background: procs.map(|t| t.background.as_slice()).unwrap_or(&[]),
+                };
+                let started = obs.started.get(&pane.id).copied();
+                if let Some(card) =
+                    self.host_card(prev, pane, &hosting, agent, started, now, &mut marks)
+                {
+                    cards.push(card);
+                }
+                continue;
+            }
+            let agent = self.agents.recognise(&pane, own).map(|d| d.name.clone());
+            if agent.is_none() && !self.show_all && prev.as_ref().is_none_or(|c| c.agent.is_none())
+            {
+                continue;
+            }
+            let started = obs.started.get(&pane.id).copied();
+            // A pane that was not there at the last look was born while we watched, however
+            // quickly it died: its death is news, not an old one.
+            let listed = match srv {
+                0 => self.listed.as_ref(),
+                h => self
+                    .remotes
+                    .get(usize::from(h) - 1)
+                    .and_then(|r| r.listed.as_ref()),
+            };
+            let born = listed.is_some_and(|l| !l.contains(&pane.id));
+            let mut card = observe(prev, pane, agent, started, now);
+            if born && card.pane.dead && !card.seen_alive {
+                card.seen_alive = true;
+                card.died_at = card.died_at.or(Some(now));
+            }
+            if card.pane.dead {
+                // The pane died after (or with) the agent its process hosted: the host is
+                // gone, nothing can be typed there, and tmux has the pane's status.
+                if let Some(h) = card.shell.as_mut() {
+                    h.alive = false;
+                    h.prompt = false;
+                }
+            }
+            if let Some(argv) = obs.foreground.get(&card.pane.id) {
+                let kind = card.agent.as_deref().unwrap_or_default();
+                card.argv_id = crate::agent::session_id_from_argv(kind, argv).or(card.argv_id);
+            }
+            cards.push(card);
+        }
+        cards.extend(others);
+        self.cards = cards;
+        self.sort_cards();
+        if self.waits_told.len() > self.cards.len() {
+            let ids: std::collections::HashSet<PaneId> =
+                self.cards.iter().map(|c| c.pane.id).collect();
+            self.waits_told.retain(|id, _| ids.contains(id));
+        }
+        match srv {
+            0 => self.listed = Some(listed),
+            h => {
+                if let Some(r) = self.remotes.get_mut(usize::from(h) - 1) {
+                    r.listed = Some(listed);
+                }
+            }
+        }
+        // Agent panes that vanished while their agent ran: never silence. (Not when a
+        // record did not parse: that pane may still be there.)
+        if self.supervising && obs.listing.malformed == 0 {
+            let mut gone: Vec<Card> = old
+                .into_values()
+                .filter(|c| c.agent.is_some() && !c.pane.dead && c.life == Life::Running)
+                .collect();
+            gone.sort_by_key(|c| c.pane.id.0);
+            for c in gone {
+                let mut ev = self.event(&c, "gone", now);
+                ev.detail = Some(if c.pane.remain_on_exit {
+                    "the pane was closed while its agent ran".into()
+                } else {
+                    "the pane closed before agentwatch could keep it (remain-on-exit): its exit and output are lost".into()
+                });
+                fx.push(Effect::Log(Log::warn(format!(
+                    "{}: {}",
+                    c.pane.id,
+                    ev.detail.as_deref().unwrap_or_default()
+                ))));
+                fx.push(Effect::Journal(ev));
+            }
+        }
+        if !marks.is_empty() {
+            fx.push(Effect::SetOptions(marks));
+        }
+
+        // Keep the selection on the same pane, or the one that took its place.
+        if self.selected_index().is_none() {
+            self.select_in_place_of(selected_pos);
+        }
+
+        // Lost SIGCHLD: kick the server and look again at once (another host's server is
+        // asked to signal itself).
+        let due: Vec<usize> = (0..self.cards.len())
+            .filter(|&i| self.cards[i].pane.id.host() == srv && self.cards[i].kick_due(now))
+            .collect();
+        let kick = match (srv, obs.listing.server_pid) {
+            (0, Some(pid)) => Some(Effect::KickServer(pid)),
+            (0, None) => None,
+            (h, _) => Some(Effect::KickHost(h)),
+        };
+        if let (false, Some(kick)) = (due.is_empty(), kick) {
+            for i in due {
+                self.cards[i].kicks += 1;
+                self.cards[i].kicked_at = Some(now);
+            }
+            fx.push(kick);
+            match srv {
+                0 => self.poll(fx),
+                h => {
+                    if let Some(r) = self.remotes.get_mut(usize::from(h) - 1) {
+                        r.poll_again = true;
+                    }
+                }
+            }
+        }
+
+        if srv == 0 {
+            self.follow_server_auto(&obs.listing.auto_all);
+        }
+        self.attend(srv, &activity, &files, &trees, now, fx);
+        self.want_discovery(now, fx);
+        self.supervise(now, fx);
+        self.tell_history();
+        self.prune_lost(fx);
+        if !self.notes.is_empty() {
+            fx.push(Effect::Notify {
+                events: std::mem::take(&mut self.notes),
+                bell_only: !self.supervising,
+            });
+        }
+        if !self.options_in_flight {
+            let sets = self.option_writes();
+            if !sets.is_empty() {
+                self.options_in_flight = true;
+                fx.push(Effect::SetOptions(sets));
+            }
+        }
+    }
+
+    /// What tmux forgets at death, recorded while the agent pane is alive; and
+    /// remain-on-exit so its output outlives it.
+    fn option_writes(&self) -> Vec<(PaneId, String, String)> {
+        let mut sets = Vec::new();
+        for card in &self.cards {
+            let Some(kind) = &card.agent else {
+                continue;
+            };
+            // A server that does not answer is written to when it does.
+            if card.pane.id.host() != 0 && self.card_stale(card) {
+                continue;
+            }
+            let p = &card.pane;
+            let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
+            // The id named on the command line is worth recording even on a dead pane (only
+            // for kinds that have ids: no command line is parsed every poll for nothing).
+            let def = self
+                .agents
+                .get(kind)
+                .filter(|d| d.id != crate::agent::IdShape::None);
+            if let (true, Some(def)) = (p.opt_session_id.is_empty(), def) {
+                if let Some(id) = resume::named_session_id(card).filter(|id| def.id.accepts(id)) {
+                    set("@agentwatch_session_id", &id);
+                }
+            }
+            // What the agent does, for tmux status lines: by the supervisor only (dashboards
+            // beside it would race it).
+            if self.supervising {
+                let word = card.state_word();
+                if p.opt_state != word {
+                    set("@agentwatch_state", word);
+                }
+            }
+            if p.dead {
+                continue;
+            }
+            // Not for a shell typed at: its pane ends when the user ends the shell.
+            if self.retain_dead
+                && !p.remain_on_exit
+                && card.shell.as_ref().is_none_or(|h| !h.prompt)
+            {
+                set("remain-on-exit", "on");
+            }
+            if &p.opt_agent != kind {
+                set("@agentwatch_agent", kind);
+            }
+            if !p.current_path.is_empty() && p.current_path != p.opt_cwd {
+                set("@agentwatch_cwd", &p.current_path);
+            }
+        }
+        sets
+    }
+
+    /// What each live agent does: its window's output time and a hook's pane options as
+    /// read this poll, and the screen of one whose output stopped, read once until it
+    /// writes again.
+    /// What the look at server `srv` tells of its live agents (its files, hooks and output
+    /// times are about its cards only; another server's are told by its own look).
+    fn attend(
+        &mut self,
+        srv: u8,
+        activity: &HashMap<PaneId, u64>,
+        files: &HashMap<u32, AgentFile>,
+        trees: &HashMap<PaneId, Arc<ProcTree>>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let mut look = Vec::new();
+        for card in &mut self.cards {
+            if card.pane.id.host() != srv {
+                continue;
+            }
+            if card.agent.is_none() || card.life != Life::Running {
+                if *card.attention != Attention::default() {
+                    *card.attention = Attention::default();
+                }
+                continue;
+            }
+            let a = &mut card.attention;
+            // The agent's own file, about the pane's process or one in its foreground.
+            let below = trees
+                .get(&card.pane.id)
+                .map(|t| &t.below[..])
+                .unwrap_or(&[]);
+            let file = card
+                .pane
+                .pid
+                .into_iter()
+                .chain(below.iter().map(|p| p.pid))
+                .find_map(|pid| files.get(&pid).map(|f| (pid, f)));
+            a.file_says(
+                file.map(|(pid, _)| pid),
+                file.and_then(|(_, f)| f.verdict()),
+            );
+            a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
+            if let Some(&output) = activity.get(&card.pane.id) {
+                a.saw_output(output, now);
+            }
+            // Due whether or not this poll read its output time; its own word needs no look
+            // at its screen.
+            if a.look_due() && a.file.is_none() && !self.look_in_flight {
+                look.push(card.pane.id);
+            }
+        }
+        self.settle_attention(now, fx);
+        // A few screens at a time: a thousand quiet agents seen at once are read over a few
+        // polls, not held in memory together (the rest are still due at the next poll).
+        look.truncate(LOOK_AT_ONCE);
+        if !look.is_empty() {
+            self.look_in_flight = true;
+            fx.push(Effect::LookAtScreens(look));
+        }
+    }
+
+    /// Decides again what each live agent does; each edge is announced (into waiting) and
+    /// journaled; the cards take their places in the order.
+    fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        let mut edges = Vec::new();
+        for card in &mut self.cards {
+            let first = card.attention.now.is_none();
+            if let Some(edge) = card.attention.settle(now, card.started_at) {
+                fx.push(Effect::Log(Log::info(format!(
+                    "{}: {}",
+                    card.pane.id,
+                    edge.as_ref().map_or("not known".to_string(), |v| format!(
+                        "{} ({}: {})",
+                        v.doing.word(),
+                        v.told.describe(),
+                        v.why
+                    ))
+                ))));
+                edges.push((card.pane.id, edge, first));
+            }
+        }
+        for (id, edge, first) in edges {
+            self.attention_edge(id, edge, first, now, fx);
+        }
+        // Output times are wanted often while an agent works or waits (to see it stop, or
+        // its prompt answered) with no state file of its own, or is not read yet. Of the
+        // local server: the word goes to its poller; other hosts are listed every 2 s.
+        let often = self.cards.iter().any(|c| {
+            c.pane.id.host() == 0
+                && c.agent.is_some()
+                && c.life == Life::Running
+                && c.attention.file.is_none()
+                && (c.attention.output.is_none()
+                    || !c.attention.looked
+                    || c.attention.recheck.is_some()
+                    || matches!(
+                        c.attention.state(),
+                        Some((Doing::Working | Doing::Waiting, _))
+                    ))
+        });
+        if self.attending != Some(often) {
+            self.attending = Some(often);
+            fx.push(Effect::Attend(often));
+        }
+        self.reorder(now);
+    }
+
+    /// An agent began working, waiting or idling (or it can no longer be told): announced
+    /// by every instance when it waits (the bell of a dashboard that does not supervise),
+    /// journaled by the supervising instance only (one line per edge, however many
+    /// dashboards are open).
+    /// `first`: nothing was known of the agent before (it was just seen, or agentwatch just
+    /// started).
+    fn attention_edge(
+        &mut self,
+        id: PaneId,
+        edge: Option<Verdict>,
+        first: bool,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(v) = edge else {
+            return;
+        };
+        let Some(card) = self.cards.iter().find(|c| c.pane.id == id) else {
+            return;
+        };
+        let mut ev = self.event(card, v.doing.word(), now);
+        ev.detail = Some(v.why.clone());
+        // What the pane option already says, of an agent just seen, is where things stood
+        // when this instance started (the supervisor before it wrote it): no news.
+        let known = card.pane.opt_state == v.doing.word();
+        // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
+        // agent asking one question after another while its user answers them is one call.
+        if v.doing == Doing::Waiting && !(first && known) {
+            let last = self.waits_told.insert(id, now);
+            if last.is_none_or(|t| now.saturating_sub(t) >= NOTIFY_AGAIN_MS) {
+                self.notes.push(ev.clone());
+            }
+        }
+        // Not again what the pane option already says: a supervisor that starts again (or
+        // takes over) finds the agents as the last one left them, and that is no edge.
+        if self.supervising && !known {
+            fx.push(Effect::Journal(ev));
+        }
+    }
+
+    fn looked(
+        &mut self,
+        result: Result<HashMap<PaneId, String>, TmuxError>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.look_in_flight = false;
+        let Ok(screens) = result else {
+            return;
+        };
+        for card in &mut self.cards {
+            let Some(screen) = screens.get(&card.pane.id) else {
+                continue;
+            };
+            let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
+            card.attention
+                .looked_at(def.and_then(|d| d.screen_says(screen)));
+            self.reread.insert(card.pane.id);
+        }
+        self.settle_attention(now, fx);
+    }
+
+    /// Each card's place in the attention order settled at `now`, and the cards sorted.
+    fn reorder(&mut self, now: Millis) {
+        for card in &mut self.cards {
+            card.settle_rank(now);
+        }
+        // The selection follows in refilter, at the end of the update.
+        self.sort_cards();
+    }
+
+    /// What needs its user first (dead, waiting, idle, working), each rank in tmux's order
+    /// (session, window, pane); or tmux's order alone, as configured.
+    fn sort_cards(&mut self) {
+        let attention = self.order == Order::Attention;
+        // The local server's panes first, then each host's, in the order of [[hosts]].
+        fn key(c: &Card, attention: bool) -> (u8, u8, &str, u32, u32) {
+            (
+                if attention { c.order.0 } else { 0 },
+                c.pane.id.host(),
+                &c.pane.session,
+                c.pane.window_index,
+                c.pane.pane_index,
+            )
+        }
+        // Mostly in order already: checked first, for a sort moves whole cards.
+        if !self
+            .cards
+            .is_sorted_by(|a, b| key(a, attention) <= key(b, attention))
+        {
+            self.cards
+                .sort_by(|a, b| key(a, attention).cmp(&key(b, attention)));
+        }
+    }
+
+    fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if !self.capture_pending.is_empty() || self.headless {
+            return;
+        }
+        // Taller cards (or the list's one line) want another number of lines: read again.
+        let lines = self.geometry().preview_lines();
+        if lines != self.preview_lines {
+            self.preview_lines = lines;
+            for card in &mut self.cards {
+                card.preview_sig = None;
+            }
+        }
+        let mut ids = Vec::new();
+        let page = self.page();
+        for &i in &self.shown[page] {
+            // A server that does not answer has no screens to give.
+            if self.card_stale(&self.cards[i]) {
+                continue;
+            }
+            let card = &mut self.cards[i];
+            let sig = card.signature();
+            let due = card.preview_sig.is_none()
+                || (card.preview_sig != Some(sig)
+                    && now.saturating_sub(card.preview_at) >= PREVIEW_MIN_INTERVAL_MS);
+            if due {
+                card.preview_sig = Some(sig);
+                card.preview_at = now;
+                let history = if card.pane.dead {
+                    lines + DEAD_PREVIEW_HISTORY
+                } else {
+                    lines
+                };
+                ids.push((card.pane.id, history));
+            }
+        }
+        if !ids.is_empty() {
+            self.capture_pending = ids.iter().map(|(id, _)| *id).collect();
+            fx.push(Effect::CaptureScreens { panes: ids });
+        }
+    }
+
+    fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
+        if self.show_help {
+            // A help taller than the terminal scrolls, within its lines.
+            let total = crate::help::lines(self, self.size.0).len();
+            let page = crate::help::shown(total, self.size.1).max(1);
+            let end = total - page.min(total);
+            let s = self.help_scroll.min(end);
+            self.help_scroll = match a {
+                Action::Help | Action::Back => {
+                    self.show_help = false;
+                    s
+                }
+                Action::Quit => {
+                    self.quit = true;
+                    s
+                }
+                Action::Down => s + 1,
+                Action::Up => s.saturating_sub(1),
+                Action::PageDown => s + page,
+                Action::PageUp => s.saturating_sub(page),
+                Action::First => 0,
+                Action::Last => end,
+                _ => s,
+            }
+            .min(end);
+            return;
+        }
+        if self.peek.is_some() {
+            self.peek_act(a, now, fx);
+            return;
+        }
+        if self.lost_view() {
+            self.lost_act(a, fx);
+            return;
+        }
+        let g = self.geometry();
+        let n = self.shown.len();
+        let cur = self.selected_pos();
+        let target = match (a, cur) {
+            (Action::Quit, _) => {
+                self.quit = true;
+                return;
+            }
+            (Action::Help, _) => {
+                self.open_help();
+                return;
+            }
+            (Action::Back, _) => {
+                // Esc clears the filter.
+                self.filter.clear();
+                return;
+            }
+            (Action::Filter, _) => {
+                self.filter_typing = true;
+                return;
+            }
+            (Action::SwitchView, _) => {
+                // The other view; and when that is what the automatic choice would be,
+                // the automatic choice again (so `v` twice gives it back).
+                let want_list = !g.list;
+                let auto = geometry(self.size.0, self.size.1, n, Mode::Auto).list;
+                self.mode = match (want_list, auto == want_list) {
+                    (_, true) => Mode::Auto,
+                    (true, false) => Mode::List,
+                    (false, false) => Mode::Cards,
+                };
+                self.scroll = 0;
+                return;
+            }
+            (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
+                self.end_story();
+                self.auto_key(a, now, fx);
+                return;
+            }
+            (Action::Relaunch | Action::RelaunchFresh, _) => {
+                self.end_story();
+                self.relaunch(a == Action::RelaunchFresh, now, fx);
+                return;
+            }
+            (Action::Peek | Action::Close | Action::Jump, _) => {
+                self.grid_extra(a, now, fx);
+                return;
+            }
+            (Action::NextNeed, cur) => {
+                let needs = |c: &Card| {
+                    c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
+                };
+                let start = cur.map_or(0, |i| i + 1);
+                match (0..n)
+                    .map(|k| (start + k) % n)
+                    .find(|&j| needs(&self.cards[self.shown[j]]))
+                {
+                    Some(j) => j,
+                    None => {
+                        if let Some(i) = self.selected_index() {
+                            self.cards[i].notice = Some(Notice::info(
+                                "no agent needs you: none is dead or waiting for input",
+                                Some(now + NOTICE_MS),
+                            ));
+                        }
+                        return;
+                    }
+                }
+            }
+            (
+                Action::Search
+                | Action::Next
+                | Action::Prev
+                | Action::Older
+                | Action::Newer
+                | Action::Refresh
+                | Action::RecreateAll
+                | Action::Forget
+                | Action::Yes
+                | Action::No,
+                _,
+            ) => return,
+            (_, None) => 0,
+            (Action::Up, Some(i)) => i.saturating_sub(g.cols),
+            (Action::Down, Some(i)) if i + g.cols < n => i + g.cols,
+            (Action::Down, Some(i)) => i,
+            (Action::Left, Some(i)) => i.saturating_sub(1),
+            (Action::Right, Some(i)) => (i + 1).min(n.saturating_sub(1)),
+            (Action::PageUp, Some(i)) => i.saturating_sub(g.per_page()),
+            (Action::PageDown, Some(i)) => (i + g.per_page()).min(n.saturating_sub(1)),
+            (Action::First, _) => 0,
+            (Action::Last, _) => n.saturating_sub(1),
+        };
+        self.select_pos(target);
+    }
+
+    /// The selection once its card has gone: the card that took its place (the first at or
+    /// after its session, window and pane), else the last; with no place known, the first.
+    pub(super) fn select_in_place_of(&mut self, place: Option<(String, u32, u32)>) {
+        self.selected = match place {
+            Some(pos) => self
+                .cards
+                .iter()
+                .find(|c| {
+                    (&c.pane.session, c.pane.window_index, c.pane.pane_index)
+                        >= (&pos.0, pos.1, pos.2)
+                })
+                .or(self.cards.last())
+                .map(|c| c.pane.id),
+            None => self.cards.first().map(|c| c.pane.id),
+        };
+    }
+
+    /// Selects the `pos`-th card shown: the user chose it.
+    fn select_pos(&mut self, pos: usize) {
+        if let Some(&i) = self.shown.get(pos) {
+            self.selected = Some(self.cards[i].pane.id);
+            self.choose_selected();
+        }
+    }
+
+    pub(super) fn open_help(&mut self) {
+        self.show_help = true;
+        self.help_scroll = 0;
+    }
+
+    /// The selected card is the user's choice now (moved to, or acted on): a card the
+    /// filter hid earlier is no longer chosen again when the filter clears.
+    fn choose_selected(&mut self) {
+        self.chosen = true;
+        self.hidden_choice = None;
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let g = self.geometry();
+        let total_rows = self.shown.len().div_ceil(g.cols);
+        let Some(i) = self.selected_pos() else {
+            self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+            return;
+        };
+        let row = i / g.cols;
+        if row < self.scroll {
+            self.scroll = row;
+        } else if row >= self.scroll + g.rows {
+            self.scroll = row + 1 - g.rows;
+        }
+        self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+    }
+}
+
+/// A death being handled: its status still to read, a resume due or under way, a
+/// relaunch's first seconds. Such a pane is read whole at every poll.
+fn handling(c: &Card) -> bool {
+    c.life == Life::Reading
+        || c.relaunching
+        || c.auto_in_flight.is_some()
+        || c.resumed.is_some()
+        || matches!(c.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
+}
+
+/// The last `n` lines that say something of a captured screen: blank lines and tmux's own
+/// "Pane is dead" line dropped, trailing spaces trimmed.
+pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("Pane is dead"))
+        .collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].iter().map(|s| s.to_string()).collect()
+}
+
+mod auto;
+mod grid;
+mod history;
+pub use history::{story, supervisor_name};
+mod lost;
+mod peek;
+mod relaunch;
+mod shell;
+#[cfg(test)]
+mod supervision_tests;
+#[cfg(test)]
+mod tests;
+
+impl State {
+    /// A hash of everything the screen shows. The loop draws only when it changes (the
+    /// clock is in it by the second, for "running for 45s"), so an idle dashboard redraws
+    /// about once a second, not on every poll.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.now / 1000).hash(&mut h);
+        (
+            self.size,
+            self.selected,
+            self.scroll,
+            self.show_help,
+            self.help_scroll,
+            self.auto_on,
+        )
+            .hash(&mut h);
+        (
+            self.mode,
+            &self.filter,
+            self.filter_typing,
+            self.shown.len(),
+        )
+            .hash(&mut h);
+        (&self.journal_error, self.malformed).hash(&mut h);
+        (
+            self.lost_confirm,
+            self.lost_hidden,
+            self.lost_forget,
+            self.lost_results.len(),
+        )
+            .hash(&mut h);
+        (self.supervising, self.supervisor).hash(&mut h);
+        self.lost.as_ref().map(|l| l.agents.len()).hash(&mut h);
+        match &self.server {
+            Server::Connecting => 0u8.hash(&mut h),
+            Server::Up => 1u8.hash(&mut h),
+            Server::Down(e) => e.to_string().hash(&mut h),
+        }
+        if let Some(p) = &self.peek {
+            (p.top, p.height, &p.typing, &p.query, p.hit, &p.error).hash(&mut h);
+            p.text
+                .as_ref()
+                .map(|t| (t.len(), std::sync::Arc::as_ptr(t) as usize))
+                .hash(&mut h);
+            (p.records.len(), p.records_loaded).hash(&mut h);
+            matches!(p.source, crate::peek_model::Source::Live { .. }).hash(&mut h);
+        }
+        for c in &self.cards {
+            let p = &c.pane;
+            (
+                p.id,
+                &p.window_name,
+                &p.session,
+                p.window_index,
+                p.pane_index,
+            )
+                .hash(&mut h);
+            (
+                &p.opt_session_id,
+                &p.current_path,
+                &p.opt_cwd,
+                &p.opt_previous,
+            )
+                .hash(&mut h);
+            (
+                c.life,
+                c.started_at,
+                c.died_at,
+                &c.notice,
+                &c.auto,
+                c.relaunching,
+            )
+                .hash(&mut h);
+            (c.budget.paused, c.budget.attempts, &c.preview, &c.agent).hash(&mut h);
+            (c.state_word(), c.attention.state().map(|(_, since)| since)).hash(&mut h);
+        }
+        h.finish()
+    }
+}

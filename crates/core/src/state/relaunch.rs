@@ -1,0 +1,246 @@
+//! Relaunch and session id discovery, as decisions of the core.
+
+use super::*;
+
+impl State {
+    pub(super) fn relaunch(&mut self, fresh: bool, now: Millis, fx: &mut Vec<Effect>) {
+        let Some(i) = self.selected_index() else {
+            return;
+        };
+        self.choose_selected();
+        let card = &self.cards[i];
+        if card.relaunching {
+            return;
+        }
+        let planned = resume::plan(card, &self.agents, fresh, SESSION_ID);
+        let meta = self.crash_meta(i);
+        let card = &mut self.cards[i];
+        match planned {
+            Ok(plan) => {
+                // The user took over: a pending auto-resume is dropped, the count restarts.
+                crate::supervisor::on_manual(&mut card.budget);
+                card.auto = Auto::Idle;
+                card.relaunching = true;
+                let sets = card
+                    .budget
+                    .to_options()
+                    .into_iter()
+                    .map(|(k, v)| (card.pane.id, k, v))
+                    .collect();
+                fx.push(Effect::SetOptions(sets));
+                card.notice = Some(Notice::info(
+                    if fresh {
+                        "starting fresh…"
+                    } else {
+                        "relaunching…"
+                    },
+                    None,
+                ));
+                fx.push(Effect::Relaunch { plan, meta });
+            }
+            Err(Refusal(why)) => {
+                card.notice = Some(Notice::alarm(why, Some(now + NOTICE_MS)).answering());
+            }
+        }
+    }
+
+    pub(super) fn relaunched(
+        &mut self,
+        pane: PaneId,
+        result: Result<resume::Plan, resume::Failure>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(i) = self.cards.iter().position(|c| c.pane.id == pane) else {
+            return;
+        };
+        self.cards[i].relaunching = false;
+        if let Ok(plan) = &result {
+            let card = &mut self.cards[i];
+            if let Some(id) = &plan.session_id {
+                card.pane.opt_session_id = id.clone();
+            }
+            // A resume by id that dies soon after is read for the agent's "no such session".
+            card.resumed = match (&plan.session_id, plan.fresh || plan.again) {
+                (Some(id), false) => Some((id.clone(), now)),
+                _ => None,
+            };
+            if plan.again {
+                card.no_session = None;
+            }
+        }
+        if let Some(attempt) = self.cards[i].auto_in_flight.take() {
+            self.auto_relaunched(i, attempt, &result, now, fx);
+            return;
+        }
+        let mut ev = self.event(&self.cards[i], "relaunched", now);
+        if let Err(e) = &result {
+            ev.event = "relaunch_failed".into();
+            ev.detail = Some(e.why.clone());
+        } else if let Ok(plan) = &result {
+            ev.detail = Some(relaunch_detail(plan));
+        }
+        fx.push(Effect::Journal(ev));
+        let lasting = match &result {
+            Err(e) if e.lasting && self.cards[i].pane.dead => Some(e.why.clone()),
+            _ => None,
+        };
+        let card = &mut self.cards[i];
+        card.notice = Some(match result {
+            Ok(plan) => {
+                if let Some(id) = &plan.session_id {
+                    card.pane.opt_session_id = id.clone();
+                }
+                let text = match (&plan.session_id, plan.fresh) {
+                    (Some(id), true) => format!("started fresh: new session {}", short_id(id)),
+                    (None, true) => "started fresh".to_string(),
+                    (Some(id), false) if plan.again => again_words(&plan.agent, id),
+                    (Some(id), false) if plan.held_by.is_some() => reconnect_words(&plan, id),
+                    (Some(id), false) => format!("resumed {}", short_id(id)),
+                    (None, false) => format!("relaunched: {}", plan.argv.join(" ")),
+                };
+                Notice::info(text, Some(now + NOTICE_MS))
+            }
+            Err(e) => Notice::alarm(format!("relaunch failed: {e}"), Some(now + NOTICE_MS)),
+        });
+        if let Some(why) = lasting {
+            // Not a flash: the reason stays until the cause is fixed (then `r`) or the
+            // pane dies again.
+            self.cards[i].auto = Auto::Held(crate::supervisor::Hold::Refused(why));
+            self.save_judged(i, fx);
+        }
+    }
+
+    /// The last lines of a pane that died soon after a resume: the agent may have said it
+    /// has no such session. Judged once they are in.
+    pub(super) fn tail_read(&mut self, pane: PaneId, text: Option<String>, fx: &mut Vec<Effect>) {
+        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+            return;
+        };
+        let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
+        if let (Some(def), Some(text), Some((id, _))) = (def, text, &card.resumed) {
+            if def.says_no_session(&text) {
+                fx.push(Effect::Log(Log::info(format!(
+                    "{pane}: {} has no session {id}",
+                    def.name
+                ))));
+                card.no_session = Some(id.clone());
+            }
+        }
+        card.resumed = None;
+    }
+
+    pub(super) fn discovered(
+        &mut self,
+        pane: PaneId,
+        found: Option<(String, &'static str)>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.discover_in_flight = false;
+        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+            return;
+        };
+        let (Some((id, source)), Some(def)) = (
+            found,
+            card.agent.as_deref().and_then(|k| self.agents.get(k)),
+        ) else {
+            return;
+        };
+        if !def.id.accepts(&id) || !card.pane.opt_session_id.is_empty() {
+            return;
+        }
+        fx.push(Effect::Log(Log::info(format!(
+            "{}: session id {id} found in {source}",
+            card.pane.id
+        ))));
+        card.pane.opt_session_id = id.clone();
+        fx.push(Effect::SetOptions(vec![(
+            pane,
+            "@agentwatch_session_id".into(),
+            id,
+        )]));
+    }
+
+    /// One session id lookup at a time: for a dead agent that lacks an id (once per death),
+    /// or a live one now and then (Claude's registry exists only while it runs).
+    pub(super) fn want_discovery(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if self.discover_in_flight {
+            return;
+        }
+        let agents = &self.agents;
+        // Only agents of this machine: their records are in folders here.
+        let due = self.cards.iter_mut().find(|c| {
+            c.pane.id.host() == 0
+                && resume::lacks_id(c, agents)
+                && if c.pane.dead {
+                    !c.discovered_dead && c.life != Life::Reading
+                } else {
+                    c.discovered_at
+                        .is_none_or(|t| now.saturating_sub(t) >= DISCOVER_LIVE_MS)
+                }
+        });
+        let Some(card) = due else {
+            return;
+        };
+        card.discovered_at = Some(now);
+        card.discovered_dead = card.pane.dead;
+        self.discover_in_flight = true;
+        fx.push(Effect::Discover(DiscoverRequest {
+            pane: card.pane.id,
+            agent: card.agent.clone().unwrap_or_default(),
+            cwd: card.pane.cwd().to_string(),
+            pids: card
+                .pane
+                .pid
+                .into_iter()
+                .chain(card.shell.as_ref().and_then(|h| h.fg_pid))
+                .collect(),
+            started_at: card.started_at,
+            died_at: card.died_at,
+            dead: card.pane.dead,
+            resumed: command_words(&card.pane.start_command)
+                .iter()
+                .any(|w| w == "resume" || w.starts_with("--resume")),
+        }));
+    }
+}
+
+/// The journal's word for a relaunch carried out.
+pub(super) fn relaunch_detail(plan: &resume::Plan) -> String {
+    if plan.fresh {
+        "fresh".into()
+    } else if plan.again {
+        "started again under the same id (the agent kept no record of it)".into()
+    } else {
+        "resume".into()
+    }
+}
+
+/// What the card says when a resume reconnected to a session a live process still held.
+pub(super) fn reconnect_words(plan: &resume::Plan, id: &str) -> String {
+    format!(
+        "reconnected to {} {}: its background process (pid {}) held it",
+        plan.agent,
+        short_id(id),
+        plan.held_by.unwrap_or_default()
+    )
+}
+
+/// What the card says when a session was started again under its own id.
+pub(super) fn again_words(agent: &str, id: &str) -> String {
+    format!(
+        "{agent} has no record of {}: started it again",
+        short_id(id)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    /// A card line holds 76 columns at 80: what a relaunch says must fit whole.
+    #[test]
+    fn relaunch_words_fit_an_80_column_card() {
+        let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+        let again = format!("{} (attempt 3/3)", super::again_words("claude", id));
+        assert!(again.chars().count() <= 76, "{again}");
+    }
+}

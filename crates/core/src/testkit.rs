@@ -1,0 +1,65 @@
+//! Builders for unit tests: synthetic panes, observations and states.
+
+use crate::msg::{Millis, Msg, Observation};
+use crate::pane::Listing;
+use crate::pane::{Pane, PaneId};
+use crate::settings::Config;
+use crate::state::State;
+
+pub const T0: Millis = 1_780_000_000_000;
+
+pub fn pane(id: u32, window: u32, cmd: &str) -> Pane {
+    Pane {
+        id: PaneId(id),
+        session: "work".into(),
+        window_index: window,
+        window_name: format!("w{window}"),
+        pane_index: 0,
+        pid: Some(1000 + id),
+        current_command: cmd.into(),
+        start_command: cmd.into(),
+        current_path: format!("/home/u/src/proj{id}"),
+        start_path: "/home/u".into(),
+        remain_on_exit: true,
+        ..Pane::default()
+    }
+}
+
+pub fn dead(mut p: Pane, status: Option<i32>, signal: Option<i32>) -> Pane {
+    p.dead = true;
+    p.dead_status = status;
+    p.dead_signal = signal;
+    p.current_path.clear();
+    p
+}
+
+pub fn obs(panes: Vec<Pane>) -> Observation {
+    Observation {
+        listing: Listing {
+            panes,
+            server_pid: Some(4242),
+            malformed: 0,
+            auto_all: String::new(),
+        },
+        ..Observation::default()
+    }
+}
+
+/// A state in tmux's order: the tests about other things place cards by pane; the attention
+/// order has tests of its own.
+pub fn state(size: (u16, u16)) -> State {
+    let mut s = State::new(
+        &Config::default(),
+        false,
+        "/tmp/tmux-1000/default".into(),
+        size,
+    );
+    s.order = crate::settings::Order::Tmux;
+    s
+}
+
+/// Feeds a tick and a poll answer, as the loop would.
+pub fn poll(s: &mut State, panes: Vec<Pane>, now: Millis) -> Vec<crate::msg::Effect> {
+    s.update(Msg::Tick, now);
+    s.update(Msg::Polled(Ok(obs(panes))), now)
+}

@@ -1,0 +1,629 @@
+//! Pure lifecycle tracking: the previous card of a pane plus its new tmux row gives the new
+//! card. Decides running / dead / finished, when it died, and whether the exit status is
+//! still being read (the lost-SIGCHLD case).
+
+use crate::attention::{Attention, Doing};
+use crate::msg::Millis;
+use crate::pane::{Exit, Pane};
+use crate::supervisor::{Budget, Hold};
+
+/// How many SIGCHLD kicks are tried before an empty status is shown as unknown.
+pub const MAX_KICKS: u8 = 3;
+/// Kicks are spaced so that tmux has time to reap between them.
+pub const KICK_SPACING_MS: Millis = 250;
+
+/// What a pane is doing, as shown on its card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Life {
+    Running,
+    /// A shell prompt whose agent is not running, with no exit of it known: nothing to say.
+    Idle,
+    /// Dead, status not read yet: the server is being kicked (lost SIGCHLD).
+    Reading,
+    /// Dead with a known or given-up-on exit.
+    Dead(Exit),
+}
+
+impl Life {
+    /// A death that should alarm: anything but a clean exit or a live pane.
+    pub fn is_alarm(self) -> bool {
+        match self {
+            Life::Dead(e) => !e.is_clean(),
+            Life::Reading => true,
+            Life::Running | Life::Idle => false,
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, Life::Dead(e) if e.is_clean())
+    }
+
+    pub fn is_dead(self) -> bool {
+        matches!(self, Life::Dead(_) | Life::Reading)
+    }
+}
+
+/// One watched pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    pub pane: Pane,
+    /// The agent kind, if the pane is an agent.
+    pub agent: Option<String>,
+    pub life: Life,
+    /// When its current process started (from /proc), or when we first saw it alive.
+    pub started_at: Option<Millis>,
+    /// `started_at` is only when it was first seen alive, not when it started: nothing told
+    /// (another host's `/proc` is not read), and it was not seen to start. "Running for" is
+    /// then not said.
+    pub start_unknown: bool,
+    /// When it died (tmux's `pane_dead_time`, else when we first saw it dead).
+    pub died_at: Option<Millis>,
+    /// When agentwatch first saw this death (the banner went up then).
+    pub seen_dead_at: Option<Millis>,
+    /// Whether we saw it alive: a pane dead since before agentwatch started has no `started_at`.
+    pub seen_alive: bool,
+    pub kicks: u8,
+    pub kicked_at: Option<Millis>,
+    /// Last lines of output (preview), and the pane signature when they were read.
+    pub preview: Vec<String>,
+    pub preview_sig: Option<(u64, u64, (u32, u32), bool)>,
+    pub preview_at: Millis,
+    /// A line of news shown on the card (relaunch progress, refusals).
+    pub notice: Option<Notice>,
+    /// A relaunch of this pane is under way.
+    pub relaunching: bool,
+    /// The relaunch under way is auto-resume attempt N.
+    pub auto_in_flight: Option<u32>,
+    /// The death (when it was first seen: `seen_dead_at`, which a more exact `died_at` read
+    /// later does not change) a crash record was last made of, and the auto-resume it
+    /// followed (see [`crate::crash::CrashRecord::attempt`]): a relaunch tried again
+    /// after a failed one records the same death, and must not count the failed try.
+    pub recorded: Option<(Millis, u32)>,
+    /// When a session id lookup last ran for this pane, and whether it was for this death.
+    pub discovered_at: Option<Millis>,
+    pub discovered_dead: bool,
+    /// Auto-resume: the pane's budget and where it stands.
+    pub budget: Budget,
+    pub auto: Auto,
+    /// This death has been judged by the auto-resume policy (as a dashboard beside the
+    /// supervisor: announced).
+    pub judged: bool,
+    /// Judge this death again, whatever its pane says (an auto-resume of it failed).
+    pub rejudge: bool,
+    /// The budget options as last read from the pane: a change is another instance's edit
+    /// (a relaunch, `a`, `c`) and is taken up.
+    pub seen_opts: String,
+    /// The budget options as this instance last wrote them.
+    pub wrote_opts: String,
+    /// The write before that one, until the latest is seen on the pane: two writes can be
+    /// in flight (a resume counted, then given back when the relaunch was refused), and the
+    /// pane may show the older for a look. Once the latest landed, a value equal to the
+    /// older one is another instance's edit (`c` beside the supervisor).
+    pub wrote_before: String,
+    /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
+    pub shell: Option<ShellHost>,
+    /// A session id named in the pane process's own argv (read once per process).
+    pub argv_id: Option<String>,
+    /// A session id this agent said it has no record of, the last time it was asked to
+    /// resume it (`No conversation found with session ID`): not resumed again.
+    pub no_session: Option<String>,
+    /// The last relaunch that resumed a session by id: the id and when; a death soon after
+    /// is looked at for the agent's "no such session" words.
+    pub resumed: Option<(String, Millis)>,
+    /// The dead pane's last lines were asked for (a quick death after a resume).
+    pub tail_asked: bool,
+    /// What the live agent is doing, as far as can be told.
+    /// Boxed: every card is moved on every poll, and this is a sixth of its size.
+    pub attention: Box<Attention>,
+    /// Its place in the attention order: the rank it is shown at, and a calmer rank it has
+    /// wanted since when (it moves down only once that held for [`ORDER_SETTLE_MS`]).
+    pub order: (u8, Option<(u8, Millis)>),
+}
+
+/// How long a card's calmer state must hold before it moves down the attention order: an
+/// agent that works between two prompts does not make the grid jump.
+pub const ORDER_SETTLE_MS: Millis = 10_000;
+
+/// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShellHost {
+    /// The host's name (`bash`, `zsh`, `cc`, `npm`...).
+    pub shell: String,
+    /// An interactive shell: a command can be typed at its prompt.
+    pub prompt: bool,
+    /// The host still runs; false once the pane itself has died.
+    pub alive: bool,
+    /// The host's argv, when read: what a relaunch runs again for a wrapper that passes
+    /// its arguments through.
+    pub host_argv: Vec<String>,
+    /// When the agent was last seen in the foreground.
+    pub agent_seen_at: Option<Millis>,
+    /// When this run of the agent was first seen, and the shell's published status then
+    /// (the status of the command before it, which is not the agent's).
+    pub first_seen: Option<Millis>,
+    pub status_before: String,
+    /// The agent's process and argv: while it runs, and of its last run after.
+    pub fg_pid: Option<u32>,
+    pub fg_argv: Vec<String>,
+}
+
+/// Where a pane stands with auto-resume.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub enum Auto {
+    #[default]
+    Idle,
+    /// A resume is due at `due`.
+    Scheduled { attempt: u32, due: Millis },
+    /// A resume is under way.
+    Resuming { attempt: u32 },
+    /// The policy leaves this death alone.
+    Held(Hold),
+    /// The user cancelled the pending resume.
+    Cancelled,
+}
+
+/// A line of news on a card.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Notice {
+    pub text: String,
+    /// Shown in the alarm style (a refusal or a failure).
+    pub alarm: bool,
+    /// Hidden after this instant; `None` keeps it until replaced.
+    pub until: Option<Millis>,
+    /// What happened before this instance started (from the journal): shown even beside
+    /// a verdict, which it explains.
+    pub story: bool,
+    /// The answer to a key just pressed on this card: shown over what the card says of
+    /// its state (a hold, a missing id) while it lasts, else the key seems to do nothing.
+    pub answer: bool,
+}
+
+impl Notice {
+    pub fn info(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            text: text.into(),
+            alarm: false,
+            until,
+            story: false,
+            answer: false,
+        }
+    }
+
+    pub fn alarm(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            text: text.into(),
+            alarm: true,
+            until,
+            story: false,
+            answer: false,
+        }
+    }
+
+    /// This notice as the answer to a key ([`Notice::answer`]).
+    pub fn answering(mut self) -> Notice {
+        self.answer = true;
+        self
+    }
+
+    pub fn story(text: impl Into<String>, until: Option<Millis>) -> Notice {
+        Notice {
+            story: true,
+            ..Notice::info(text, until)
+        }
+    }
+
+    pub fn live(&self, now: Millis) -> bool {
+        self.until.is_none_or(|u| now < u)
+    }
+}
+
+impl Card {
+    /// Where its pane sits: session, window and pane index.
+    pub fn place(&self) -> (String, u32, u32) {
+        (
+            self.pane.session.clone(),
+            self.pane.window_index,
+            self.pane.pane_index,
+        )
+    }
+
+    /// Where it belongs in the attention order, most in need of its user first: dead,
+    /// waiting, idle, working or not known, a shell whose agent is not running, any other
+    /// pane.
+    pub fn rank(&self) -> u8 {
+        if self.agent.is_none() {
+            return 5;
+        }
+        match self.life {
+            Life::Dead(_) | Life::Reading => 0,
+            Life::Idle => 4,
+            Life::Running => match self.attention.state() {
+                Some((Doing::Waiting, _)) => 1,
+                Some((Doing::Idle, _)) => 2,
+                _ => 3,
+            },
+        }
+    }
+
+    /// Takes in its rank at `now`: up at once, down once the calmer rank held.
+    pub fn settle_rank(&mut self, now: Millis) {
+        let want = self.rank();
+        let (shown, calmer) = self.order;
+        self.order = if want <= shown || shown == u8::MAX {
+            (want, None)
+        } else {
+            match calmer {
+                Some((r, since)) if r == want => {
+                    if now.saturating_sub(since) >= ORDER_SETTLE_MS {
+                        (want, None)
+                    } else {
+                        (shown, calmer)
+                    }
+                }
+                _ => (shown, Some((want, now))),
+            }
+        };
+    }
+
+    /// One word for what the agent is (the pane option `@agentwatch_state`): `working`,
+    /// `waiting`, `idle` or `running` (alive, doing what cannot be told), `dead`,
+    /// `finished` (exit 0), `not_running` (its shell is at its prompt).
+    pub fn state_word(&self) -> &'static str {
+        match self.life {
+            Life::Running => self.attention.state().map_or("running", |(d, _)| d.word()),
+            Life::Idle => "not_running",
+            Life::Dead(e) if e.is_clean() => "finished",
+            Life::Dead(_) | Life::Reading => "dead",
+        }
+    }
+
+    /// When its process started, when that is known (not only when it was first seen).
+    pub fn known_start(&self) -> Option<Millis> {
+        self.started_at.filter(|_| !self.start_unknown)
+    }
+
+    /// Whether a word of the filter (lower case) is in what the card shows: its kind,
+    /// window, tmux session, target, pane id, directory (as shown, `~/src`, or whole),
+    /// agent session id, or state in the words the screen uses: `dead` and its exit
+    /// (`exit 1`, `sigkill`), `finished`, `running` (every live agent, as the header counts
+    /// them) and what it does (`working`, `waiting`, `idle`), `at prompt`.
+    pub fn matches(&self, word: &str, home: Option<&str>, host: Option<&str>) -> bool {
+        let p = &self.pane;
+        let has = |s: &str| {
+            if s.is_ascii() {
+                // Most are: no lower-case copy made.
+                s.as_bytes()
+                    .windows(word.len().max(1))
+                    .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+                    || word.is_empty()
+            } else {
+                s.to_lowercase().contains(word)
+            }
+        };
+        let state = match self.life {
+            Life::Running => {
+                has("running") || self.attention.state().is_some_and(|(d, _)| has(d.word()))
+            }
+            Life::Idle => has("at prompt"),
+            Life::Dead(e) if e.is_clean() => has("finished") || has("exit 0"),
+            Life::Dead(e) => has("dead") || has(&e.short()),
+            Life::Reading => has("dead"),
+        };
+        state
+            || has(self.agent.as_deref().unwrap_or("pane"))
+            || has(&p.window_name)
+            || has(&p.session)
+            || has(&p.target())
+            || has(&p.id.to_string())
+            || has(p.cwd())
+            || has(&crate::text::tilde(p.cwd(), home))
+            || has(&p.opt_session_id)
+            || has(host.unwrap_or("local"))
+    }
+
+    /// Whether the server should be kicked now for this card's lost exit status.
+    pub fn kick_due(&self, now: Millis) -> bool {
+        // A shell-hosted agent's status comes from the shell, not from tmux.
+        self.life == Life::Reading
+            && self.shell.as_ref().is_none_or(|h| !h.alive)
+            && self
+                .kicked_at
+                .is_none_or(|t| now.saturating_sub(t) >= KICK_SPACING_MS)
+    }
+
+    /// What would make a new preview worth fetching: output, scrolling, cursor, death.
+    pub fn signature(&self) -> (u64, u64, (u32, u32), bool) {
+        let p = &self.pane;
+        (p.window_activity, p.history_size, p.cursor, p.dead)
+    }
+}
+
+/// Folds a new row into the previous card (if any). `started` is the process start time
+/// from /proc when known.
+pub fn observe(
+    prev: Option<Card>,
+    pane: Pane,
+    agent: Option<String>,
+    started: Option<Millis>,
+    now: Millis,
+) -> Card {
+    // A dead pane that is alive again, or dead again with another process (respawned and
+    // crashed between two polls), is a new run.
+    let respawned = prev.as_ref().is_some_and(|c| {
+        c.pane.dead && (!pane.dead || (pane.pid.is_some() && pane.pid != c.pane.pid))
+    });
+    // A new run or a new death: what happened before it is no longer the story to tell.
+    let died = prev.as_ref().is_some_and(|c| !c.pane.dead && pane.dead) || (respawned && pane.dead);
+    let news = respawned || died;
+    // The previous card is moved, not copied: this runs for every pane on every poll.
+    let mut card = match prev {
+        Some(c) if !respawned => Card {
+            pane,
+            agent: agent.or(c.agent),
+            ..c
+        },
+        Some(c) => Card {
+            pane,
+            agent: agent.or(c.agent),
+            life: Life::Running,
+            started_at: None,
+            start_unknown: false,
+            died_at: None,
+            seen_dead_at: None,
+            seen_alive: false,
+            kicks: 0,
+            kicked_at: None,
+            preview: Vec::new(),
+            preview_sig: None,
+            preview_at: c.preview_at,
+            notice: c.notice,
+            relaunching: c.relaunching,
+            auto_in_flight: c.auto_in_flight,
+            recorded: c.recorded,
+            // A pane respawned after it died runs what tmux started, not its old host.
+            shell: c.shell.filter(|h| h.alive),
+            argv_id: None,
+            // Relaunches land before the poll that sees them: what they said carries over.
+            no_session: c.no_session,
+            resumed: c.resumed,
+            tail_asked: false,
+            attention: Box::default(),
+            order: c.order,
+            discovered_at: None,
+            discovered_dead: false,
+            budget: c.budget,
+            auto: match c.auto {
+                Auto::Resuming { attempt } => Auto::Resuming { attempt },
+                _ => Auto::Idle,
+            },
+            judged: false,
+            rejudge: false,
+            seen_opts: c.seen_opts,
+            wrote_opts: c.wrote_opts,
+            wrote_before: c.wrote_before,
+        },
+        None => Card {
+            seen_opts: pane.budget_opts(),
+            wrote_opts: String::new(),
+            wrote_before: String::new(),
+            budget: Budget::from_options(
+                &pane.opt_attempts,
+                &pane.opt_resumes,
+                &pane.opt_next,
+                &pane.opt_paused,
+            ),
+            pane,
+            agent,
+            life: Life::Running,
+            started_at: None,
+            start_unknown: false,
+            died_at: None,
+            seen_dead_at: None,
+            seen_alive: false,
+            kicks: 0,
+            kicked_at: None,
+            preview: Vec::new(),
+            preview_sig: None,
+            preview_at: 0,
+            notice: None,
+            relaunching: false,
+            auto_in_flight: None,
+            recorded: None,
+            shell: None,
+            argv_id: None,
+            no_session: None,
+            resumed: None,
+            tail_asked: false,
+            attention: Box::default(),
+            order: (u8::MAX, None),
+            discovered_at: None,
+            discovered_dead: false,
+            auto: Auto::Idle,
+            judged: false,
+            rejudge: false,
+        },
+    };
+    // A death also ends the good news of the run before it ("resumed 03ff8cff").
+    if card
+        .notice
+        .as_ref()
+        .is_some_and(|n| (news && n.story) || (died && !n.alarm))
+    {
+        card.notice = None;
+    }
+    if !card.pane.dead {
+        let was = card.life;
+        card.life = Life::Running;
+        card.seen_alive = true;
+        card.died_at = None;
+        card.seen_dead_at = None;
+        card.kicks = 0;
+        card.kicked_at = None;
+        // Seen dead before, it was seen to start (a relaunch); else, with nothing told,
+        // only that it runs.
+        let witnessed = respawned || matches!(was, Life::Dead(_) | Life::Reading);
+        match started {
+            Some(t) => {
+                card.started_at = Some(t);
+                card.start_unknown = false;
+            }
+            None if witnessed => {
+                card.started_at = Some(now);
+                card.start_unknown = false;
+            }
+            None if card.started_at.is_none() => {
+                card.started_at = Some(now);
+                card.start_unknown = true;
+            }
+            None => {}
+        }
+        return card;
+    }
+    if respawned {
+        // It ran, however briefly: this death is a new one.
+        card.seen_alive = true;
+    }
+    card.seen_dead_at = card.seen_dead_at.or(Some(now));
+    if card.died_at.is_none() || card.pane.dead_time.is_some() {
+        card.died_at = card
+            .pane
+            .dead_time
+            .map(|s| s * 1000)
+            .or(card.died_at)
+            .or(if card.seen_alive { Some(now) } else { None });
+    }
+    card.life = match card.pane.exit() {
+        Some(exit) => Life::Dead(exit),
+        None if card.kicks >= MAX_KICKS => Life::Dead(Exit::Unknown),
+        None => Life::Reading,
+    };
+    card
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pane::PaneId;
+
+    fn live() -> Pane {
+        Pane {
+            id: PaneId(1),
+            ..Pane::default()
+        }
+    }
+
+    fn dead(status: Option<i32>, signal: Option<i32>) -> Pane {
+        Pane {
+            dead: true,
+            dead_status: status,
+            dead_signal: signal,
+            ..live()
+        }
+    }
+
+    #[test]
+    fn a_live_pane_that_exits_3_dies_with_code_3_at_the_time_seen() {
+        let c = observe(None, live(), None, Some(1_000), 5_000);
+        assert_eq!(c.life, Life::Running);
+        assert_eq!(c.started_at, Some(1_000));
+        let c = observe(Some(c.clone()), dead(Some(3), None), None, None, 9_000);
+        assert_eq!(c.life, Life::Dead(Exit::Code(3)));
+        assert!(c.life.is_alarm());
+        assert_eq!(c.died_at, Some(9_000));
+    }
+
+    #[test]
+    fn tmux_death_time_wins_over_the_time_seen() {
+        let c = observe(None, live(), None, None, 5_000);
+        let mut p = dead(None, Some(9));
+        p.dead_time = Some(7);
+        let c = observe(Some(c.clone()), p, None, None, 9_000);
+        assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
+        assert_eq!(c.died_at, Some(7_000));
+    }
+
+    #[test]
+    fn a_clean_exit_is_finished_not_alarming() {
+        let c = observe(None, dead(Some(0), None), None, None, 1);
+        assert!(c.life.is_finished());
+        assert!(!c.life.is_alarm());
+    }
+
+    #[test]
+    fn empty_status_is_read_until_the_kicks_run_out_then_unknown() {
+        let mut c = observe(None, live(), None, None, 0);
+        for k in 0..MAX_KICKS {
+            c = observe(Some(c.clone()), dead(None, None), None, None, 10);
+            assert_eq!(c.life, Life::Reading, "kick {k}");
+            c.kicks += 1;
+        }
+        let c = observe(Some(c.clone()), dead(None, None), None, None, 20);
+        assert_eq!(c.life, Life::Dead(Exit::Unknown));
+        assert!(c.life.is_alarm());
+        assert_eq!(
+            c.died_at,
+            Some(10),
+            "death time is when it was first seen dead"
+        );
+    }
+
+    #[test]
+    fn a_kick_that_works_shows_the_real_code() {
+        let mut c = observe(None, dead(None, None), None, None, 0);
+        c.kicks = 1;
+        let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 5);
+        assert_eq!(c.life, Life::Dead(Exit::Code(1)));
+    }
+
+    #[test]
+    fn a_start_nothing_tells_of_is_unknown_unless_it_was_seen() {
+        // Another host's agent, first seen running: since when, nobody says.
+        let p = crate::testkit::pane(1, 0, "claude");
+        let c = observe(None, p.clone(), Some("claude".into()), None, 5_000);
+        assert!(c.start_unknown);
+        assert_eq!(c.started_at, Some(5_000));
+        // Dead, then running again: its start was seen.
+        let mut dead = p.clone();
+        dead.dead = true;
+        dead.dead_status = Some(1);
+        let c = observe(Some(c), dead, None, None, 6_000);
+        let c = observe(Some(c), p.clone(), None, None, 7_000);
+        assert!(!c.start_unknown);
+        assert_eq!(c.started_at, Some(7_000));
+        // Told by /proc: known.
+        let c = observe(None, p, Some("claude".into()), Some(1_000), 8_000);
+        assert!(!c.start_unknown);
+    }
+
+    #[test]
+    fn a_respawned_pane_runs_again_with_a_fresh_clock() {
+        let c = observe(None, live(), None, Some(0), 0);
+        let c = observe(Some(c.clone()), dead(Some(1), None), None, None, 10);
+        let c = observe(Some(c.clone()), live(), None, Some(20), 20);
+        assert_eq!(c.life, Life::Running);
+        assert_eq!(c.started_at, Some(20));
+        assert_eq!(c.died_at, None);
+    }
+
+    #[test]
+    fn a_respawn_that_crashed_between_two_polls_is_a_new_death() {
+        let c = observe(None, live(), None, Some(0), 0);
+        let mut d1 = dead(Some(1), None);
+        d1.pid = Some(10);
+        let c = observe(Some(c.clone()), d1, None, None, 10);
+        let mut c2 = c.clone();
+        c2.judged = true;
+        let mut d2 = dead(Some(1), None);
+        d2.pid = Some(11);
+        let c3 = observe(Some(c2.clone()), d2, None, None, 20);
+        assert!(!c3.judged, "judged again");
+        assert!(c3.seen_alive);
+        assert_eq!(c3.died_at, Some(20));
+    }
+
+    #[test]
+    fn a_pane_dead_before_we_started_has_no_invented_death_time() {
+        let c = observe(None, dead(Some(1), None), None, None, 10);
+        assert_eq!(c.died_at, None);
+    }
+}
