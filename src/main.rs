@@ -111,7 +111,7 @@ fn main() -> ExitCode {
         }) => {
             let since = match since
                 .as_deref()
-                .map(|s| (s, agentwatch::core::timefmt::parse_duration(s)))
+                .map(|s| (s, agentwatch::core::time::parse_duration(s)))
             {
                 None => None,
                 Some((_, Some(ms))) => Some(ms),

@@ -48,7 +48,7 @@ pub const WARM: Duration = Duration::from_secs(5);
 pub const DEATH_RECHECK: Duration = Duration::from_millis(20);
 /// How soon a dead pane without an exit status is looked at again (tmux missed the SIGCHLD:
 /// the core sends one on each look, spaced like this).
-pub const STATUS_RECHECK: Duration = Duration::from_millis(crate::core::watch::KICK_SPACING_MS);
+pub const STATUS_RECHECK: Duration = Duration::from_millis(crate::core::card::KICK_SPACING_MS);
 
 /// What changed since the last poll, as the kernel and the control connection said.
 #[derive(Debug, Default)]

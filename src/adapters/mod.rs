@@ -25,9 +25,9 @@ pub mod tmux;
 pub mod which;
 
 /// This machine's clock, epoch ms.
-pub fn wall_ms() -> crate::core::msg::Millis {
+pub fn wall_ms() -> crate::core::time::Millis {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as crate::core::msg::Millis)
+        .map(|d| d.as_millis() as crate::core::time::Millis)
         .unwrap_or(0)
 }

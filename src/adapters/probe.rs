@@ -14,8 +14,9 @@ use crate::adapters::mirror::{Ask, Heard, Mirror};
 use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::adapters::tmux::format::parse_batch;
 use crate::core::agent::{is_launcher, program_name};
-use crate::core::msg::{Millis, Observation};
+use crate::core::msg::Observation;
 use crate::core::pane::{PaneId, Proc, ProcTree};
+use crate::core::time::Millis;
 
 pub struct Prober {
     tmux: Tmux,
@@ -372,7 +373,7 @@ impl Prober {
                             // the shell's name.
                             || (sweep
                                 && p.window_activity != k.activity
-                                && crate::core::prompt::is_shell(&k.comm, &self.shells))
+                                && crate::core::launcher::is_shell(&k.comm, &self.shells))
                     })
                 })
                 .filter_map(|p| {
@@ -577,7 +578,7 @@ impl Prober {
             .filter(|p| !p.dead)
             .filter_map(|p| {
                 let (pid, c) = (p.pid?, comm.get(&p.id)?);
-                if !crate::core::prompt::is_shell(c, &self.shells) {
+                if !crate::core::launcher::is_shell(c, &self.shells) {
                     return None;
                 }
                 let fg = match old.get(&p.id) {
@@ -665,7 +666,7 @@ impl Prober {
                     .is_some_and(|t| !t.procs.below.is_empty() || !t.procs.background.is_empty())
                     || comm
                         .get(&p.id)
-                        .is_some_and(|c| crate::core::prompt::is_shell(c, &self.shells)));
+                        .is_some_and(|c| crate::core::launcher::is_shell(c, &self.shells)));
             let look = Stale {
                 id: p.id,
                 pid,

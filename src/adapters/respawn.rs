@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use crate::adapters::discover::Dirs;
 use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::core::agent::SESSION_ID;
-use crate::core::msg::{CrashMeta, DiscoverRequest, Millis};
+use crate::core::msg::{CrashMeta, DiscoverRequest};
 use crate::core::resume::{Failure, Plan};
+use crate::core::time::Millis;
 use crate::core::words;
 
 /// Where crash records go: `$XDG_DATA_HOME/agentwatch/crashes`.
@@ -345,7 +346,7 @@ async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, Str
         }
     }
     let cd = (here != plan.cwd).then_some(plan.cwd.as_str());
-    let line = crate::core::prompt::typed_command(shell, &plan.argv, cd)?;
+    let line = crate::core::launcher::typed_command(shell, &plan.argv, cd)?;
     Ok(vec![
         "send-keys".into(),
         "-t".into(),

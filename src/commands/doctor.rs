@@ -325,7 +325,7 @@ fn supervision_check(socket: &Path) -> Check {
     use crate::adapters::store::lock::{self, ServerLocks};
     let locks = ServerLocks::new(&lock::lock_dir(), socket);
     let tz = crate::run::time_zone();
-    let since = |ms| crate::core::timefmt::local(ms, &tz);
+    let since = |ms| crate::core::time::local(ms, &tz);
     let fix = Some(
         "run `agentwatch daemon --detach`, or keep it always on (README: a tmux.conf line or a systemd user unit)"
             .to_string(),

@@ -7,7 +7,8 @@ use std::time::Duration;
 use jiff::tz::TimeZone;
 
 use crate::adapters::tmux::client::socket_identity;
-use crate::core::msg::{Event, Millis};
+use crate::core::msg::Event;
+use crate::core::time::Millis;
 
 /// Which server's events are shown, and which one goes without saying.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +51,7 @@ impl Scope {
 
 /// One event as a line for people; another server's than the scope's says which.
 pub fn human(e: &Event, tz: &TimeZone, scope: &Scope) -> String {
-    let when = crate::core::timefmt::local(e.ts, tz);
+    let when = crate::core::time::local(e.ts, tz);
     let mut parts = vec![format!("{when}  {:<13}", e.event)];
     if let Some(on) = scope.label(e) {
         parts.push(on);

@@ -7,11 +7,11 @@ use jiff::tz::TimeZone;
 use crate::adapters::probe::Prober;
 use crate::config::Config;
 use crate::core::attention::{Attention, Doing, Told, Verdict, QUIET_MS};
-use crate::core::msg::Millis;
+use crate::core::card::{Card, Life};
 use crate::core::state::State;
 use crate::core::text::duration;
-use crate::core::timefmt::clock;
-use crate::core::watch::{Card, Life};
+use crate::core::time::clock;
+use crate::core::time::Millis;
 
 /// Looks once and explains `pane` (`%3`, or a target `main:2.0`).
 pub async fn run(

@@ -6,11 +6,11 @@ use serde::Serialize;
 use crate::adapters::probe::Prober;
 use crate::adapters::tmux::client::{kick_server, TmuxError};
 use crate::config::Config;
+use crate::core::card::{Auto, Card, Life};
 use crate::core::msg::{Effect, Msg};
 use crate::core::pane::Exit;
 use crate::core::state::State;
 use crate::core::supervisor::Hold;
-use crate::core::watch::{Auto, Card, Life};
 use crate::run::Clock;
 
 /// One agent, as `status --json` prints it. The schema is stable: fields are only added.
@@ -215,7 +215,7 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                 died_at: c
                     .died_at
                     .filter(|_| c.life.is_dead())
-                    .map(|t| crate::core::timefmt::rfc3339(t, &jiff::tz::TimeZone::UTC)),
+                    .map(|t| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
                 reason: match &c.auto {
                     Auto::Held(h) if c.life.is_dead() => {
                         h.reason(c.agent.as_deref().unwrap_or("the agent"))
@@ -231,7 +231,7 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .attention
                     .state()
                     .filter(|_| c.life == Life::Running)
-                    .map(|(_, t)| crate::core::timefmt::rfc3339(t, &jiff::tz::TimeZone::UTC)),
+                    .map(|(_, t)| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
                 told: c
                     .attention
                     .now

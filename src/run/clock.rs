@@ -1,6 +1,6 @@
 //! The clock, read only by the loops and handed to the core as `now`.
 
-use crate::core::msg::Millis;
+use crate::core::time::Millis;
 
 /// Wall-clock time that advances with tokio's clock (so paused-time tests work).
 #[derive(Debug, Clone, Copy)]

@@ -15,7 +15,7 @@ use crate::adapters::tmux::client::Tmux;
 use crate::config::Config;
 use crate::core::msg::{Action, Msg, Supervisor};
 use crate::core::state::State;
-use crate::core::timefmt;
+use crate::core::time;
 
 /// How long `--detach` waits for the new daemon to hold its lock, and `--stop` for the
 /// old one to let go of it.
@@ -30,7 +30,7 @@ fn describe(s: &Supervisor) -> String {
     format!(
         "pid {} since {}",
         s.pid,
-        timefmt::local(s.since, &super::time_zone())
+        time::local(s.since, &super::time_zone())
     )
 }
 

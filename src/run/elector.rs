@@ -29,7 +29,7 @@ impl Elector {
     pub fn for_server(
         socket: &std::path::Path,
         daemon: bool,
-        now: crate::core::msg::Millis,
+        now: crate::core::time::Millis,
     ) -> Elector {
         Elector::new(
             ServerLocks::new(&lock::lock_dir(), socket),

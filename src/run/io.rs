@@ -7,9 +7,10 @@ use super::clock::Clock;
 use crate::adapters::probe::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
-use crate::core::msg::{Effect, Millis, Msg};
+use crate::core::msg::{Effect, Msg};
 use crate::core::pane::PaneId;
 use crate::core::peek_model::PeekRecord;
+use crate::core::time::Millis;
 
 /// Lines of a dead pane read to tell a failed resume ("no such session") from a crash.
 const TAIL_LINES: u32 = 40;

@@ -8,10 +8,10 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::theme::Theme;
 use crate::core::attention::Doing;
-use crate::core::msg::Millis;
+use crate::core::card::{Auto, Card, Life};
 use crate::core::supervisor::Hold;
 use crate::core::text::{duration, fit, fit_left, pad, short_id, tilde, width};
-use crate::core::watch::{Auto, Card, Life};
+use crate::core::time::Millis;
 
 /// Everything a card needs besides itself.
 pub struct CardCtx<'a> {
@@ -41,7 +41,7 @@ fn exit_short(card: &Card) -> String {
     }
 }
 
-pub use crate::core::timefmt::clock;
+pub use crate::core::time::clock;
 
 /// The state line: the loud banner for a death, a quiet line otherwise.
 pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
@@ -80,12 +80,12 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
         Life::Idle => (
             format!(
                 "○ at the {} prompt: {} not running",
-                card.shell.as_ref().map_or("shell", |h| h.shell.as_str()),
+                card.launcher.as_ref().map_or("shell", |h| h.name.as_str()),
                 card.agent.as_deref().unwrap_or("agent")
             ),
             ctx.theme.dim(),
         ),
-        Life::Reading if card.shell.as_ref().is_some_and(|h| h.prompt) => (
+        Life::Reading if card.launcher.as_ref().is_some_and(|h| h.prompt) => (
             "✖ process exited (reading the exit status from the shell…)".to_string(),
             ctx.theme.alarm(),
         ),

@@ -11,10 +11,10 @@ use ratatui::text::Span;
 use super::card::{notice, status_line};
 use super::{card_ctx, line_fit, more_note, Look};
 use crate::core::attention::Doing;
-use crate::core::msg::Millis;
+use crate::core::card::{Card, Life};
 use crate::core::state::State;
 use crate::core::text::{duration, fit_left, pad, short_id, tilde, width};
-use crate::core::watch::{Card, Life};
+use crate::core::time::Millis;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Col {

@@ -160,7 +160,7 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
                     format!(
                         " · {}: {why} since {}, retrying",
                         r.name,
-                        crate::core::timefmt::clock(since, &look.tz)
+                        crate::core::time::clock(since, &look.tz)
                     ),
                     t.alarm(),
                 ));
@@ -387,7 +387,7 @@ pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffe
     let page = state.page();
     let above = page.start;
     let below = state.shown.len() - page.end;
-    let dead = |c: &crate::core::watch::Card| c.agent.is_some() && c.life.is_alarm();
+    let dead = |c: &crate::core::card::Card| c.agent.is_some() && c.life.is_alarm();
     let dead_off = state.cards.iter().filter(|c| dead(c)).count()
         - state.visible().filter(|&i| dead(&state.cards[i])).count();
     let filtered = state.cards.len() - state.shown.len();
@@ -423,7 +423,7 @@ mod tests;
 
 /// For a dead agent its pane's process ran (a wrapper, a launcher, a `bash -c`): what `r`
 /// will run, or why not. Said only for those: elsewhere it is the agent's usual resume.
-fn relaunch_words(card: &crate::core::watch::Card, state: &State) -> Option<String> {
+fn relaunch_words(card: &crate::core::card::Card, state: &State) -> Option<String> {
     // A recorded id that is not this agent's: said before `r` is pressed, whoever
     // supervises and whether auto-resume is on or not.
     let def = card.agent.as_deref().and_then(|k| state.agents.get(k));
@@ -434,7 +434,7 @@ fn relaunch_words(card: &crate::core::watch::Card, state: &State) -> Option<Stri
             return Some(why);
         }
     }
-    let host = card.shell.as_ref().filter(|h| !h.prompt)?;
+    let host = card.launcher.as_ref().filter(|h| !h.prompt)?;
     if !card.life.is_dead() {
         return None;
     }

@@ -402,7 +402,7 @@ fn beside_a_daemon_the_header_names_it_and_a_gave_up_card_tells_what_happened_me
         daemon: true,
         since: T0,
     });
-    s.cards[2].notice = Some(crate::core::watch::Notice::story(
+    s.cards[2].notice = Some(crate::core::card::Notice::story(
         "died 4 times before this dashboard opened, last 03:57 (SIGKILL); auto-resume gave up 03:57",
         None,
     ));
@@ -418,8 +418,8 @@ fn beside_a_daemon_the_header_names_it_and_a_gave_up_card_tells_what_happened_me
 
 #[test]
 fn a_held_resume_says_why_over_an_earlier_attempts_notice() {
+    use crate::core::card::{Auto, Notice};
     use crate::core::supervisor::Hold;
-    use crate::core::watch::{Auto, Notice};
     let mut s = fleet((80, 24));
     let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
     let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
@@ -447,8 +447,8 @@ fn a_held_resume_says_why_over_an_earlier_attempts_notice() {
 /// when the answer's time is over. Before, the hold hid it and the key seemed to do nothing.
 #[test]
 fn the_answer_to_a_key_shows_over_a_holds_words_while_it_lasts() {
+    use crate::core::card::{Auto, Notice};
     use crate::core::supervisor::Hold;
-    use crate::core::watch::{Auto, Notice};
     let mut s = fleet((80, 24));
     let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
     let now = s.now;
@@ -471,7 +471,7 @@ fn the_answer_to_a_key_shows_over_a_holds_words_while_it_lasts() {
 
 #[test]
 fn a_malformed_recorded_id_is_said_on_the_card_before_r_is_pressed() {
-    use crate::core::watch::Auto;
+    use crate::core::card::Auto;
     let mut s = fleet((80, 24));
     let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
     s.cards[i].agent = Some("claude".into());

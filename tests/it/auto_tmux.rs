@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use crate::support::TmuxServer;
+use agentwatch::core::card::{Auto, Card};
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
-use agentwatch::core::watch::{Auto, Card};
 use agentwatch::run::{look_once, Io};
 
 fn watcher(server: &TmuxServer, backoff: &[u64]) -> (State, Io) {

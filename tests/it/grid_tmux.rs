@@ -8,9 +8,9 @@ use crate::support::TmuxServer;
 use agentwatch::adapters::probe::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
+use agentwatch::core::card::Life;
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::core::watch::Life;
 use agentwatch::run::{look_once, Io};
 
 const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";

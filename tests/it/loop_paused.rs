@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use agentwatch::adapters::tmux::format::Listing;
 use agentwatch::config::Config;
-use agentwatch::core::msg::{Action, Effect, Millis, Msg, Observation};
+use agentwatch::core::msg::{Action, Effect, Msg, Observation};
 use agentwatch::core::pane::{Pane, PaneId};
 use agentwatch::core::state::State;
+use agentwatch::core::time::Millis;
 use agentwatch::run::{run, Answer, Clock};
 use agentwatch::ui::Look;
 use futures_util::StreamExt;

@@ -9,9 +9,9 @@ use crate::support::TmuxServer;
 use agentwatch::adapters::probe::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
+use agentwatch::core::card::Life;
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::core::watch::Life;
 use agentwatch::run::{look_once, Io};
 
 #[tokio::test]

@@ -12,10 +12,10 @@ use crate::support::TmuxServer;
 use agentwatch::adapters::probe::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
+use agentwatch::core::card::{Card, Life};
 use agentwatch::core::msg::{Action, Msg};
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::core::watch::{Card, Life};
 use agentwatch::run::{look_once, send, Io};
 
 fn agentwatch(server: &TmuxServer, args: &[&str]) -> std::process::Output {

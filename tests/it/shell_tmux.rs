@@ -9,10 +9,10 @@ use crate::support::TmuxServer;
 use agentwatch::adapters::probe::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
+use agentwatch::core::card::{Card, Life};
 use agentwatch::core::msg::{Action, Msg};
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::core::watch::{Card, Life};
 use agentwatch::run::{look_once, send, Io};
 
 const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";

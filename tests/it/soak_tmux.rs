@@ -7,8 +7,8 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::TmuxServer;
+use agentwatch::core::card::Life;
 use agentwatch::core::pane::{Exit, PaneId};
-use agentwatch::core::watch::Life;
 use agentwatch::run::look_once;
 
 #[tokio::test]

@@ -9,11 +9,11 @@ use agentwatch::adapters::probe::Prober;
 use agentwatch::adapters::store::lock::ServerLocks;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
+use agentwatch::core::card::Auto;
 use agentwatch::core::msg::Supervisor;
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
-use agentwatch::core::watch::Auto;
 use agentwatch::run::elector::Elector;
 use agentwatch::run::{look_once, Io};
 

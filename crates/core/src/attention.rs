@@ -14,7 +14,7 @@
 //! The agent's own word decides when there is one (claude says `waiting` itself, with what
 //! for); otherwise a prompt for its user from a hook or on its screen beats the rest.
 
-use crate::msg::Millis;
+use crate::time::Millis;
 
 /// How long an agent's window has no output before its screen is looked at.
 pub const QUIET_MS: Millis = 2_000;

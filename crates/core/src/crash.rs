@@ -3,8 +3,8 @@
 use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
-use crate::msg::Millis;
-use crate::timefmt;
+use crate::time;
+use crate::time::Millis;
 
 /// One crash record on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +43,7 @@ impl CrashRecord {
     pub fn describe(&self, tz: &TimeZone, max_attempts: u32) -> String {
         let mut out = self.exit.clone();
         if let Some(d) = self.died_at {
-            out.push_str(&format!(" at {}", timefmt::clock_secs(d, tz)));
+            out.push_str(&format!(" at {}", time::clock_secs(d, tz)));
         }
         match self.attempt {
             Some(n) if n > 0 && n <= max_attempts => {

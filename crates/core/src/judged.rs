@@ -3,8 +3,8 @@
 //! judged and journaled already and picks up where the last one stopped, and so that every
 //! dashboard shows what the supervisor decided.
 
+use crate::card::{Auto, Card};
 use crate::supervisor::{Budget, Hold};
-use crate::watch::{Auto, Card};
 
 /// The pane option that holds the verdict.
 pub const OPTION: &str = "@agentwatch_judged";
@@ -17,7 +17,7 @@ const SHELL_SLACK_SECS: u64 = 10;
 /// (`p<pid>`); for an agent whose pane lives on (typed at a prompt, under a `bash -c`), the
 /// agent's own process (`a<pid>`), or when that is unknown, when it ended (`s<secs>`).
 pub fn death_key(card: &Card) -> Option<String> {
-    if let Some(h) = card.shell.as_ref().filter(|h| h.alive) {
+    if let Some(h) = card.launcher.as_ref().filter(|h| h.alive) {
         if let Some(pid) = h.fg_pid {
             return Some(format!("a{pid}"));
         }

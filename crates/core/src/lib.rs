@@ -5,6 +5,8 @@
 
 /// Agent kinds: recognition, start/resume argv, session id shapes.
 pub mod agent;
+/// One watched pane's card: its lifecycle (running, dead, finished) and what it shows.
+pub mod card;
 /// What a live agent is doing: working, waiting for its user, idle.
 pub mod attention;
 /// Crash records as data: a dead pane's output and death.
@@ -19,6 +21,9 @@ pub mod input;
 pub mod judged;
 /// The one key table.
 pub mod keymap;
+/// Agents run by the pane's own process (a shell prompt, a wrapper, a launcher): the pane
+/// as the core should see it.
+pub mod launcher;
 /// Grid geometry: how many cards fit, for selection and scrolling.
 pub mod layout;
 /// Action, Msg and Effect: the vocabularies of the loop.
@@ -27,8 +32,6 @@ pub mod msg;
 pub mod pane;
 /// The peek view's model: parsed output, scrolling, search.
 pub mod peek_model;
-/// Agents typed at a shell prompt: the pane as the core should see it.
-pub mod prompt;
 /// Pure relaunch planning: argv, directory and session id, or why not.
 pub mod resume;
 /// Agents lost with a tmux server, as data.
@@ -47,9 +50,7 @@ pub mod supervisor;
 pub mod testkit;
 /// Short texts: durations, paths, fitting to a width.
 pub mod text;
-/// Dates and durations without a date crate.
-pub mod timefmt;
-/// Pure lifecycle tracking of one pane.
-pub mod watch;
+/// Time as epoch milliseconds, and clock times and durations in words.
+pub mod time;
 /// Splitting and quoting words for tmux and shells.
 pub mod words;

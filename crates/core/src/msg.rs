@@ -11,9 +11,7 @@ use crate::errors::TmuxError;
 use crate::pane::Listing;
 use crate::pane::PaneId;
 use crate::resume::{Failure, Plan};
-
-/// Milliseconds since the Unix epoch: the only clock the core knows, handed in by the loop.
-pub type Millis = u64;
+use crate::time::Millis;
 
 /// A user intent, from the one key table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

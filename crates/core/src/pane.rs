@@ -144,7 +144,7 @@ pub struct Proc {
     pub comm: String,
     pub argv: Vec<String>,
     /// Start time, epoch ms, where `/proc` tells it.
-    pub start: Option<crate::msg::Millis>,
+    pub start: Option<crate::time::Millis>,
 }
 
 /// A live pane's processes as last read: its own process's argv and its foreground tree.
@@ -247,7 +247,7 @@ impl Pane {
         self.opt_exited.split_whitespace().nth(2)?.parse().ok()
     }
 
-    pub fn exited_mark(&self) -> Option<crate::msg::Millis> {
+    pub fn exited_mark(&self) -> Option<crate::time::Millis> {
         let mut f = self.opt_exited.split_whitespace();
         let at = f.next()?.parse().ok()?;
         match (f.next().map(str::parse::<u32>), self.pid) {

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use crate::crash::CrashRecord;
-use crate::msg::Millis;
 use crate::pane::PaneId;
 use crate::styled::Line;
+use crate::time::Millis;
 
 /// Output ready to show: styled lines, and the same lines as plain text for search.
 #[derive(Debug, Clone, PartialEq, Default)]

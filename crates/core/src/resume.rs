@@ -3,8 +3,8 @@
 //! unless asked to (`R`), never uses an id that does not look like the agent's ids.
 
 use crate::agent::{fill, program_prefix, session_id_from_argv, AgentDef, Agents};
+use crate::card::Card;
 use crate::pane::PaneId;
-use crate::watch::Card;
 use crate::words::command_words;
 
 /// The pane option holding extra arguments given to `agentwatch spawn ... -- ARGS`, as a JSON
@@ -108,8 +108,8 @@ pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, R
 /// at a shell prompt, else the pane's start command. Not checked against the id shape.
 pub fn named_session_id(card: &Card) -> Option<String> {
     let kind = card.agent.as_deref().unwrap_or_default();
-    match &card.shell {
-        Some(host) => session_id_from_argv(kind, &host.fg_argv),
+    match &card.launcher {
+        Some(launcher) => session_id_from_argv(kind, &launcher.fg_argv),
         None => session_id_from_argv(kind, &command_words(&card.pane.start_command))
             .or_else(|| card.argv_id.clone()),
     }
@@ -132,11 +132,11 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         .find(|s| !s.is_empty())
         .cloned()
         .ok_or_else(|| Refusal("no working directory recorded: relaunch refused".into()))?;
-    let host = card.shell.as_ref();
-    if let Some(h) = host.filter(|h| h.alive && !h.prompt) {
+    let launcher = card.launcher.as_ref();
+    if let Some(h) = launcher.filter(|h| h.alive && !h.prompt) {
         return Err(Refusal(format!(
             "{} ended, but {} still runs in the pane: end it (or x closes the pane), then r",
-            def.name, h.shell
+            def.name, h.name
         )));
     }
     let extra = extra_args(card)?;
@@ -164,7 +164,7 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
             (&def.resume, None)
         }
     };
-    let prefix = host
+    let prefix = launcher
         .filter(|h| !h.prompt)
         .and_then(|h| run_through(h, def, agents));
     let build = |template: &[String]| {
@@ -191,10 +191,10 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         reconnects: def.resume_reconnects,
         held_by: None,
         session_id,
-        shell: host
+        shell: launcher
             .filter(|h| h.prompt && h.alive)
-            .map(|h| h.shell.clone()),
-        dead_pid: if host.is_some_and(|h| h.alive) {
+            .map(|h| h.name.clone()),
+        dead_pid: if launcher.is_some_and(|h| h.alive) {
             None
         } else {
             p.pid
@@ -206,24 +206,24 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
 /// arguments: the wrapper again when it passes its arguments through (named in the config,
 /// or seen doing it), else the agent's own program as it ran; `None`: the kind's own argv.
 pub fn run_through(
-    host: &crate::watch::ShellHost,
+    launcher: &crate::card::Launcher,
     def: &AgentDef,
     agents: &Agents,
 ) -> Option<Vec<String>> {
     let declared = agents
-        .by_wrapper(&host.shell, Some(&host.host_argv))
+        .by_wrapper(&launcher.name, Some(&launcher.argv))
         .is_some_and(|d| d.name == def.name);
-    let prefix = program_prefix(&host.host_argv);
-    let tail = &host.host_argv[prefix.len().min(host.host_argv.len())..];
-    let seen = !tail.is_empty() && host.fg_argv.ends_with(tail);
+    let prefix = program_prefix(&launcher.argv);
+    let tail = &launcher.argv[prefix.len().min(launcher.argv.len())..];
+    let seen = !tail.is_empty() && launcher.fg_argv.ends_with(tail);
     if declared || seen {
-        return Some(if host.host_argv.is_empty() {
-            vec![host.shell.clone()]
+        return Some(if launcher.argv.is_empty() {
+            vec![launcher.name.clone()]
         } else {
             prefix
         });
     }
-    (!host.fg_argv.is_empty()).then(|| program_prefix(&host.fg_argv))
+    (!launcher.fg_argv.is_empty()).then(|| program_prefix(&launcher.fg_argv))
 }
 
 /// The words for a resume the agent answered with "no such session" (the id as the card
@@ -282,9 +282,9 @@ fn extra_args(card: &Card) -> Result<Vec<String>, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::card::observe;
     use crate::pane::Pane;
     use crate::testkit::T0;
-    use crate::watch::observe;
 
     const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
     const NEW: &str = "11111111-2222-4333-8444-555555555555";
@@ -448,13 +448,13 @@ mod tests {
         assert!(plan(&card, &a, false, NEW).is_err());
     }
 
-    fn hosted(host_argv: &[&str], fg_argv: &[&str], alive: bool) -> Card {
+    fn launched(argv: &[&str], fg_argv: &[&str], alive: bool) -> Card {
         let mut c = dead_card("claude", "bash", ID);
-        c.shell = Some(crate::watch::ShellHost {
-            shell: crate::agent::program_name(host_argv[0]).to_string(),
+        c.launcher = Some(crate::card::Launcher {
+            name: crate::agent::program_name(argv[0]).to_string(),
             prompt: false,
             alive,
-            host_argv: host_argv.iter().map(|s| s.to_string()).collect(),
+            argv: argv.iter().map(|s| s.to_string()).collect(),
             fg_argv: fg_argv.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         });
@@ -465,7 +465,7 @@ mod tests {
     fn an_agent_a_wrapper_ran_is_resumed_through_the_wrapper_or_its_own_program() {
         let a = Agents::default();
         // The wrapper passed its arguments on: it runs again, with the resume arguments.
-        let c = hosted(
+        let c = launched(
             &["/bin/bash", "/home/u/bin/cc", "--session-id", ID],
             &[
                 "claude",
@@ -479,7 +479,7 @@ mod tests {
         assert_eq!(p.argv, ["/bin/bash", "/home/u/bin/cc", "--resume", ID]);
         assert_eq!(p.shell, None, "respawned, never typed");
         // bash -c: the agent's own program as it ran (here a launcher and its script).
-        let c = hosted(
+        let c = launched(
             &["bash", "-c", "npx @anthropic-ai/claude-code; echo done"],
             &[
                 "node",
@@ -499,10 +499,10 @@ mod tests {
                 ID
             ]
         );
-        // The host still runs: nothing is respawned over it.
-        let c = hosted(&["bash", "-c", "claude; read"], &["claude"], true);
+        // The launcher still runs: nothing is respawned over it.
+        let c = launched(&["bash", "-c", "claude; read"], &["claude"], true);
         let Err(Refusal(why)) = plan(&c, &a, false, NEW) else {
-            panic!("a live host must refuse");
+            panic!("a live launcher must refuse");
         };
         assert_eq!(
             why,

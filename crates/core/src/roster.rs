@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::msg::Millis;
+use crate::time::Millis;
 
 /// One agent that was on the server when it went away.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

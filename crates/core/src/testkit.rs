@@ -1,10 +1,11 @@
 //! Builders for unit tests: synthetic panes, observations and states.
 
-use crate::msg::{Millis, Msg, Observation};
+use crate::msg::{Msg, Observation};
 use crate::pane::Listing;
 use crate::pane::{Pane, PaneId};
 use crate::settings::Config;
 use crate::state::State;
+use crate::time::Millis;
 
 pub const T0: Millis = 1_780_000_000_000;
 

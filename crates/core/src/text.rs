@@ -1,6 +1,6 @@
 //! Small pure text helpers for the screen: durations, paths, truncation.
 
-use crate::msg::Millis;
+use crate::time::Millis;
 
 /// `1 agent`, `3 agents`: a count and its noun, singular for one.
 pub fn counted(n: usize, one: &str, many: &str) -> String {

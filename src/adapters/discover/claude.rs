@@ -161,7 +161,7 @@ mod tests {
     use super::super::{discover, put};
     use super::*;
     use crate::adapters::claude_state::proc_start;
-    use crate::core::msg::Millis;
+    use crate::core::time::Millis;
 
     const SID: &str = "7f3c1e2a-9b4d-4c8e-a1f0-3d5b6c7e8f90";
     const OTHER: &str = "11111111-2222-4333-8444-555555555555";

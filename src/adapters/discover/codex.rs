@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{lines, only, read_head, Budget, Query, Source, Window};
 use crate::core::agent::is_uuid;
-use crate::core::msg::Millis;
+use crate::core::time::Millis;
 
 const DAY: Millis = 86_400_000;
 const RESUME: &str = "codex resume";

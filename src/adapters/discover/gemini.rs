@@ -59,7 +59,7 @@ fn session_of(path: &Path) -> Option<String> {
 mod tests {
     use super::super::{discover, put};
     use super::*;
-    use crate::core::msg::Millis;
+    use crate::core::time::Millis;
 
     const SID: &str = "6eaf8ba7-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
     const OTHER: &str = "3017e8ab-0000-4000-8000-000000000001";

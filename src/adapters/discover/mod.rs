@@ -16,7 +16,7 @@ use std::time::UNIX_EPOCH;
 use serde_json::Value;
 
 use crate::core::agent::is_uuid;
-use crate::core::msg::Millis;
+use crate::core::time::Millis;
 
 /// At most this many directory entries are read per lookup; past it the lookup gives up.
 const MAX_ENTRIES: usize = 2000;

@@ -6,8 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::core::crash::CrashRecord;
-use crate::core::msg::{CrashMeta, Millis};
+use crate::core::msg::CrashMeta;
 use crate::core::resume::Plan;
+use crate::core::time::Millis;
 
 /// Saves a record; returns its path.
 pub fn save(

@@ -10,7 +10,8 @@ use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::core::msg::{Millis, Supervisor};
+use crate::core::msg::Supervisor;
+use crate::core::time::Millis;
 
 #[cfg(target_os = "linux")]
 const SETLK: libc::c_int = libc::F_OFD_SETLK;

@@ -5,10 +5,10 @@
 //! supervisor takes up at its next look.
 
 use super::*;
+use crate::card::Auto;
 use crate::judged;
 use crate::msg::Event;
 use crate::supervisor::{self, Budget, Hold, Policy, Verdict};
-use crate::watch::Auto;
 
 impl State {
     pub fn policy(&self, agent: Option<&str>) -> &Policy {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::msg::Event;
-use crate::timefmt;
+use crate::time;
 use jiff::tz::TimeZone;
 
 impl State {
@@ -103,7 +103,7 @@ pub fn supervisor_name(s: Option<&Supervisor>) -> String {
 pub fn story(events: &[&Event], max_attempts: u32, tz: &TimeZone) -> Option<String> {
     let deaths = events.iter().filter(|e| e.event == "died").count();
     let last = events.iter().rposition(|e| e.event == "died")?;
-    let at = |e: &Event| timefmt::clock(e.ts, tz);
+    let at = |e: &Event| time::clock(e.ts, tz);
     let died = events[last];
     let exit = match (died.exit_code, died.signal) {
         (Some(c), _) => Exit::Code(c).short(),

@@ -6,18 +6,19 @@ use std::sync::Arc;
 
 use crate::agent::{Agents, Route, SESSION_ID};
 use crate::attention::{AgentFile, Attention, Doing, Verdict};
+use crate::card::{observe, Auto, Card, Life, Notice};
 use crate::errors::TmuxError;
+use crate::launcher::PaneProcess;
 use crate::layout::{geometry, Geometry, Mode};
 use crate::msg::{
-    Action, CrashMeta, DiscoverRequest, Effect, Election, Log, Millis, Msg, Observation, Supervisor,
+    Action, CrashMeta, DiscoverRequest, Effect, Election, Log, Msg, Observation, Supervisor,
 };
 use crate::pane::{Exit, Pane, PaneId, ProcTree};
-use crate::prompt::Hosting;
 use crate::resume::{self, Refusal};
 use crate::settings::{Config, Order};
 use crate::supervisor::Policy;
 use crate::text::short_id;
-use crate::watch::{observe, Auto, Card, Life, Notice};
+use crate::time::Millis;
 use crate::words::command_words;
 
 /// A preview is refreshed at most this often per card.
@@ -779,7 +780,7 @@ impl State {
             let tree = procs.map(|t| t.below.as_slice()).unwrap_or(&[]);
             let own = fg.or_else(|| procs.map(|t| t.own.as_slice()).filter(|a| !a.is_empty()));
             let prev = old.remove(&pane.id);
-            let host = prev.as_ref().and_then(|c| c.shell.as_ref());
+            let host = prev.as_ref().and_then(|c| c.launcher.as_ref());
             let before = crate::agent::Before {
                 hosted: host.is_some_and(|h| h.alive) || pane.exited_mark().is_some(),
                 prompt: host.is_none_or(|h| h.prompt),
@@ -792,7 +793,7 @@ impl State {
                 kind,
             } = routed
             {
-                let hosting = Hosting {
+                let hosting = PaneProcess {
                     name: comm.trim_start_matches('-'),
                     prompt,
                     argv: own,
@@ -831,7 +832,7 @@ impl State {
             if card.pane.dead {
                 // The pane died after (or with) the agent its process hosted: the host is
                 // gone, nothing can be typed there, and tmux has the pane's status.
-                if let Some(h) = card.shell.as_mut() {
+                if let Some(h) = card.launcher.as_mut() {
                     h.alive = false;
                     h.prompt = false;
                 }
@@ -978,7 +979,7 @@ impl State {
             // Not for a shell typed at: its pane ends when the user ends the shell.
             if self.retain_dead
                 && !p.remain_on_exit
-                && card.shell.as_ref().is_none_or(|h| !h.prompt)
+                && card.launcher.as_ref().is_none_or(|h| !h.prompt)
             {
                 set("remain-on-exit", "on");
             }
@@ -1446,10 +1447,10 @@ mod auto;
 mod grid;
 mod history;
 pub use history::{story, supervisor_name};
+mod launcher;
 mod lost;
 mod peek;
 mod relaunch;
-mod shell;
 #[cfg(test)]
 mod supervision_tests;
 #[cfg(test)]

@@ -193,7 +193,7 @@ impl State {
                 .pane
                 .pid
                 .into_iter()
-                .chain(card.shell.as_ref().and_then(|h| h.fg_pid))
+                .chain(card.launcher.as_ref().and_then(|h| h.fg_pid))
                 .collect(),
             started_at: card.started_at,
             died_at: card.died_at,

@@ -2,10 +2,10 @@
 //! supervises, the others show what it decided and reach it through the panes.
 
 use super::*;
+use crate::card::Auto;
 use crate::msg::{Election, Event, Supervisor};
 use crate::supervisor::Hold;
 use crate::testkit::{pane, T0};
-use crate::watch::Auto;
 
 const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
 const DAEMON: Supervisor = Supervisor {

@@ -108,7 +108,7 @@ fn an_exit_status_that_stays_empty_is_shown_as_unknown_after_the_kicks() {
                 .count();
         }
     }
-    assert_eq!(kicks, usize::from(crate::watch::MAX_KICKS));
+    assert_eq!(kicks, usize::from(crate::card::MAX_KICKS));
     assert_eq!(s.cards[0].life, Life::Dead(Exit::Unknown));
 }
 
@@ -437,7 +437,7 @@ fn help_opens_and_closes_and_quit_works_from_it() {
 
 mod auto {
     use super::*;
-    use crate::watch::Auto;
+    use crate::card::Auto;
 
     const ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
 
@@ -1316,7 +1316,7 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
         &mut s,
         [7, 1, 1, 1],
         true,
-        T0 + 1_000 + crate::watch::ORDER_SETTLE_MS,
+        T0 + 1_000 + crate::card::ORDER_SETTLE_MS,
     );
     assert_eq!(order(&s), [2, 3, 4, 1], "working for 10 s: below the idle");
     assert_eq!(s.selected, Some(PaneId(1)), "the chosen card, moved");

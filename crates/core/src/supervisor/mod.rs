@@ -1,9 +1,9 @@
 //! The auto-resume policy, as pure data and verdicts: which deaths are resumed, after what
 //! delay, how many times, and when the budget refills. No I/O, no clock: `now` is given.
 
-use crate::msg::Millis;
 use crate::pane::{signal_name, signal_number, Exit};
 use crate::settings::{AutoResume, AutoResumeOverride};
+use crate::time::Millis;
 
 const HOUR_MS: Millis = 3_600_000;
 

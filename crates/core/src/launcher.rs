@@ -6,9 +6,9 @@
 //! runs.
 
 use crate::agent::Agents;
-use crate::msg::Millis;
+use crate::card::{Card, Launcher, Life};
 use crate::pane::{Pane, Proc};
-use crate::watch::{Card, Life, ShellHost};
+use crate::time::Millis;
 
 /// How long after an exit the shell integration's status is waited for.
 pub const STATUS_GRACE_MS: Millis = 2_000;
@@ -29,10 +29,10 @@ pub fn parse_last_status(s: &str) -> Option<(i32, Millis, bool)> {
 
 /// What the core should see of a pane whose own process hosts the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostView {
+pub struct LauncherView {
     /// The pane as the core sees it: `dead` while the agent is not running.
     pub pane: Pane,
-    pub host: ShellHost,
+    pub launcher: Launcher,
     /// The agent kind running now, or last recorded on the pane.
     pub kind: Option<String>,
     /// Not running, and no exit of it is known: the prompt is simply idle.
@@ -49,9 +49,9 @@ pub fn is_shell(comm: &str, shells: &[String]) -> bool {
     shells.iter().any(|s| s == name)
 }
 
-/// The pane's own process, as the host of its agent.
+/// The pane's own process, as the launcher of its agent.
 #[derive(Debug, Clone, Copy)]
-pub struct Hosting<'a> {
+pub struct PaneProcess<'a> {
     /// Its name: `bash`, `cc`, `npm`.
     pub name: &'a str,
     /// An interactive shell: the agent's exit shows as its prompt coming back, with the
@@ -59,7 +59,7 @@ pub struct Hosting<'a> {
     pub prompt: bool,
     /// Its argv, when it was read (once per process).
     pub argv: Option<&'a [String]>,
-    /// The agent kind the host itself names (a configured wrapper).
+    /// The agent kind the launcher itself names (a configured wrapper).
     pub kind: Option<&'a str>,
     /// Its children outside the terminal's foreground group (stopped or background jobs).
     pub background: &'a [u32],
@@ -77,14 +77,14 @@ pub fn shell_exit(status: i32) -> (Option<i32>, Option<i32>) {
 /// last look; `agent` the agent's process in the pane's foreground tree, while one runs.
 pub fn view(
     agents: &Agents,
-    hosting: &Hosting<'_>,
+    process: &PaneProcess<'_>,
     prev: Option<&Card>,
     mut pane: Pane,
     agent: Option<&Proc>,
     now: Millis,
-) -> HostView {
+) -> LauncherView {
     let current = crate::agent::program_name(&pane.current_command).to_string();
-    let shell = hosting.name;
+    let shell = process.name;
     let in_fg = agent
         .and_then(|p| agents.by_proc(p))
         .or_else(|| {
@@ -92,25 +92,22 @@ pub fn view(
             // stand-in for when /proc could not be read.
             agents
                 .by_program(&current)
-                .filter(|_| hosting.prompt && current != shell)
+                .filter(|_| process.prompt && current != shell)
         })
         .map(|d| d.name.clone());
-    let prev_host = prev.and_then(|c| c.shell.clone());
+    let prev_launcher = prev.and_then(|c| c.launcher.clone());
     let recorded = (!pane.opt_agent.is_empty()).then(|| pane.opt_agent.clone());
     let kind = in_fg
         .clone()
-        .or_else(|| hosting.kind.map(str::to_string))
+        .or_else(|| process.kind.map(str::to_string))
         .or(recorded)
         .or_else(|| prev.and_then(|c| c.agent.clone()));
-    let last = prev_host.clone().unwrap_or_default();
-    let mut host = ShellHost {
-        shell: shell.to_string(),
-        prompt: hosting.prompt,
+    let last = prev_launcher.clone().unwrap_or_default();
+    let mut launcher = Launcher {
+        name: shell.to_string(),
+        prompt: process.prompt,
         alive: true,
-        host_argv: hosting
-            .argv
-            .map(<[String]>::to_vec)
-            .unwrap_or(last.host_argv),
+        argv: process.argv.map(<[String]>::to_vec).unwrap_or(last.argv),
         agent_seen_at: last.agent_seen_at,
         first_seen: last.first_seen,
         status_before: last.status_before,
@@ -119,27 +116,29 @@ pub fn view(
         fg_pid: last.fg_pid.or_else(|| pane.exited_agent()),
         fg_argv: last.fg_argv,
     };
-    let was_running = prev.is_some_and(|c| c.shell.is_some() && c.life == Life::Running);
+    let was_running = prev.is_some_and(|c| c.launcher.is_some() && c.life == Life::Running);
     // Stopped with Ctrl-Z (or sent to the background): out of the foreground, still alive.
     let suspended = in_fg.is_none()
         && was_running
-        && host.fg_pid.is_some_and(|p| hosting.background.contains(&p));
+        && launcher
+            .fg_pid
+            .is_some_and(|p| process.background.contains(&p));
     if in_fg.is_some() {
         if !was_running {
-            host.first_seen = Some(now);
-            host.status_before = pane.opt_last_status.clone();
+            launcher.first_seen = Some(now);
+            launcher.status_before = pane.opt_last_status.clone();
         }
-        host.agent_seen_at = Some(now);
+        launcher.agent_seen_at = Some(now);
         if let Some(p) = agent {
-            host.fg_pid = Some(p.pid);
-            host.fg_argv = p.argv.clone();
+            launcher.fg_pid = Some(p.pid);
+            launcher.fg_argv = p.argv.clone();
         }
     }
     if in_fg.is_some() || suspended {
         pane.dead = false;
-        return HostView {
+        return LauncherView {
             pane,
-            host,
+            launcher,
             kind,
             idle: false,
             exited_now: false,
@@ -150,7 +149,7 @@ pub fn view(
     let exited_at = if was_running {
         Some(now)
     } else {
-        prev.filter(|c| c.shell.is_some())
+        prev.filter(|c| c.launcher.is_some())
             .and_then(|c| c.died_at)
             .or_else(|| pane.exited_mark())
     };
@@ -163,23 +162,23 @@ pub fn view(
     };
     pane.dead_status = None;
     pane.dead_signal = None;
-    if hosting.prompt {
+    if process.prompt {
         // The first status the shell published after the agent ended is the agent's; a
         // later one (Ctrl-C at the prompt) is not.
         let kept = prev
-            .filter(|c| c.shell.is_some() && !was_running && c.pane.dead)
+            .filter(|c| c.launcher.is_some() && !was_running && c.pane.dead)
             .filter(|c| c.pane.dead_status.is_some() || c.pane.dead_signal.is_some())
             .map(|c| (c.pane.dead_status, c.pane.dead_signal));
         let (status, signal) = kept.unwrap_or_else(|| {
-            published(&pane.opt_last_status, &host, prev, exited_at)
+            published(&pane.opt_last_status, &launcher, prev, exited_at)
                 .map_or((None, None), shell_exit)
         });
         pane.dead_status = status;
         pane.dead_signal = signal;
     }
-    HostView {
+    LauncherView {
         pane,
-        host,
+        launcher,
         kind,
         idle: exited_at.is_none(),
         exited_now: was_running,
@@ -192,14 +191,14 @@ pub fn view(
 /// stamped at or after that moment (same clock: this machine's wall clock).
 fn published(
     last_status: &str,
-    host: &ShellHost,
+    launcher: &Launcher,
     prev: Option<&Card>,
     exited_at: Option<Millis>,
 ) -> Option<i32> {
-    let seen_run = host
+    let seen_run = launcher
         .first_seen
-        .filter(|_| prev.is_some_and(|c| c.shell.is_some()));
-    let changed = last_status != host.status_before;
+        .filter(|_| prev.is_some_and(|c| c.launcher.is_some()));
+    let changed = last_status != launcher.status_before;
     let fresh = |at: Millis, precise: bool| match (seen_run, exited_at) {
         (Some(first), _) => changed && at + if precise { 0 } else { 999 } >= first,
         (None, Some(e)) => at + 3_000 >= e,
@@ -213,9 +212,9 @@ fn published(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::card::observe;
     use crate::pane::{Exit, PaneId};
     use crate::testkit::T0;
-    use crate::watch::observe;
 
     fn bash(cur: &str) -> Pane {
         Pane {
@@ -227,7 +226,7 @@ mod tests {
         }
     }
 
-    const BASH: Hosting<'static> = Hosting {
+    const BASH: PaneProcess<'static> = PaneProcess {
         name: "bash",
         prompt: true,
         argv: None,
@@ -250,11 +249,11 @@ mod tests {
         pane: Pane,
         fg: Option<&[String]>,
         now: Millis,
-    ) -> (Card, HostView) {
+    ) -> (Card, LauncherView) {
         let proc_ = fg.map(|a| proc_of(200, a));
         let v = view(&Agents::default(), &BASH, prev, pane, proc_.as_ref(), now);
         let mut c = observe(prev.cloned(), v.pane.clone(), v.kind.clone(), None, now);
-        c.shell = Some(v.host.clone());
+        c.launcher = Some(v.launcher.clone());
         if v.idle {
             c.life = Life::Idle;
         }
@@ -313,7 +312,7 @@ mod tests {
             "node".to_string(),
             "/usr/lib/node_modules/@openai/codex/bin/codex.js".into(),
         ];
-        let zsh = Hosting {
+        let zsh = PaneProcess {
             name: "zsh",
             ..BASH
         };
@@ -328,7 +327,7 @@ mod tests {
         );
         assert_eq!(v.kind.as_deref(), Some("codex"));
         assert!(v.running);
-        assert_eq!(v.host.fg_pid, Some(7));
+        assert_eq!(v.launcher.fg_pid, Some(7));
     }
 
     #[test]
@@ -386,7 +385,7 @@ mod tests {
         let mut p = bash("bash");
         p.opt_agent = "claude".into();
         p.opt_last_status = format!("148 {}.600", T0 / 1000);
-        let stopped = Hosting {
+        let stopped = PaneProcess {
             background: &[200],
             ..BASH
         };

@@ -1,4 +1,5 @@
-//! Epoch milliseconds to RFC 3339 and local clock text, each instant at its time zone's
+//! Time as the core knows it: epoch milliseconds, handed in by the loop (the core never
+//! reads the clock). Epoch milliseconds to RFC 3339 and local clock text, each instant at its time zone's
 //! offset at that instant (a daylight-saving change between two instants is honoured), and
 //! human durations (`90s`, `10m`, `2h`, `1d`) parsed. Pure: the zone is handed in
 //! (`TimeZone::system()` by the loops, `TimeZone::UTC` in tests).
@@ -7,7 +8,8 @@ use jiff::civil::DateTime;
 use jiff::tz::{Offset, TimeZone};
 use jiff::Timestamp;
 
-use crate::msg::Millis;
+/// Milliseconds since the Unix epoch: the only clock the core knows, handed in by the loop.
+pub type Millis = u64;
 
 /// The instant `ms` (epoch milliseconds) as a timestamp; one beyond jiff's range (the
 /// year 9999) is clamped to its end.

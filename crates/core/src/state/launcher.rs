@@ -2,8 +2,8 @@
 //! decisions of the core.
 
 use super::*;
+use crate::launcher::{self, PaneProcess, STATUS_GRACE_MS};
 use crate::pane::Proc;
-use crate::prompt::{self, Hosting, STATUS_GRACE_MS};
 
 impl State {
     /// The card of a live pane whose own process hosts the agent, or `None` when no agent
@@ -14,7 +14,7 @@ impl State {
         &self,
         prev: Option<Card>,
         pane: Pane,
-        hosting: &Hosting<'_>,
+        process: &PaneProcess<'_>,
         agent: Option<&Proc>,
         started: Option<Millis>,
         now: Millis,
@@ -22,7 +22,7 @@ impl State {
     ) -> Option<Card> {
         let original = pane.clone();
         let had_exit_mark = !pane.opt_exited.is_empty();
-        let v = prompt::view(&self.agents, hosting, prev.as_ref(), pane, agent, now);
+        let v = launcher::view(&self.agents, process, prev.as_ref(), pane, agent, now);
         if v.kind.is_none() {
             // A plain shell or program: shown only with --all, as it is.
             return self
@@ -32,14 +32,14 @@ impl State {
         let id = v.pane.id;
         // Only a shell at its prompt publishes an exit status (with the integration); a
         // wrapper's status is the pane's, if the pane dies with the agent.
-        let status_coming = if hosting.prompt {
+        let status_coming = if process.prompt {
             !v.pane.opt_last_status.is_empty()
         } else {
             true
         };
         let started = agent.and_then(|p| p.start).or(started);
         let mut card = observe(prev, v.pane, v.kind, started, now);
-        card.shell = Some(v.host);
+        card.launcher = Some(v.launcher);
         if v.idle {
             card.life = Life::Idle;
             card.died_at = None;
@@ -54,7 +54,7 @@ impl State {
             }
         }
         if v.exited_now {
-            let pids = match (original.pid, card.shell.as_ref().and_then(|h| h.fg_pid)) {
+            let pids = match (original.pid, card.launcher.as_ref().and_then(|h| h.fg_pid)) {
                 (Some(p), Some(a)) => format!(" {p} {a}"),
                 (Some(p), None) => format!(" {p}"),
                 _ => String::new(),

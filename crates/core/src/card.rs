@@ -3,9 +3,9 @@
 //! still being read (the lost-SIGCHLD case).
 
 use crate::attention::{Attention, Doing};
-use crate::msg::Millis;
 use crate::pane::{Exit, Pane};
 use crate::supervisor::{Budget, Hold};
+use crate::time::Millis;
 
 /// How many SIGCHLD kicks are tried before an empty status is shown as unknown.
 pub const MAX_KICKS: u8 = 3;
@@ -101,7 +101,7 @@ pub struct Card {
     /// older one is another instance's edit (`c` beside the supervisor).
     pub wrote_before: String,
     /// For an agent typed at a shell prompt: the shell, and what runs in its foreground.
-    pub shell: Option<ShellHost>,
+    pub launcher: Option<Launcher>,
     /// A session id named in the pane process's own argv (read once per process).
     pub argv_id: Option<String>,
     /// A session id this agent said it has no record of, the last time it was asked to
@@ -124,18 +124,19 @@ pub struct Card {
 /// agent that works between two prompts does not make the grid jump.
 pub const ORDER_SETTLE_MS: Millis = 10_000;
 
-/// A pane whose own process hosts its agent: a shell it was typed at, a wrapper, a launcher.
+/// The pane's own process, when it launched the agent: a shell it was typed at, a wrapper
+/// script, a launcher (`npm`, `node`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ShellHost {
-    /// The host's name (`bash`, `zsh`, `cc`, `npm`...).
-    pub shell: String,
+pub struct Launcher {
+    /// The launcher's name (`bash`, `zsh`, `cc`, `npm`...).
+    pub name: String,
     /// An interactive shell: a command can be typed at its prompt.
     pub prompt: bool,
-    /// The host still runs; false once the pane itself has died.
+    /// The launcher still runs; false once the pane itself has died.
     pub alive: bool,
-    /// The host's argv, when read: what a relaunch runs again for a wrapper that passes
+    /// The launcher's argv, when read: what a relaunch runs again for a wrapper that passes
     /// its arguments through.
-    pub host_argv: Vec<String>,
+    pub argv: Vec<String>,
     /// When the agent was last seen in the foreground.
     pub agent_seen_at: Option<Millis>,
     /// When this run of the agent was first seen, and the shell's published status then
@@ -325,7 +326,7 @@ impl Card {
     pub fn kick_due(&self, now: Millis) -> bool {
         // A shell-hosted agent's status comes from the shell, not from tmux.
         self.life == Life::Reading
-            && self.shell.as_ref().is_none_or(|h| !h.alive)
+            && self.launcher.as_ref().is_none_or(|h| !h.alive)
             && self
                 .kicked_at
                 .is_none_or(|t| now.saturating_sub(t) >= KICK_SPACING_MS)
@@ -380,8 +381,8 @@ pub fn observe(
             relaunching: c.relaunching,
             auto_in_flight: c.auto_in_flight,
             recorded: c.recorded,
-            // A pane respawned after it died runs what tmux started, not its old host.
-            shell: c.shell.filter(|h| h.alive),
+            // A pane respawned after it died runs what tmux started, not its old launcher.
+            launcher: c.launcher.filter(|h| h.alive),
             argv_id: None,
             // Relaunches land before the poll that sees them: what they said carries over.
             no_session: c.no_session,
@@ -429,7 +430,7 @@ pub fn observe(
             relaunching: false,
             auto_in_flight: None,
             recorded: None,
-            shell: None,
+            launcher: None,
             argv_id: None,
             no_session: None,
             resumed: None,
