@@ -133,7 +133,7 @@ fn peek_render_page_of_50k(bencher: divan::Bencher) {
     state.update(Msg::Polled(Ok(observation(1))), T0);
     state.update(Msg::Action(Action::Peek), T0);
     state.update(
-        Msg::History {
+        Msg::Output {
             pane: agentwatch::core::pane::PaneId(0),
             result: Ok(text),
         },

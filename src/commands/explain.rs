@@ -6,7 +6,7 @@ use jiff::tz::TimeZone;
 
 use crate::adapters::probe::Prober;
 use crate::config::Config;
-use crate::core::attention::{Attention, Doing, Told, Verdict, QUIET_MS};
+use crate::core::attention::{Attention, Doing, Report, Told, QUIET_MS};
 use crate::core::card::{Card, Life};
 use crate::core::state::State;
 use crate::core::text::duration;
@@ -170,8 +170,8 @@ fn hook_says(a: &Attention, p: &crate::core::pane::Pane) -> String {
     if p.hook_status.is_empty() {
         return "nothing: @pane_status is not set (`agentwatch hooks install claude|codex` sets it)".to_string();
     }
-    match (a.hook_verdict(), &a.hook) {
-        (Some(Verdict { doing, why, .. }), _) => {
+    match (a.hook_report(), &a.hook) {
+        (Some(Report { doing, why, .. }), _) => {
             format!("{}: {why} (@pane_status {})", doing.word(), p.hook_status)
         }
         (None, Some(h)) if h.overtaken => format!(

@@ -380,7 +380,7 @@ impl Io {
                 }
                 Msg::Recreated(results)
             }
-            Effect::CaptureHistory(pane) => {
+            Effect::CaptureOutput(pane) => {
                 let result = match self.tmux_of(pane).capture_history(pane).await {
                     Ok(bytes) => {
                         // Parsing a long history is real work: keep it off the loop.
@@ -392,7 +392,7 @@ impl Io {
                     }
                     Err(e) => Err(e.to_string()),
                 };
-                Msg::History { pane, result }
+                Msg::Output { pane, result }
             }
             Effect::ReadTail(pane) => Msg::Tail {
                 pane,

@@ -9,7 +9,7 @@ use ratatui::widgets::Widget;
 
 use super::card::{clock, status_line};
 use super::Look;
-use crate::core::peek_model::{Peek, Source};
+use crate::core::peek_model::{Peek, Shown};
 use crate::core::state::State;
 use crate::core::text::{fit, short_id, width};
 
@@ -20,7 +20,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
     let w = usize::from(area.width);
     // Title: agent, target, state and banner, session id, what is shown.
     let (state_text, style) = match (card, &peek.source) {
-        (_, Source::Record(i)) => match peek.records.get(*i) {
+        (_, Shown::Record(i)) => match peek.records.get(*i) {
             Some(r) => (
                 format!(
                     "crash record {}/{}: {}",
@@ -33,7 +33,7 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
             ),
             None => ("crash record".into(), t.alarm()),
         },
-        (Some(c), Source::Live { captured_at }) => {
+        (Some(c), Shown::Live { captured_at }) => {
             // Its banner in its card's words.
             let ctx = super::card_ctx(state, look, at.unwrap_or_default());
             let (s, st) = status_line(c, &ctx);

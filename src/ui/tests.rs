@@ -270,7 +270,7 @@ mod peek {
         s.update(Msg::Action(Action::Down), s.now);
         s.update(Msg::Action(Action::Peek), s.now);
         s.update(
-            Msg::History {
+            Msg::Output {
                 pane: PaneId(2),
                 result: Ok(output()),
             },
@@ -377,11 +377,11 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
         s.now,
     );
     let p = s.peek.as_ref().unwrap();
-    assert_eq!(p.source, crate::core::peek_model::Source::Record(0));
+    assert_eq!(p.source, crate::core::peek_model::Shown::Record(0));
     assert_eq!(p.text.as_ref().unwrap().plain, ["the old last words"]);
     // The live capture arriving later does not take the screen back.
     s.update(
-        Msg::History {
+        Msg::Output {
             pane: PaneId(2),
             result: Ok(std::sync::Arc::new(crate::adapters::ansi::parse(b"live\n"))),
         },
@@ -630,7 +630,7 @@ mod views {
         s.update(Msg::Action(Action::Peek), s.now);
         let pane = s.peek.as_ref().map(|p| p.pane).unwrap_or(PaneId(0));
         s.update(
-            Msg::History {
+            Msg::Output {
                 pane,
                 result: Ok(Arc::new(crate::adapters::ansi::parse(
                     b"\x1b[1mcargo test\x1b[0m\nerror[E0432]: unresolved import\n\x1b[31mError: rate limited\x1b[0m\n",

@@ -89,7 +89,7 @@ impl Answer for Fake {
             | Effect::KickHost(_)
             | Effect::PollHost { .. }
             | Effect::Journal(_)
-            | Effect::CaptureHistory(_)
+            | Effect::CaptureOutput(_)
             | Effect::LoadRecords { .. }
             | Effect::KillPane(_)
             | Effect::Jump { .. }

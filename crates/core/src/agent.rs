@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::attention::{Doing, Told, Verdict};
+use crate::attention::{Doing, Report, Told};
 use crate::pane::{Pane, Proc};
 use crate::words::command_words;
 
@@ -108,16 +108,16 @@ impl AgentDef {
     /// What a quiet screen says the agent does: waiting (a prompt for its user at the
     /// bottom), working (its working line), idle (neither, for a kind whose working line is
     /// known), or nothing.
-    pub fn screen_says(&self, screen: &str) -> Option<Verdict> {
+    pub fn screen_says(&self, screen: &str) -> Option<Report> {
         if let Some(line) = self.waiting_on(screen) {
-            return Some(Verdict::new(Doing::Waiting, Told::Screen, line));
+            return Some(Report::new(Doing::Waiting, Told::Screen, line));
         }
         if self.working.is_empty() {
             return None;
         }
         Some(match bottom_match(screen, &self.working) {
-            Some(line) => Verdict::new(Doing::Working, Told::Screen, line),
-            None => Verdict::new(
+            Some(line) => Report::new(Doing::Working, Told::Screen, line),
+            None => Report::new(
                 Doing::Idle,
                 Told::Screen,
                 format!("no `{}` on its screen", self.working[0]),

@@ -76,7 +76,7 @@ impl Told {
 
 /// One source's word: what the agent does, and the line or value that says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Report {
     pub doing: Doing,
     pub told: Told,
     pub why: String,
@@ -84,9 +84,9 @@ pub struct Verdict {
     pub at: Option<Millis>,
 }
 
-impl Verdict {
-    pub fn new(doing: Doing, told: Told, why: impl Into<String>) -> Verdict {
-        Verdict {
+impl Report {
+    pub fn new(doing: Doing, told: Told, why: impl Into<String>) -> Report {
+        Report {
             doing,
             told,
             why: why.into(),
@@ -94,7 +94,7 @@ impl Verdict {
         }
     }
 
-    pub fn since(mut self, at: Option<Millis>) -> Verdict {
+    pub fn since(mut self, at: Option<Millis>) -> Report {
         self.at = at;
         self
     }
@@ -152,14 +152,14 @@ pub struct AgentFile {
 }
 
 impl AgentFile {
-    pub fn verdict(&self) -> Option<Verdict> {
+    pub fn report(&self) -> Option<Report> {
         let doing = file_doing(&self.status)?;
         let why = match (&self.waiting_for, self.status.as_str()) {
             (Some(w), _) if doing == Doing::Waiting => w.clone(),
             (_, "shell") => "idle, a background shell task runs".to_string(),
             _ => format!("status {}", self.status),
         };
-        Some(Verdict::new(doing, Told::File, why).since(self.updated_at))
+        Some(Report::new(doing, Told::File, why).since(self.updated_at))
     }
 }
 
@@ -174,14 +174,14 @@ pub struct Attention {
     /// Its screen was looked at since the output stopped.
     pub looked: bool,
     /// What the last look at its screen said.
-    pub screen: Option<Verdict>,
+    pub screen: Option<Report>,
     /// What the agent's own state file says, and the pid it is about.
-    pub file: Option<Verdict>,
+    pub file: Option<Report>,
     pub file_pid: Option<u32>,
     /// What a hook's pane options say.
     pub hook: Option<HookWord>,
     /// What was decided, and since when.
-    pub now: Option<(Verdict, Millis)>,
+    pub now: Option<(Report, Millis)>,
     /// A source's word changed since the last decision (an unchanged card costs nothing to
     /// settle: this runs for every card on every poll).
     pub changed: bool,
@@ -263,14 +263,14 @@ impl Attention {
     }
 
     /// Takes in what its screen said.
-    pub fn looked_at(&mut self, screen: Option<Verdict>) {
+    pub fn looked_at(&mut self, screen: Option<Report>) {
         self.looked = true;
         self.screen = screen;
         self.changed = true;
     }
 
     /// Takes in the agent's own state file's word, and the pid it is about.
-    pub fn file_says(&mut self, pid: Option<u32>, file: Option<Verdict>) {
+    pub fn file_says(&mut self, pid: Option<u32>, file: Option<Report>) {
         if self.file != file || self.file_pid != pid {
             self.file = file;
             self.file_pid = pid;
@@ -304,7 +304,7 @@ impl Attention {
     }
 
     /// The hook's word as a verdict, unless the output overtook it.
-    pub fn hook_verdict(&self) -> Option<Verdict> {
+    pub fn hook_report(&self) -> Option<Report> {
         let h = self.hook.as_ref().filter(|h| !h.overtaken)?;
         let doing = hook_doing(&h.status)?;
         let why = if h.reason.is_empty() {
@@ -312,17 +312,17 @@ impl Attention {
         } else {
             h.reason.clone()
         };
-        Some(Verdict::new(doing, Told::Hook, why))
+        Some(Report::new(doing, Told::Hook, why))
     }
 
     /// Each source's word, most exact first (what `explain` prints).
-    pub fn words(&self) -> Vec<Verdict> {
+    pub fn words(&self) -> Vec<Report> {
         let output = self
             .working_since
-            .map(|_| Verdict::new(Doing::Working, Told::Output, "its window has output"));
+            .map(|_| Report::new(Doing::Working, Told::Output, "its window has output"));
         [
             self.file.clone(),
-            self.hook_verdict(),
+            self.hook_report(),
             output,
             self.screen.clone(),
         ]
@@ -333,7 +333,7 @@ impl Attention {
 
     /// What the sources say together: the agent's own word; else a prompt for its user from
     /// a hook or on screen; else the most exact source's word.
-    pub fn decide(&self) -> Option<Verdict> {
+    pub fn decide(&self) -> Option<Report> {
         if let Some(v) = &self.file {
             return Some(v.clone());
         }
@@ -348,7 +348,7 @@ impl Attention {
     /// Decides again at `now`; returns the decision when what the agent does changed (an
     /// edge: `Some(None)` when it is no longer known). A new spell dates from `start` (the
     /// agent's) at the earliest: a window's output time may be older than the agent in it.
-    pub fn settle(&mut self, now: Millis, start: Option<Millis>) -> Option<Option<Verdict>> {
+    pub fn settle(&mut self, now: Millis, start: Option<Millis>) -> Option<Option<Report>> {
         if !self.changed {
             return None;
         }
@@ -413,9 +413,9 @@ mod tests {
             ..Default::default()
         };
         let mut a = Attention {
-            file: file("busy", None).verdict(),
+            file: file("busy", None).report(),
             working_since: Some(1),
-            screen: Some(Verdict::new(
+            screen: Some(Report::new(
                 Doing::Waiting,
                 Told::Screen,
                 "Do you want to proceed?",
@@ -427,15 +427,15 @@ mod tests {
             a.decide().map(|v| (v.doing, v.told)),
             Some((Doing::Working, Told::File))
         );
-        a.file = file("waiting", Some("permission prompt")).verdict();
+        a.file = file("waiting", Some("permission prompt")).report();
         let v = a.decide().unwrap();
         assert_eq!(
             (v.doing, v.told, v.why.as_str()),
             (Doing::Waiting, Told::File, "permission prompt")
         );
-        a.file = file("shell", None).verdict();
+        a.file = file("shell", None).report();
         assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
-        a.file = file("compacting", None).verdict();
+        a.file = file("compacting", None).report();
         assert!(a.file.is_none(), "a word it does not know says nothing");
         let v = a.decide().unwrap();
         assert_eq!((v.doing, v.told), (Doing::Waiting, Told::Screen));
@@ -497,7 +497,7 @@ mod tests {
             "held till its screen is read"
         );
         assert_eq!(a.state(), Some((Doing::Working, T + 1_000)));
-        a.looked_at(Some(Verdict::new(
+        a.looked_at(Some(Report::new(
             Doing::Waiting,
             Told::Screen,
             "Do you want to proceed?",
@@ -512,7 +512,7 @@ mod tests {
             "since its window's last output"
         );
         assert_eq!(a.waiting_for(), Some("Do you want to proceed?"));
-        a.looked_at(Some(Verdict::new(
+        a.looked_at(Some(Report::new(
             Doing::Waiting,
             Told::Screen,
             "Enter to confirm · Esc to cancel",
@@ -527,13 +527,13 @@ mod tests {
         // Seen for the first time, quiet for an hour: waiting since then, not since now.
         let mut b = Attention::default();
         assert!(b.saw_output(secs(T), T + 3_600_000));
-        b.looked_at(Some(Verdict::new(Doing::Waiting, Told::Screen, "?")));
+        b.looked_at(Some(Report::new(Doing::Waiting, Told::Screen, "?")));
         b.settle(T + 3_600_000, None);
         assert_eq!(b.state(), Some((Doing::Waiting, T)));
         // ... but not before the agent started: the window was there before it.
         let mut c = Attention::default();
         c.saw_output(secs(T), T + 3_600_000);
-        c.looked_at(Some(Verdict::new(Doing::Idle, Told::Screen, "-")));
+        c.looked_at(Some(Report::new(Doing::Idle, Told::Screen, "-")));
         c.settle(T + 3_600_000, Some(T + 600_000));
         assert_eq!(c.state(), Some((Doing::Idle, T + 600_000)));
     }
@@ -546,14 +546,14 @@ mod tests {
         // Its window wrote this very second: looked at now (a one-shot status needs a
         // word), and again once quiet, for the rest of that second went unseen.
         assert!(a.saw_output(secs, t + 200));
-        a.looked_at(Some(Verdict::new(
+        a.looked_at(Some(Report::new(
             Doing::Idle,
             Told::Screen,
             "no `esc` on its screen",
         )));
         assert!(!a.saw_output(secs, t + 1_000));
         assert!(a.saw_output(secs, t + 2_300), "quiet now: looked at again");
-        a.looked_at(Some(Verdict::new(
+        a.looked_at(Some(Report::new(
             Doing::Working,
             Told::Screen,
             "esc to interrupt",
@@ -577,16 +577,16 @@ mod tests {
             ..AgentFile::default()
         };
         let mut a = Attention::default();
-        a.file_says(Some(7), file("busy", t - 14_000).verdict());
+        a.file_says(Some(7), file("busy", t - 14_000).report());
         a.settle(t, Some(t - 60_000));
         assert_eq!(a.state(), Some((Doing::Working, t - 14_000)));
         // Not before the agent began, not in the future.
         let mut b = Attention::default();
-        b.file_says(Some(7), file("idle", t - 14_000).verdict());
+        b.file_says(Some(7), file("idle", t - 14_000).report());
         b.settle(t, Some(t - 5_000));
         assert_eq!(b.state(), Some((Doing::Idle, t - 5_000)));
         let mut c = Attention::default();
-        c.file_says(Some(7), file("waiting", t + 9_000).verdict());
+        c.file_says(Some(7), file("waiting", t + 9_000).report());
         c.settle(t, None);
         assert_eq!(c.state(), Some((Doing::Waiting, t)));
     }

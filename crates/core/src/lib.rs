@@ -5,10 +5,10 @@
 
 /// Agent kinds: recognition, start/resume argv, session id shapes.
 pub mod agent;
-/// One watched pane's card: its lifecycle (running, dead, finished) and what it shows.
-pub mod card;
 /// What a live agent is doing: working, waiting for its user, idle.
 pub mod attention;
+/// One watched pane's card: its lifecycle (running, dead, finished) and what it shows.
+pub mod card;
 /// Crash records as data: a dead pane's output and death.
 pub mod crash;
 /// Typed failures of the outside world that the core reacts to.

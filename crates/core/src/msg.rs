@@ -143,7 +143,7 @@ pub enum Msg {
         result: Result<Plan, Failure>,
     },
     /// A pane's whole retained output, parsed, for the peek view.
-    History {
+    Output {
         pane: PaneId,
         result: Result<Arc<PeekText>, String>,
     },
@@ -302,8 +302,8 @@ pub enum Effect {
     ReadJournal { since: Millis },
     /// Set a server option (`set-option -s`): settings every instance shares, like `A`.
     SetServerOption { name: String, value: String },
-    /// Capture a pane's whole history with colours; answers [`Msg::History`].
-    CaptureHistory(PaneId),
+    /// Capture a pane's whole history with colours; answers [`Msg::Output`].
+    CaptureOutput(PaneId),
     /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
     ReadTail(PaneId),
     /// Read a pane's crash records; answers [`Msg::Records`].

@@ -54,7 +54,7 @@ pub struct PeekRecord {
 
 /// What the peek view shows.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Source {
+pub enum Shown {
     /// A snapshot of the pane itself.
     Live { captured_at: Millis },
     /// One of the pane's crash records (index into `Peek::records`, newest first).
@@ -64,7 +64,7 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Peek {
     pub pane: PaneId,
-    pub source: Source,
+    pub source: Shown,
     /// `None` while the capture is under way.
     pub text: Option<Arc<PeekText>>,
     pub live: Option<Arc<PeekText>>,
@@ -94,7 +94,7 @@ impl Peek {
     pub fn new(pane: PaneId, height: usize, now: Millis) -> Peek {
         Peek {
             pane,
-            source: Source::Live { captured_at: now },
+            source: Shown::Live { captured_at: now },
             text: None,
             live: None,
             error: None,
@@ -134,8 +134,8 @@ impl Peek {
     /// `captured_at`. From a record, its last capture is shown, or nothing until one
     /// arrives: never a record's text (or its search count) under a live title.
     pub fn go_live(&mut self, captured_at: Millis) {
-        let from_record = matches!(self.source, Source::Record(_));
-        self.source = Source::Live { captured_at };
+        let from_record = matches!(self.source, Shown::Record(_));
+        self.source = Shown::Live { captured_at };
         self.live_at = captured_at;
         if !from_record {
             return;
@@ -251,8 +251,8 @@ impl Peek {
     /// `[`: one record older. From the live pane, the newest record.
     pub fn older(&mut self) -> bool {
         let next = match self.source {
-            Source::Live { .. } => 0,
-            Source::Record(i) => i + 1,
+            Shown::Live { .. } => 0,
+            Shown::Record(i) => i + 1,
         };
         self.show_record(next)
     }
@@ -260,12 +260,12 @@ impl Peek {
     /// `]`: one record newer; past the newest, the live pane.
     pub fn newer(&mut self) -> bool {
         match self.source {
-            Source::Live { .. } => false,
-            Source::Record(0) => {
+            Shown::Live { .. } => false,
+            Shown::Record(0) => {
                 self.go_live(self.live_at);
                 true
             }
-            Source::Record(i) => self.show_record(i - 1),
+            Shown::Record(i) => self.show_record(i - 1),
         }
     }
 
@@ -274,7 +274,7 @@ impl Peek {
             return false;
         };
         let text = Arc::clone(&r.text);
-        self.source = Source::Record(i);
+        self.source = Shown::Record(i);
         self.show(text);
         true
     }
@@ -356,7 +356,7 @@ mod tests {
             "no match for \"foo\" on the live pane"
         );
         assert!(p.older());
-        assert_eq!(p.source, Source::Record(0));
+        assert_eq!(p.source, Shown::Record(0));
         assert_eq!(p.matches, [0, 2, 3], "3 lines match on the newest record");
         p.next(false);
         assert_eq!(p.current(), Some(0));
@@ -369,7 +369,7 @@ mod tests {
         p.next(false);
         assert_eq!(p.current(), Some(0), "n starts again from the screen");
         assert!(p.newer());
-        assert_eq!(p.source, Source::Live { captured_at: 7 }, "not the epoch");
+        assert_eq!(p.source, Shown::Live { captured_at: 7 }, "not the epoch");
         assert_eq!(p.text.as_ref().unwrap().len(), 100);
         assert!(p.matches.is_empty());
         assert_eq!(p.query.as_deref(), Some("foo"), "the search stays");
@@ -383,7 +383,7 @@ mod tests {
         assert!(p.older());
         assert_eq!(p.matches.len(), 3);
         assert!(p.newer());
-        assert_eq!(p.source, Source::Live { captured_at: 7 });
+        assert_eq!(p.source, Shown::Live { captured_at: 7 });
         assert!(p.text.is_none(), "the pane's output is being read");
         assert!(p.matches.is_empty(), "no count of the record's lines");
     }

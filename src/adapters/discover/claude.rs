@@ -5,13 +5,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{lines, only, read_head, Budget, Query, Source, Window, SLACK_BEFORE};
+use super::{lines, only, read_head, Allowance, Query, Source, Window, SLACK_BEFORE};
 use crate::core::agent::is_uuid;
 
 /// Transcript lines looked at for the `cwd` check.
 const CWD_LINES: usize = 50;
 
-pub(super) fn find(q: &Query, dir: &Path, budget: &mut Budget) -> Option<(String, Source)> {
+pub(super) fn find(q: &Query, dir: &Path, budget: &mut Allowance) -> Option<(String, Source)> {
     let registered = registry(q, dir);
     if !registered.is_empty() {
         return only(registered).map(|id| (id, Source::ClaudeRegistry));
@@ -38,7 +38,7 @@ pub(super) fn recorded(dir: &Path, cwd: &str, id: &str) -> Option<bool> {
 }
 
 /// A running claude, not one of `not`, whose registry file names session `id`.
-pub(super) fn live(dir: &Path, id: &str, not: &[u32], budget: &mut Budget) -> Option<u32> {
+pub(super) fn live(dir: &Path, id: &str, not: &[u32], budget: &mut Allowance) -> Option<u32> {
     for path in budget.list(&dir.join("sessions"))? {
         let pid = path
             .file_name()
@@ -105,7 +105,7 @@ fn same_process(pid: u32, recorded: Option<&Value>) -> bool {
 }
 
 /// The only transcript in the cwd's project folder written during the run and naming the cwd.
-fn transcript(q: &Query, dir: &Path, budget: &mut Budget) -> Option<String> {
+fn transcript(q: &Query, dir: &Path, budget: &mut Allowance) -> Option<String> {
     let window = Window::of(q)?;
     let mut found = Vec::new();
     for path in budget.list(&dir.join("projects").join(slug(&q.cwd)))? {

@@ -3,14 +3,18 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{lines, only, read_head, Budget, Query, Source, Window};
+use super::{lines, only, read_head, Allowance, Query, Source, Window};
 use crate::core::agent::is_uuid;
 use crate::core::time::Millis;
 
 const DAY: Millis = 86_400_000;
 const RESUME: &str = "codex resume";
 
-pub(super) fn find(q: &Query, dir: Option<&Path>, budget: &mut Budget) -> Option<(String, Source)> {
+pub(super) fn find(
+    q: &Query,
+    dir: Option<&Path>,
+    budget: &mut Allowance,
+) -> Option<(String, Source)> {
     if let Some(id) = q.output.as_deref().and_then(exit_line) {
         return Some((id, Source::CodexExitLine));
     }
@@ -97,7 +101,7 @@ fn strip_ansi(s: &str) -> String {
 
 /// The only rollout in the day folders of the run whose mtime falls in the run and whose
 /// `session_meta` names the cwd. Needs the start: without it the folders are unknown.
-fn rollout(q: &Query, dir: &Path, budget: &mut Budget) -> Option<String> {
+fn rollout(q: &Query, dir: &Path, budget: &mut Allowance) -> Option<String> {
     let window = Window::of(q)?;
     // Codex names its day folders in local time: widen the UTC dates by a day each side.
     let lo = day_key(q.started_at?.saturating_sub(DAY));
@@ -128,7 +132,7 @@ fn rollout(q: &Query, dir: &Path, budget: &mut Budget) -> Option<String> {
 }
 
 /// The subdirectories of `dir` named by exactly `digits` digits, with their number.
-fn dated(budget: &mut Budget, dir: &Path, digits: usize) -> Option<Vec<(i64, PathBuf)>> {
+fn dated(budget: &mut Allowance, dir: &Path, digits: usize) -> Option<Vec<(i64, PathBuf)>> {
     let numbered = |p: PathBuf| {
         let name = p.file_name()?.to_str()?;
         let ok = name.len() == digits && name.bytes().all(|b| b.is_ascii_digit());

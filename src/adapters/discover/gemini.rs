@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{lines, only, read_head, Budget, Query, Source, Window};
+use super::{lines, only, read_head, Allowance, Query, Source, Window};
 use crate::core::agent::is_uuid;
 
 /// The session of the only chat in the directory's project written during the pane's run.
-pub(super) fn find(q: &Query, dir: &Path, budget: &mut Budget) -> Option<(String, Source)> {
+pub(super) fn find(q: &Query, dir: &Path, budget: &mut Allowance) -> Option<(String, Source)> {
     let window = Window::of(q)?;
     let project = project(dir, &q.cwd, budget)?;
     let mut found = Vec::new();
@@ -26,7 +26,7 @@ pub(super) fn find(q: &Query, dir: &Path, budget: &mut Budget) -> Option<(String
 }
 
 /// The project folder gemini uses for `cwd`.
-fn project(dir: &Path, cwd: &str, budget: &mut Budget) -> Option<PathBuf> {
+fn project(dir: &Path, cwd: &str, budget: &mut Allowance) -> Option<PathBuf> {
     let tmp = dir.join("tmp");
     let mapped = read_head(&dir.join("projects.json"))
         .and_then(|h| serde_json::from_slice::<Value>(&h.bytes).ok())

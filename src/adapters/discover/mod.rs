@@ -78,7 +78,7 @@ pub fn discover(q: &Query) -> Option<(String, Source)> {
     if q.cwd.is_empty() {
         return None;
     }
-    let mut budget = Budget(MAX_ENTRIES);
+    let mut budget = Allowance(MAX_ENTRIES);
     let found = match q.agent.as_str() {
         "claude" => {
             let dir = dir_or(&q.claude_dir, "CLAUDE_CONFIG_DIR", ".claude")?;
@@ -137,7 +137,7 @@ pub fn live_elsewhere_in(agent: &str, id: &str, not: &[u32], dirs: &Dirs) -> Opt
     match agent {
         "claude" => {
             let dir = dir_or(&dirs.claude, "CLAUDE_CONFIG_DIR", ".claude")?;
-            claude::live(&dir, id, not, &mut Budget(MAX_ENTRIES))
+            claude::live(&dir, id, not, &mut Allowance(MAX_ENTRIES))
         }
         "codex" => {
             let dir = dir_or(&dirs.codex, "CODEX_HOME", ".codex")?;
@@ -183,9 +183,9 @@ fn mtime(path: &Path) -> Option<Millis> {
 }
 
 /// Directory entries left to read in this lookup.
-struct Budget(usize);
+struct Allowance(usize);
 
-impl Budget {
+impl Allowance {
     /// The entries of `dir` (none if it is missing or unreadable); `None` once the budget is
     /// spent, because a partial listing cannot prove a candidate is the only one.
     fn list(&mut self, dir: &Path) -> Option<Vec<PathBuf>> {
@@ -341,10 +341,10 @@ mod tests {
         for i in 0..5 {
             std::fs::write(dir.path().join(i.to_string()), "").unwrap();
         }
-        assert_eq!(Budget(5).list(dir.path()).map(|v| v.len()), Some(5));
-        assert!(Budget(4).list(dir.path()).is_none());
+        assert_eq!(Allowance(5).list(dir.path()).map(|v| v.len()), Some(5));
+        assert!(Allowance(4).list(dir.path()).is_none());
         let missing = dir.path().join("missing");
-        assert_eq!(Budget(0).list(&missing).map(|v| v.len()), Some(0));
+        assert_eq!(Allowance(0).list(&missing).map(|v| v.len()), Some(0));
     }
 
     #[test]

@@ -54,10 +54,10 @@ pub struct Notices {
 }
 
 impl Notices {
-    fn heard(&self, notice: Notice) {
+    fn heard(&self, notice: Change) {
         match notice {
-            Notice::Shape => self.shape.store(true, Ordering::SeqCst),
-            Notice::Names => self.names.store(true, Ordering::SeqCst),
+            Change::Shape => self.shape.store(true, Ordering::SeqCst),
+            Change::Names => self.names.store(true, Ordering::SeqCst),
         }
         self.wake.notify_one();
     }
@@ -250,18 +250,18 @@ fn dead() -> TmuxError {
 
 /// What a line of control-mode output completes.
 #[derive(Debug, PartialEq, Eq)]
-enum Event {
+enum Completed {
     /// A block of a command this client sent, complete.
     Block(Block),
     /// The client is told to go (`%exit`).
     Exit,
     /// A notification that matters to the poller.
-    Notice(Notice),
+    Change(Change),
 }
 
 /// The notifications that say the panes may have changed without a pane dying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Notice {
+enum Change {
     Shape,
     Names,
 }
@@ -269,7 +269,7 @@ enum Notice {
 /// What a notification line means to the poller, if anything. Windows in sessions this
 /// client is not attached to come as `%unlinked-window-*`; splits and closed panes in other
 /// sessions are not reported at all (the poller's other sources cover them).
-fn notice(text: &[u8]) -> Option<Notice> {
+fn notice(text: &[u8]) -> Option<Change> {
     let tag = text.split(|&b| b == b' ').next()?;
     match tag {
         b"%window-add"
@@ -277,9 +277,9 @@ fn notice(text: &[u8]) -> Option<Notice> {
         | b"%unlinked-window-add"
         | b"%unlinked-window-close"
         | b"%sessions-changed"
-        | b"%layout-change" => Some(Notice::Shape),
+        | b"%layout-change" => Some(Change::Shape),
         b"%window-renamed" | b"%unlinked-window-renamed" | b"%session-renamed" => {
-            Some(Notice::Names)
+            Some(Change::Names)
         }
         _ => None,
     }
@@ -295,7 +295,7 @@ struct Parser {
 }
 
 impl Parser {
-    fn line(&mut self, line: &[u8]) -> Option<Event> {
+    fn line(&mut self, line: &[u8]) -> Option<Completed> {
         let text = line.strip_suffix(b"\n").unwrap_or(line);
         let fields =
             |t: &[u8]| -> Vec<Vec<u8>> { t.split(|&b| b == b' ').map(<[u8]>::to_vec).collect() };
@@ -312,7 +312,7 @@ impl Parser {
             if !ours {
                 return None;
             }
-            return Some(Event::Block(if tag == Some(b"%error") {
+            return Some(Completed::Block(if tag == Some(b"%error") {
                 Err(String::from_utf8_lossy(&content).trim().to_string())
             } else {
                 Ok(content)
@@ -324,9 +324,9 @@ impl Parser {
             let ours = f.get(3).map(Vec::as_slice) == Some(b"1");
             self.open = Some((Vec::new(), ours, f.get(2).cloned().unwrap_or_default()));
         } else if text.starts_with(b"%exit") {
-            return Some(Event::Exit);
+            return Some(Completed::Exit);
         } else if let Some(n) = notice(text) {
-            return Some(Event::Notice(n));
+            return Some(Completed::Change(n));
         }
         None
     }
@@ -366,7 +366,7 @@ async fn pump(
                 let event = parser.line(&line);
                 line.clear();
                 match event {
-                    Some(Event::Block(block)) => {
+                    Some(Completed::Block(block)) => {
                         if let Some(front) = waiting.front_mut() {
                             let failed = block.is_err();
                             front.blocks.push(block);
@@ -377,8 +377,8 @@ async fn pump(
                             }
                         }
                     }
-                    Some(Event::Exit) => break,
-                    Some(Event::Notice(n)) => notices.heard(n),
+                    Some(Completed::Exit) => break,
+                    Some(Completed::Change(n)) => notices.heard(n),
                     None => {}
                 }
             }
@@ -393,7 +393,7 @@ async fn pump(
 mod tests {
     use super::*;
 
-    fn feed(p: &mut Parser, text: &[u8]) -> Vec<Event> {
+    fn feed(p: &mut Parser, text: &[u8]) -> Vec<Completed> {
         text.split_inclusive(|&b| b == b'\n')
             .filter_map(|l| p.line(l))
             .collect()
@@ -405,19 +405,22 @@ mod tests {
         let out = b"%begin 1 267 0\n%end 1 267 0\n%session-changed $0 main\n\
 %begin 2 268 1\n\x1e%0\x1fsleep\x1f\xff\xfe\n%end looks like an end\n%end 2 999 1\n%end 2 268 1\n\
 %output %1 hello\n%begin 3 269 1\ncan't find pane: %99\n%error 3 269 1\n%exit\n";
-        let events: Vec<Event> = feed(&mut p, out)
+        let events: Vec<Completed> = feed(&mut p, out)
             .into_iter()
-            .filter(|e| !matches!(e, Event::Notice(_)))
+            .filter(|e| !matches!(e, Completed::Change(_)))
             .collect();
         assert_eq!(events.len(), 3);
         assert_eq!(
             events[0],
-            Event::Block(Ok(
+            Completed::Block(Ok(
                 b"\x1e%0\x1fsleep\x1f\xff\xfe\n%end looks like an end\n%end 2 999 1\n".to_vec()
             ))
         );
-        assert_eq!(events[1], Event::Block(Err("can't find pane: %99".into())));
-        assert_eq!(events[2], Event::Exit);
+        assert_eq!(
+            events[1],
+            Completed::Block(Err("can't find pane: %99".into()))
+        );
+        assert_eq!(events[2], Completed::Exit);
     }
 
     #[test]
@@ -430,11 +433,11 @@ mod tests {
         assert_eq!(
             events,
             [
-                Event::Notice(Notice::Shape),
-                Event::Notice(Notice::Shape),
-                Event::Notice(Notice::Names),
-                Event::Notice(Notice::Shape),
-                Event::Block(Ok(
+                Completed::Change(Change::Shape),
+                Completed::Change(Change::Shape),
+                Completed::Change(Change::Names),
+                Completed::Change(Change::Shape),
+                Completed::Block(Ok(
                     b"%window-add @9 (captured text, not a notice)\n".to_vec()
                 )),
             ]

@@ -3,7 +3,7 @@
 use super::*;
 use crate::input::{Button, Key, KeyCode, Mouse, MouseKind};
 use crate::keymap::View;
-use crate::peek_model::Source;
+use crate::peek_model::Shown;
 
 impl State {
     /// A key while the filter is typed. Returns false when it is not for the filter.
@@ -132,11 +132,11 @@ impl State {
                 match a {
                     Action::Next | Action::Prev => !p.matches.is_empty(),
                     Action::Older => match p.source {
-                        Source::Live { .. } => !p.records_loaded || !p.records.is_empty(),
-                        Source::Record(i) => i + 1 < p.records.len(),
+                        Shown::Live { .. } => !p.records_loaded || !p.records.is_empty(),
+                        Shown::Record(i) => i + 1 < p.records.len(),
                     },
-                    Action::Newer => matches!(p.source, Source::Record(_)),
-                    Action::Refresh => !dead && matches!(p.source, Source::Live { .. }),
+                    Action::Newer => matches!(p.source, Shown::Record(_)),
+                    Action::Refresh => !dead && matches!(p.source, Shown::Live { .. }),
                     Action::Relaunch | Action::RelaunchFresh => {
                         dead && card.is_some_and(|c| self.relaunch_key(c) == a)
                     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::agent::{Agents, Route, SESSION_ID};
-use crate::attention::{AgentFile, Attention, Doing, Verdict};
+use crate::attention::{AgentFile, Attention, Doing, Report};
 use crate::card::{observe, Auto, Card, Life, Notice};
 use crate::errors::TmuxError;
 use crate::launcher::PaneProcess;
@@ -45,9 +45,9 @@ pub const RESUME_GRACE_MS: Millis = 15_000;
 /// How often a live agent without a session id is looked up in its own records.
 pub const DISCOVER_LIVE_MS: Millis = 15_000;
 /// How far back the journal is read at start, to tell what happened meanwhile.
-pub const HISTORY_MS: Millis = 24 * 3_600_000;
+pub const STORY_MS: Millis = 24 * 3_600_000;
 /// How long that story stays on a card.
-pub const HISTORY_NOTICE_MS: Millis = 600_000;
+pub const STORY_NOTICE_MS: Millis = 600_000;
 
 /// What we know of the tmux server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,8 +185,9 @@ pub struct State {
     pub started: Option<Millis>,
     /// The local time zone, for clock times in notices (UTC until the loop sets it).
     pub tz: jiff::tz::TimeZone,
-    /// Journal events read at start, until the cards they are about have been seen.
-    history: Option<Vec<crate::msg::Event>>,
+    /// Journal events read at start (the story of what happened while no instance watched),
+    /// until the cards they are about have been seen.
+    past_events: Option<Vec<crate::msg::Event>>,
     journal_asked: bool,
     /// The panes of the last look (every pane, agent or not); `None` before the first.
     listed: Option<std::collections::HashSet<PaneId>>,
@@ -290,7 +291,7 @@ impl State {
             auto_wrote: None,
             started: None,
             tz: jiff::tz::TimeZone::UTC,
-            history: None,
+            past_events: None,
             journal_asked: false,
             listed: None,
             notes: Vec::new(),
@@ -559,7 +560,7 @@ impl State {
                 {
                     self.journal_asked = true;
                     fx.push(Effect::ReadJournal {
-                        since: started.saturating_sub(HISTORY_MS),
+                        since: started.saturating_sub(STORY_MS),
                     });
                 }
                 self.run_due(now, &mut fx);
@@ -585,7 +586,7 @@ impl State {
                     p.set_height(h);
                 }
             }
-            Msg::History { pane, result } => self.history(pane, result),
+            Msg::Output { pane, result } => self.output_read(pane, result),
             Msg::Records { pane, records } => self.records(pane, records),
             Msg::Closed { pane, result } => self.closed(pane, result, now),
             Msg::Jumped { pane, result } => self.jumped(pane, result, now),
@@ -642,9 +643,9 @@ impl State {
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
             Msg::Elected(e) => self.elected(e, &mut fx),
             Msg::JournalRead(events) => {
-                self.history = Some(events);
+                self.past_events = Some(events);
                 if self.server == Server::Up {
-                    self.tell_history();
+                    self.tell_story();
                 }
             }
         }
@@ -923,7 +924,7 @@ impl State {
         self.attend(srv, &activity, &files, &trees, now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
-        self.tell_history();
+        self.tell_story();
         self.prune_lost(fx);
         if !self.notes.is_empty() {
             fx.push(Effect::Notify {
@@ -1030,10 +1031,7 @@ impl State {
                 .into_iter()
                 .chain(below.iter().map(|p| p.pid))
                 .find_map(|pid| files.get(&pid).map(|f| (pid, f)));
-            a.file_says(
-                file.map(|(pid, _)| pid),
-                file.and_then(|(_, f)| f.verdict()),
-            );
+            a.file_says(file.map(|(pid, _)| pid), file.and_then(|(_, f)| f.report()));
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
                 a.saw_output(output, now);
@@ -1109,7 +1107,7 @@ impl State {
     fn attention_edge(
         &mut self,
         id: PaneId,
-        edge: Option<Verdict>,
+        edge: Option<Report>,
         first: bool,
         now: Millis,
         fx: &mut Vec<Effect>,
@@ -1445,8 +1443,8 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 
 mod auto;
 mod grid;
-mod history;
-pub use history::{story, supervisor_name};
+mod story;
+pub use story::{story, supervisor_name};
 mod launcher;
 mod lost;
 mod peek;
@@ -1502,7 +1500,7 @@ impl State {
                 .map(|t| (t.len(), std::sync::Arc::as_ptr(t) as usize))
                 .hash(&mut h);
             (p.records.len(), p.records_loaded).hash(&mut h);
-            matches!(p.source, crate::peek_model::Source::Live { .. }).hash(&mut h);
+            matches!(p.source, crate::peek_model::Shown::Live { .. }).hash(&mut h);
         }
         for c in &self.cards {
             let p = &c.pane;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::*;
 use crate::input::{Key, KeyCode};
 use crate::keymap::{self, View};
-use crate::peek_model::{Peek, Source};
+use crate::peek_model::{Peek, Shown};
 
 /// How long the `x` confirmation waits for the second `x`.
 pub const CONFIRM_MS: Millis = 5_000;
@@ -140,7 +140,7 @@ impl State {
         let card = &self.cards[i];
         let id = card.pane.id;
         self.peek = Some(Peek::new(id, self.peek_height(), now));
-        fx.push(Effect::CaptureHistory(id));
+        fx.push(Effect::CaptureOutput(id));
         fx.push(Effect::LoadRecords {
             pane: id,
             host: self.host_name(card).map(str::to_string),
@@ -172,7 +172,7 @@ impl State {
             }
             Action::Refresh => {
                 p.go_live(now);
-                fx.push(Effect::CaptureHistory(p.pane));
+                fx.push(Effect::CaptureOutput(p.pane));
             }
             Action::Relaunch | Action::RelaunchFresh => {
                 let pane = p.pane;
@@ -190,7 +190,7 @@ impl State {
         }
     }
 
-    pub(super) fn history(
+    pub(super) fn output_read(
         &mut self,
         pane: PaneId,
         result: Result<Arc<crate::peek_model::PeekText>, String>,
@@ -202,7 +202,7 @@ impl State {
             Ok(text) => {
                 p.live = Some(Arc::clone(&text));
                 // A record asked for (or shown) meanwhile stays on screen.
-                if matches!(p.source, Source::Live { .. }) && !p.want_older {
+                if matches!(p.source, Shown::Live { .. }) && !p.want_older {
                     p.show(text);
                 }
             }

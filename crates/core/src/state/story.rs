@@ -45,8 +45,8 @@ impl State {
 
     /// Tells each card, once, what the journal says happened to its pane before this
     /// instance started: the last death and what was done about it.
-    pub(super) fn tell_history(&mut self) {
-        let Some(events) = self.history.take() else {
+    pub(super) fn tell_story(&mut self) {
+        let Some(events) = self.past_events.take() else {
             return;
         };
         let started = self.started.unwrap_or(self.now);
@@ -71,7 +71,7 @@ impl State {
             if let Some(text) = story(&mine, max, &self.tz) {
                 if self.cards[i].notice.is_none() {
                     self.cards[i].notice =
-                        Some(Notice::story(text, Some(self.now + HISTORY_NOTICE_MS)));
+                        Some(Notice::story(text, Some(self.now + STORY_NOTICE_MS)));
                 }
             }
         }
