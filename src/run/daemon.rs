@@ -79,9 +79,9 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
     );
     let mut state = State::new(config, false, socket.display().to_string(), (0, 0));
     state.headless = true;
-    state.elect = true;
-    state.supervising = false;
-    state.started = Some(clock.now());
+    state.supervision.elect = true;
+    state.supervision.supervising = false;
+    state.story.started = Some(clock.now());
     state.tz = super::time_zone();
     // No terminal: deaths are announced by desktop notification and hook, not a bell.
     let mut notify = config.notify.clone();

@@ -204,11 +204,11 @@ pub async fn dashboard(
     let mut state = State::new(config, cli.all, tmux.socket().display().to_string(), size);
     state.client = viewer(&tmux).await;
     state.in_other_tmux = state.client.is_none() && TmuxEnv::current().is_some();
-    state.home = look.home.clone();
+    state.grid.home = look.home.clone();
     let clock = super::Clock::start();
-    state.elect = true;
-    state.supervising = false;
-    state.started = Some(clock.now());
+    state.supervision.elect = true;
+    state.supervision.supervising = false;
+    state.story.started = Some(clock.now());
     state.tz = look.tz.clone();
     let elector = super::elector::Elector::for_server(tmux.socket(), false, clock.now());
     let keys =

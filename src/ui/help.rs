@@ -19,7 +19,7 @@ pub fn render(look: &Look, state: &State, area: Rect, buf: &mut Buffer) {
     let all = help::lines(state, area.width);
     let total = all.len();
     let shown = help::shown(total, area.height);
-    let from = state.help_scroll.min(total - shown);
+    let from = state.overlays.help_scroll.min(total - shown);
     let mut lines: Vec<Line> = all
         .into_iter()
         .skip(from)

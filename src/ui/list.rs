@@ -104,6 +104,7 @@ fn age(card: &Card, now: Millis) -> String {
 fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     let widest = |f: &dyn Fn(&Card) -> usize, cap: usize| {
         state
+            .grid
             .shown
             .iter()
             .map(|&i| f(&state.cards[i]))
@@ -263,7 +264,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if detail_y + 1 >= area.bottom() {
         return;
     }
-    if let Some(i) = selected.filter(|i| state.shown.contains(i)) {
+    if let Some(i) = selected.filter(|i| state.grid.shown.contains(i)) {
         let ctx = card_ctx(state, look, i);
         let card = &state.cards[i];
         let (status, style) = status_line(card, &ctx);

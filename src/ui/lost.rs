@@ -13,7 +13,7 @@ use crate::core::text::short_id;
 use crate::core::text::{fit, fit_left, tilde};
 
 pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
-    let Some(lost) = &state.lost else {
+    let Some(lost) = &state.lost.roster else {
         return;
     };
     let t = &look.theme;
@@ -60,9 +60,9 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         );
         lines.push(Line::raw(fit(&row, w)));
     }
-    if !state.lost_results.is_empty() {
+    if !state.lost.results.is_empty() {
         lines.push(Line::raw(""));
-        for (target, r) in &state.lost_results {
+        for (target, r) in &state.lost.results {
             let (text, style) = match r {
                 Ok(pane) => (format!(" ✔ {target}: back as {pane}"), t.finished()),
                 Err(e) => (format!(" ✖ {target}: {e}"), t.notice()),
@@ -71,7 +71,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         }
     }
     lines.push(Line::raw(""));
-    if state.lost_forget {
+    if state.lost.forget {
         lines.push(Line::from(Span::styled(
             fit(
                 " Forget this list for good (it will not be shown again)? y/n",
@@ -79,7 +79,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             ),
             t.alarm(),
         )));
-    } else if state.lost_confirm {
+    } else if state.lost.confirm {
         lines.push(Line::from(Span::styled(
             fit(
                 &format!(

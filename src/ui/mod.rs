@@ -76,7 +76,7 @@ impl Widget for Screen<'_> {
                     .saturating_sub(if area.height >= 3 { 2 } else { 1 }),
                 ..area
             };
-            if state.shown.is_empty() {
+            if state.grid.shown.is_empty() {
                 render_empty(state, self.look, body, buf);
             } else if state.geometry().list {
                 list::render(state, self.look, area, buf);
@@ -84,7 +84,7 @@ impl Widget for Screen<'_> {
                 render_grid(state, self.look, area, buf);
             }
         }
-        if state.show_help {
+        if state.overlays.show_help {
             help::render(self.look, state, area, buf);
         }
     }
@@ -122,17 +122,17 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         spans.push(st(format!(" · {} dead ({})", c.dead, of_dead.join(", "))));
     }
     spans.push(st(format!(" · {} finished", c.finished)));
-    if !state.filter.is_empty() {
+    if !state.grid.filter.is_empty() {
         spans.push(st(format!(
             " · {} of {} shown",
-            state.shown.len(),
+            state.grid.shown.len(),
             state.cards.len()
         )));
     }
-    if !state.auto_on {
+    if !state.supervision.auto_on {
         spans.push(st(" · auto-resume off (A)".into()));
     }
-    if let Some(e) = &state.journal_error {
+    if let Some(e) = &state.supervision.journal_error {
         spans.push(st(format!(" · {}", text::printable(e))));
     }
     if state.malformed > 0 {
@@ -170,13 +170,13 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         }
     }
     let used = |spans: &[Span]| -> usize { spans.iter().map(|s| text::width(&s.content)).sum() };
-    if !state.supervising {
+    if !state.supervision.supervising {
         // Who supervises: said in full when it fits, else as short as it can be said.
         let long = format!(
             " · supervised by {}",
-            crate::core::state::supervisor_name(state.supervisor.as_ref())
+            crate::core::state::supervisor_name(state.supervision.supervisor.as_ref())
         );
-        let short = match state.supervisor {
+        let short = match state.supervision.supervisor {
             Some(s) if s.daemon => format!(" · daemon {}", s.pid),
             Some(s) => format!(" · supervisor pid {}", s.pid),
             None => " · supervised elsewhere".to_string(),
@@ -219,14 +219,14 @@ fn render_footer(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
     let w = usize::from(area.width);
     let mut lead: Vec<Span> = Vec::new();
-    if state.filter_typing {
+    if state.grid.filter_typing {
         lead.push(Span::styled("/", t.key()));
-        lead.push(Span::raw(text::printable(&state.filter)));
+        lead.push(Span::raw(text::printable(&state.grid.filter)));
         lead.push(Span::styled("█", t.dim()));
         lead.push(Span::styled(
             format!(
                 "  {} of {} · Enter keeps · Esc clears",
-                state.shown.len(),
+                state.grid.shown.len(),
                 state.cards.len()
             ),
             t.dim(),
@@ -234,12 +234,12 @@ fn render_footer(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         line_fit(lead, area.width).render(area, buf);
         return;
     }
-    if !state.filter.is_empty() {
+    if !state.grid.filter.is_empty() {
         // A long filter leaves room for the keys.
         lead.push(Span::styled(
             format!(
                 "filter \"{}\" ",
-                text::fit(&state.filter, (w / 3).saturating_sub(10).max(3))
+                text::fit(&state.grid.filter, (w / 3).saturating_sub(10).max(3))
             ),
             t.notice(),
         ));
@@ -271,7 +271,7 @@ pub fn footer_spans(
         .map(|(key, what)| match (key, what) {
             // `v` says where it goes.
             ("v", _) => (key, if list { "cards" } else { "list" }),
-            ("?", _) if state.show_help => (key, "close"),
+            ("?", _) if state.overlays.show_help => (key, "close"),
             _ => (key, what),
         })
         .collect();
@@ -313,13 +313,13 @@ fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let msg = match &state.server {
         _ if !state.cards.is_empty() => format!(
             "No agent matches the filter {:?} (kind, window, session, directory or state).\nEsc clears it.",
-            text::printable(&state.filter)
+            text::printable(&state.grid.filter)
         ),
         Server::Connecting => format!("Connecting to the tmux server at {}…", state.socket),
         Server::Down(e) => format!(
             "{e}.\nagentwatch keeps polling: agents show up here as soon as a server runs there (start one with `tmux`).\n{other}\n`agentwatch demo` shows what it looks like, on a server of its own."
         ),
-        Server::Up if state.show_all => "The tmux server has no panes.".to_string(),
+        Server::Up if state.grid.show_all => "The tmux server has no panes.".to_string(),
         Server::Up => format!(
             "No agent panes on {}.\nStart an agent (claude, codex, gemini, opencode, aider, cursor-agent, amp) in a tmux pane, or run `agentwatch spawn claude`.\n`agentwatch demo` shows what it looks like, with fake agents on a server of its own.\n{other}\n`agentwatch --all` shows every pane.",
             state.socket
@@ -386,11 +386,11 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
 pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffer) {
     let page = state.page();
     let above = page.start;
-    let below = state.shown.len() - page.end;
+    let below = state.grid.shown.len() - page.end;
     let dead = |c: &crate::core::card::Card| c.agent.is_some() && c.life.is_alarm();
     let dead_off = state.cards.iter().filter(|c| dead(c)).count()
         - state.visible().filter(|&i| dead(&state.cards[i])).count();
-    let filtered = state.cards.len() - state.shown.len();
+    let filtered = state.cards.len() - state.grid.shown.len();
     if above + below + dead_off == 0 || area.width <= 20 {
         return;
     }

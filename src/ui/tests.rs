@@ -12,7 +12,7 @@ use crate::core::testkit::*;
 fn fleet(size: (u16, u16)) -> State {
     let mut s = state(size);
     // Cards, as the card tests expect; the list has its own tests.
-    s.mode = crate::core::layout::Mode::Cards;
+    s.grid.mode = crate::core::layout::Mode::Cards;
     let mut o = obs(vec![
         pane(1, 0, "claude"),
         pane(2, 1, "codex"),
@@ -396,8 +396,8 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
 #[test]
 fn beside_a_daemon_the_header_names_it_and_a_gave_up_card_tells_what_happened_meanwhile() {
     let mut s = fleet((120, 30));
-    s.supervising = false;
-    s.supervisor = Some(crate::core::msg::Supervisor {
+    s.supervision.supervising = false;
+    s.supervision.supervisor = Some(crate::core::msg::Supervisor {
         pid: 12345,
         daemon: true,
         since: T0,
@@ -818,22 +818,23 @@ mod views {
         let mut s = twelve((80, 24));
         key(&mut s, KeyCode::Char('/'));
         typed(&mut s, "api");
-        assert!(s.filter_typing);
+        assert!(s.grid.filter_typing);
         let names = |s: &State| -> Vec<String> {
-            s.shown
+            s.grid
+                .shown
                 .iter()
                 .map(|&i| s.cards[i].pane.window_name.clone())
                 .collect()
         };
         assert_eq!(names(&s), vec!["api"]);
         assert_eq!(
-            s.selected,
+            s.grid.selected,
             Some(PaneId(1)),
             "the selection follows the filter"
         );
         // Enter keeps it and gives the keys back: j moves, q would quit.
         key(&mut s, KeyCode::Enter);
-        assert!(!s.filter_typing);
+        assert!(!s.grid.filter_typing);
         assert_eq!(names(&s), vec!["api"]);
         let t = render(&s, 80, 24, &Look::plain());
         assert!(find(&t, "1 of 12 shown").is_some());
@@ -842,7 +843,7 @@ mod views {
             "a death the filter hides is said"
         );
         key(&mut s, KeyCode::Esc);
-        assert_eq!(s.shown.len(), 12);
+        assert_eq!(s.grid.shown.len(), 12);
         // State words and several words at once.
         key(&mut s, KeyCode::Char('/'));
         typed(&mut s, "dead");
@@ -858,7 +859,7 @@ mod views {
         typed(&mut s, "codex web");
         assert_eq!(names(&s), vec!["web"]);
         key(&mut s, KeyCode::Esc);
-        assert!(!s.filter_typing && s.filter.is_empty() && s.shown.len() == 12);
+        assert!(!s.grid.filter_typing && s.grid.filter.is_empty() && s.grid.shown.len() == 12);
     }
 
     /// Two local agents and two on the host `box`, one of them dead.
@@ -866,7 +867,7 @@ mod views {
         let mut config = crate::config::Config::default();
         config.hosts = vec![crate::config::Host::ad_hoc("box")];
         let mut s = State::new(&config, false, "/tmp/tmux-1000/default".into(), size);
-        s.order = crate::config::Order::Tmux;
+        s.grid.order = crate::config::Order::Tmux;
         s.update(Msg::Tick, T0);
         s.update(
             Msg::Polled(Ok(obs(vec![pane(1, 1, "claude"), pane(2, 2, "codex")]))),
@@ -899,7 +900,7 @@ mod views {
         assert!(find(&t, " host ").is_some(), "a host column");
         assert!(find(&t, "box ").is_some() && find(&t, "local ").is_some());
         let mut cards = s.clone();
-        cards.mode = Mode::Cards;
+        cards.grid.mode = Mode::Cards;
         cards.update(Msg::Tick, cards.now);
         let t = render(&cards, 80, 24, &Look::plain());
         assert!(find(&t, "claude · work:1.0 w1 · %1").is_some());
@@ -916,7 +917,7 @@ mod views {
             },
             T0 + 2_000,
         );
-        down.mode = Mode::Cards;
+        down.grid.mode = Mode::Cards;
         down.update(
             Msg::Resize {
                 width: 120,
@@ -937,17 +938,17 @@ mod views {
         let mut f = s.clone();
         key(&mut f, KeyCode::Char('/'));
         typed(&mut f, "box");
-        assert_eq!(f.shown.len(), 2);
+        assert_eq!(f.grid.shown.len(), 2);
     }
 
     #[test]
     fn the_filter_matches_the_words_on_screen() {
         let mut s = twelve((80, 24));
-        s.home = Some("/home/u".into());
+        s.grid.home = Some("/home/u".into());
         let shown = |s: &mut State, f: &str| -> Vec<u32> {
-            s.filter = f.into();
+            s.grid.filter = f.into();
             s.update(Msg::Tick, s.now);
-            s.shown.iter().map(|&i| s.cards[i].pane.id.0).collect()
+            s.grid.shown.iter().map(|&i| s.cards[i].pane.id.0).collect()
         };
         // Every live agent is running, as the header counts them; the dead are not.
         assert_eq!(shown(&mut s, "running"), vec![1, 3, 4, 6, 7, 9, 10, 11, 12]);
@@ -972,39 +973,39 @@ mod views {
         for _ in 0..3 {
             key(&mut s, KeyCode::Down);
         }
-        assert_eq!(s.selected, Some(PaneId(4)));
+        assert_eq!(s.grid.selected, Some(PaneId(4)));
         key(&mut s, KeyCode::Char('/'));
         typed(&mut s, "api");
-        assert_eq!(s.selected, Some(PaneId(1)));
+        assert_eq!(s.grid.selected, Some(PaneId(1)));
         key(&mut s, KeyCode::Esc);
-        assert_eq!(s.selected, Some(PaneId(4)));
+        assert_eq!(s.grid.selected, Some(PaneId(4)));
         // Chosen anew under the filter: that choice stays.
         key(&mut s, KeyCode::Char('/'));
         typed(&mut s, "codex");
         key(&mut s, KeyCode::Enter);
         key(&mut s, KeyCode::Char('j'));
-        assert_eq!(s.selected, Some(PaneId(8)));
+        assert_eq!(s.grid.selected, Some(PaneId(8)));
         key(&mut s, KeyCode::Esc);
-        assert_eq!(s.selected, Some(PaneId(8)));
+        assert_eq!(s.grid.selected, Some(PaneId(8)));
         // Acted on under the filter (here x on a live one): that card is the choice too,
         // so Esc and then Enter go to the card just worked on.
         key(&mut s, KeyCode::Char('/'));
         typed(&mut s, "api");
         key(&mut s, KeyCode::Enter);
-        assert_eq!(s.selected, Some(PaneId(1)));
+        assert_eq!(s.grid.selected, Some(PaneId(1)));
         key(&mut s, KeyCode::Char('x'));
         key(&mut s, KeyCode::Esc);
-        assert_eq!(s.selected, Some(PaneId(1)));
+        assert_eq!(s.grid.selected, Some(PaneId(1)));
     }
 
     #[test]
     fn v_twice_gives_the_automatic_choice_back() {
         let mut s = twelve((80, 24));
-        assert_eq!(s.mode, Mode::Auto);
+        assert_eq!(s.grid.mode, Mode::Auto);
         key(&mut s, KeyCode::Char('v'));
-        assert_eq!(s.mode, Mode::Cards);
+        assert_eq!(s.grid.mode, Mode::Cards);
         key(&mut s, KeyCode::Char('v'));
-        assert_eq!(s.mode, Mode::Auto);
+        assert_eq!(s.grid.mode, Mode::Auto);
         assert!(s.geometry().list);
     }
 
@@ -1095,7 +1096,7 @@ mod views {
         let now = s.now;
         // Row 2 is the first agent (under the header and the column names).
         click(&mut s, 6, now);
-        assert_eq!(s.selected, Some(PaneId(5)));
+        assert_eq!(s.grid.selected, Some(PaneId(5)));
         assert!(s.peek.is_none());
         click(&mut s, 6, now + 300);
         assert_eq!(
@@ -1108,7 +1109,7 @@ mod views {
         click(&mut s, 3, now + 1_000);
         click(&mut s, 3, now + 2_000);
         assert!(s.peek.is_none());
-        assert_eq!(s.selected, Some(PaneId(2)));
+        assert_eq!(s.grid.selected, Some(PaneId(2)));
         s.update(
             Msg::Mouse(Mouse {
                 kind: MouseKind::ScrollDown,
@@ -1117,16 +1118,16 @@ mod views {
             }),
             now + 3_000,
         );
-        assert_eq!(s.selected, Some(PaneId(3)));
+        assert_eq!(s.grid.selected, Some(PaneId(3)));
         // The header is no agent.
         click(&mut s, 0, now + 4_000);
-        assert_eq!(s.selected, Some(PaneId(3)));
+        assert_eq!(s.grid.selected, Some(PaneId(3)));
     }
 
     #[test]
     fn a_japanese_window_name_never_pushes_out_the_pane_id_or_runs_into_the_id() {
         let mut s = twelve((40, 12));
-        s.mode = Mode::Cards;
+        s.grid.mode = Mode::Cards;
         s.update(Msg::Action(Action::Down), s.now);
         s.update(Msg::Action(Action::Down), s.now);
         let t = render(&s, 40, 12, &Look::plain());

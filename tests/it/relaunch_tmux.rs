@@ -76,7 +76,7 @@ async fn wait_life(state: &mut State, io: &Io, pane: &str, want: fn(Life) -> boo
 }
 
 async fn press(state: &mut State, io: &Io, pane: &str, action: Action) {
-    state.selected = PaneId::parse(pane);
+    state.grid.selected = PaneId::parse(pane);
     send(state, io, Msg::Action(action)).await;
 }
 

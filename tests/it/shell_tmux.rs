@@ -138,7 +138,7 @@ async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_
     .await;
     let died = life(&state, &pane);
 
-    state.selected = PaneId::parse(&pane);
+    state.grid.selected = PaneId::parse(&pane);
     send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
     let runs = server.wait_log(&pane, 2);
     until(&mut state, &io, "running again", |s| {
@@ -218,7 +218,7 @@ async fn r_types_nothing_while_something_else_runs_in_the_shell() {
         matches!(life(s, &pane), Some(Life::Dead(_)))
     })
     .await;
-    state.selected = PaneId::parse(&pane);
+    state.grid.selected = PaneId::parse(&pane);
     send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
     let notice = card(&state, &pane).and_then(|c| c.notice.clone()).unwrap();
     assert!(

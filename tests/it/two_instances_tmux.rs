@@ -24,8 +24,8 @@ fn instance(server: &TmuxServer, name: &str) -> (State, Io) {
         Tmux::new(server.socket.clone(), Duration::from_secs(5)).with_env(server.env_pairs());
     let mut state = State::new(&config, false, String::new(), (200, 50));
     // Both take part in the election, as two dashboards do: one supervises at a time.
-    state.elect = true;
-    state.supervising = false;
+    state.supervision.elect = true;
+    state.supervision.supervising = false;
     let me = Supervisor {
         pid: u32::from(name.as_bytes()[0]),
         daemon: false,

@@ -108,7 +108,7 @@ pub fn lines(state: &State, width: u16) -> Vec<HelpLine> {
             Some(k) if state.has_own_policy(k) => format!(" of {k}"),
             _ => String::new(),
         };
-        let words = if !state.auto_on {
+        let words = if !state.supervision.auto_on {
             "Auto-resume is off for every agent until A turns it on.".to_string()
         } else if policy.enabled {
             format!(

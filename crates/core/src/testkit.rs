@@ -55,7 +55,7 @@ pub fn state(size: (u16, u16)) -> State {
         "/tmp/tmux-1000/default".into(),
         size,
     );
-    s.order = crate::settings::Order::Tmux;
+    s.grid.order = crate::settings::Order::Tmux;
     s
 }
 

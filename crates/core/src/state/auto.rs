@@ -13,16 +13,17 @@ use crate::supervisor::{self, Budget, Hold, Policy, Verdict};
 impl State {
     pub fn policy(&self, agent: Option<&str>) -> &Policy {
         agent
-            .and_then(|a| self.policies.get(a))
-            .unwrap_or(&self.default_policy)
+            .and_then(|a| self.supervision.policies.get(a))
+            .unwrap_or(&self.supervision.default_policy)
     }
 
     /// Whether an agent kind's auto-resume differs from everybody's (an override in the
     /// config).
     pub fn has_own_policy(&self, agent: &str) -> bool {
-        self.policies
+        self.supervision
+            .policies
             .get(agent)
-            .is_some_and(|p| *p != self.default_policy)
+            .is_some_and(|p| *p != self.supervision.default_policy)
     }
 
     /// A journal event about a card.
@@ -83,7 +84,7 @@ impl State {
             if card.agent.is_none() {
                 continue;
             }
-            if !self.supervising {
+            if !self.supervision.supervising {
                 self.mirror(i, now);
                 continue;
             }
@@ -154,7 +155,7 @@ impl State {
             if c.seen_alive && !exit.is_clean() {
                 let mut ev = self.event(&self.cards[i], "died", now);
                 ev.detail = Some(exit.describe());
-                self.notes.push(ev);
+                self.supervision.notes.push(ev);
             }
         }
     }
@@ -218,7 +219,7 @@ impl State {
             // the pane's options is taken up; any other old death is the user's to relaunch.
             if let (Some(due), true) = (
                 card.budget.next_due,
-                can_resume && self.auto_on && !card.budget.paused,
+                can_resume && self.supervision.auto_on && !card.budget.paused,
             ) {
                 let attempt = card.budget.attempts + 1;
                 self.cards[i].auto = Auto::Scheduled { attempt, due };
@@ -247,7 +248,7 @@ impl State {
             let mut ev = self.event(card, "died", card.seen_dead_at.unwrap_or(now));
             ev.detail = Some(exit.describe());
             if !exit.is_clean() {
-                self.notes.push(ev.clone());
+                self.supervision.notes.push(ev.clone());
             }
             fx.push(Effect::Journal(ev));
         }
@@ -255,7 +256,7 @@ impl State {
             (Some(s), Some(d)) => Some(d.saturating_sub(s)),
             _ => None,
         };
-        let auto_on = self.auto_on;
+        let auto_on = self.supervision.auto_on;
         let card = &mut self.cards[i];
         let mut verdict = supervisor::on_death(
             &policy,
@@ -316,7 +317,7 @@ impl State {
             ev.attempt = attempt;
             ev.detail = detail;
             if kind == "gave_up" {
-                self.notes.push(ev.clone());
+                self.supervision.notes.push(ev.clone());
             }
             fx.push(Effect::Journal(ev));
         }
@@ -355,7 +356,7 @@ impl State {
 
     /// On every tick: carry out the resumes that are due. One failure never stops the rest.
     pub(super) fn run_due(&mut self, now: Millis, fx: &mut Vec<Effect>) {
-        if !self.supervising {
+        if !self.supervision.supervising {
             return;
         }
         for i in 0..self.cards.len() {
@@ -366,7 +367,7 @@ impl State {
                 continue;
             }
             // Turned off since it was scheduled (here or, through the panes, elsewhere).
-            if !self.auto_on || self.cards[i].budget.paused {
+            if !self.supervision.auto_on || self.cards[i].budget.paused {
                 self.cards[i].auto = Auto::Held(Hold::Off);
                 continue;
             }
@@ -498,15 +499,15 @@ impl State {
     /// `a`, `c`, `A`.
     pub(super) fn auto_key(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
         if a == Action::ToggleAutoAll {
-            self.auto_on = !self.auto_on;
+            self.supervision.auto_on = !self.supervision.auto_on;
             // A server option, so that every instance (and the supervisor) follows it.
-            let value = if self.auto_on { "" } else { "off" }.to_string();
-            self.auto_wrote = Some(value.clone());
+            let value = if self.supervision.auto_on { "" } else { "off" }.to_string();
+            self.supervision.auto_wrote = Some(value.clone());
             fx.push(Effect::SetServerOption {
                 name: "@agentwatch_auto".into(),
                 value,
             });
-            if !self.auto_on {
+            if !self.supervision.auto_on {
                 for i in 0..self.cards.len() {
                     self.cancel(i, now, fx);
                 }

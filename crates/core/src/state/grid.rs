@@ -8,26 +8,26 @@ use crate::peek_model::Shown;
 impl State {
     /// A key while the filter is typed. Returns false when it is not for the filter.
     pub(super) fn filter_key(&mut self, ev: &Key, now: Millis, fx: &mut Vec<Effect>) -> bool {
-        if !self.filter_typing || self.view() != View::Grid || self.show_help {
+        if !self.grid.filter_typing || self.view() != View::Grid || self.overlays.show_help {
             return false;
         }
         let ctrl = ev.ctrl;
         match ev.code {
             // Enter keeps the filter and gives the keys back to the grid.
-            KeyCode::Enter => self.filter_typing = false,
+            KeyCode::Enter => self.grid.filter_typing = false,
             KeyCode::Esc => {
-                self.filter_typing = false;
-                self.filter.clear();
+                self.grid.filter_typing = false;
+                self.grid.filter.clear();
             }
             KeyCode::Char('c') if ctrl => {
-                self.filter_typing = false;
-                self.filter.clear();
+                self.grid.filter_typing = false;
+                self.grid.filter.clear();
             }
-            KeyCode::Char('u') if ctrl => self.filter.clear(),
+            KeyCode::Char('u') if ctrl => self.grid.filter.clear(),
             KeyCode::Backspace => {
-                self.filter.pop();
+                self.grid.filter.pop();
             }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => self.filter.push(c),
+            KeyCode::Char(c) if !ctrl && !c.is_control() => self.grid.filter.push(c),
             // Moving while typing: the selection goes through what is left.
             KeyCode::Up => self.act(Action::Up, now, fx),
             KeyCode::Down => self.act(Action::Down, now, fx),
@@ -44,9 +44,9 @@ impl State {
     /// A click selects the card under it, a second click on it soon after peeks, the wheel
     /// moves the selection (or scrolls the peek view).
     pub(super) fn mouse(&mut self, ev: Mouse, now: Millis, fx: &mut Vec<Effect>) {
-        if self.show_help {
+        if self.overlays.show_help {
             if let MouseKind::Press(_) = ev.kind {
-                self.show_help = false;
+                self.overlays.show_help = false;
             }
             return;
         }
@@ -66,25 +66,26 @@ impl State {
             (View::Grid, MouseKind::ScrollDown) => self.act(Action::Down, now, fx),
             (View::Grid, MouseKind::Press(Button::Left)) => {
                 // A click ends typing (the filter stays): the keys are the grid's again.
-                self.filter_typing = false;
+                self.grid.filter_typing = false;
                 let g = self.geometry();
                 let Some(slot) = g.slot_at(self.size.0, self.size.1, ev.column, ev.row) else {
                     return;
                 };
                 let pos = self.page().start + slot;
-                let Some(&i) = self.shown.get(pos) else {
+                let Some(&i) = self.grid.shown.get(pos) else {
                     return;
                 };
                 let id = self.cards[i].pane.id;
                 let again = self
+                    .grid
                     .last_click
                     .is_some_and(|(p, t)| p == id && now.saturating_sub(t) <= DOUBLE_CLICK_MS);
                 self.select_pos(pos);
                 if again {
-                    self.last_click = None;
+                    self.grid.last_click = None;
                     self.act(Action::Peek, now, fx);
                 } else {
-                    self.last_click = Some((id, now));
+                    self.grid.last_click = Some((id, now));
                 }
             }
             _ => {}
@@ -110,6 +111,7 @@ impl State {
     /// Whether some lost agent can be recreated (R has something to do).
     pub(super) fn can_recreate(&self) -> bool {
         self.lost
+            .roster
             .as_ref()
             .is_some_and(|l| l.recreatable(&self.agents) > 0)
     }
@@ -119,7 +121,7 @@ impl State {
     /// dead agent).
     pub fn applies(&self, a: Action) -> bool {
         // Over the help, only the keys that close it or quit do anything.
-        if self.show_help {
+        if self.overlays.show_help {
             return matches!(a, Action::Help | Action::Back | Action::Quit);
         }
         match self.view() {
@@ -144,7 +146,7 @@ impl State {
                 }
             }
             View::Lost => {
-                let asking = self.lost_confirm || self.lost_forget;
+                let asking = self.lost.confirm || self.lost.forget;
                 match a {
                     // y and n answer a question; R only when there is one to recreate.
                     Action::Yes | Action::No => asking,
@@ -157,7 +159,7 @@ impl State {
                 let card = self.selected_index().map(|i| &self.cards[i]);
                 let dead = card.is_some_and(|c| c.life.is_dead() && c.agent.is_some());
                 match a {
-                    Action::NextNeed => self.shown.iter().any(|&i| {
+                    Action::NextNeed => self.grid.shown.iter().any(|&i| {
                         let c = &self.cards[i];
                         c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
                     }),
@@ -170,7 +172,7 @@ impl State {
                         card.is_some_and(|c| matches!(c.auto, Auto::Scheduled { .. }))
                     }
                     Action::Peek | Action::Jump | Action::ToggleAuto => card.is_some(),
-                    Action::SwitchView => !self.shown.is_empty(),
+                    Action::SwitchView => !self.grid.shown.is_empty(),
                     Action::Filter => !self.cards.is_empty(),
                     _ => true,
                 }

@@ -26,6 +26,7 @@ impl State {
         if v.kind.is_none() {
             // A plain shell or program: shown only with --all, as it is.
             return self
+                .grid
                 .show_all
                 .then(|| observe(prev, original, None, started, now));
         }

@@ -40,7 +40,7 @@ impl State {
             .collect();
         // The local server's cards go; other hosts' stay.
         self.cards.retain(|c| c.pane.id.host() != 0);
-        self.closing.retain(|id| id.host() != 0);
+        self.overlays.closing.retain(|id| id.host() != 0);
         // The next server's panes are all new, whatever their ids.
         self.listed = Some(std::collections::HashSet::new());
         self.peek = None;
@@ -48,7 +48,7 @@ impl State {
             return;
         }
         // One line in the journal, from the supervisor only.
-        if self.supervising {
+        if self.supervision.supervising {
             fx.push(Effect::Journal(Event {
                 ts: now,
                 event: "server_gone".into(),
@@ -67,19 +67,19 @@ impl State {
             agents,
         };
         fx.push(Effect::SaveRoster(Some(roster.clone())));
-        self.lost = Some(roster);
-        self.lost_results.clear();
+        self.lost.roster = Some(roster);
+        self.lost.results.clear();
     }
 
     pub(super) fn roster_loaded(&mut self, roster: Option<Roster>) {
-        if self.lost.is_none() {
-            self.lost = roster.filter(|r| !r.agents.is_empty());
+        if self.lost.roster.is_none() {
+            self.lost.roster = roster.filter(|r| !r.agents.is_empty());
         }
     }
 
     /// Lost agents that are back (their session id is on a live pane again) leave the list.
     pub(super) fn prune_lost(&mut self, fx: &mut Vec<Effect>) {
-        let Some(lost) = self.lost.as_mut() else {
+        let Some(lost) = self.lost.roster.as_mut() else {
             return;
         };
         let back: Vec<&str> = self
@@ -93,7 +93,7 @@ impl State {
             .retain(|a| a.session_id.as_deref().is_none_or(|id| !back.contains(&id)));
         if lost.agents.len() != before {
             if lost.agents.is_empty() {
-                self.lost = None;
+                self.lost.roster = None;
                 fx.push(Effect::SaveRoster(None));
             } else {
                 fx.push(Effect::SaveRoster(Some(lost.clone())));
@@ -105,36 +105,36 @@ impl State {
         match a {
             // Nothing to ask about when none can be recreated (the banner says so).
             Action::RecreateAll | Action::RelaunchFresh if self.can_recreate() => {
-                self.lost_confirm = true;
-                self.lost_forget = false;
+                self.lost.confirm = true;
+                self.lost.forget = false;
             }
             Action::Forget => {
-                self.lost_forget = true;
-                self.lost_confirm = false;
+                self.lost.forget = true;
+                self.lost.confirm = false;
             }
-            Action::Yes if self.lost_forget => {
+            Action::Yes if self.lost.forget => {
                 // Dealt with: not shown again, here or at the next start.
-                self.lost_forget = false;
-                self.lost = None;
-                self.lost_results.clear();
+                self.lost.forget = false;
+                self.lost.roster = None;
+                self.lost.results.clear();
                 fx.push(Effect::SaveRoster(None));
             }
-            Action::Yes if self.lost_confirm => {
-                self.lost_confirm = false;
+            Action::Yes if self.lost.confirm => {
+                self.lost.confirm = false;
                 let plans = self.recreate_plans();
                 if !plans.is_empty() {
                     fx.push(Effect::Recreate(plans));
                 }
             }
             Action::No => {
-                self.lost_confirm = false;
-                self.lost_forget = false;
+                self.lost.confirm = false;
+                self.lost.forget = false;
             }
-            Action::Back if self.lost_confirm || self.lost_forget => {
-                self.lost_confirm = false;
-                self.lost_forget = false;
+            Action::Back if self.lost.confirm || self.lost.forget => {
+                self.lost.confirm = false;
+                self.lost.forget = false;
             }
-            Action::Back => self.lost_hidden = true,
+            Action::Back => self.lost.hidden = true,
             Action::Quit => self.quit = true,
             Action::Help => self.open_help(),
             _ => {}
@@ -144,7 +144,7 @@ impl State {
     /// The windows to open: each lost agent's resume command in its directory. An agent
     /// whose resume needs an id it does not have is left out (never a silent fresh start).
     fn recreate_plans(&mut self) -> Vec<Recreate> {
-        let Some(lost) = &self.lost else {
+        let Some(lost) = &self.lost.roster else {
             return Vec::new();
         };
         let mut plans = Vec::new();
@@ -202,7 +202,7 @@ impl State {
                 options,
             });
         }
-        self.lost_results = skipped;
+        self.lost.results = skipped;
         plans
     }
 
@@ -211,7 +211,7 @@ impl State {
         results: Vec<(String, Result<String, String>)>,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(lost) = self.lost.as_mut() else {
+        let Some(lost) = self.lost.roster.as_mut() else {
             return;
         };
         let done: Vec<&String> = results
@@ -220,7 +220,7 @@ impl State {
             .map(|(t, _)| t)
             .collect();
         lost.agents.retain(|a| !done.contains(&&a.target));
-        self.lost_results.extend(results);
+        self.lost.results.extend(results);
         if lost.agents.is_empty() {
             fx.push(Effect::SaveRoster(None));
         } else {

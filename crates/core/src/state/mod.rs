@@ -105,96 +105,35 @@ pub struct State {
     /// Servers on other hosts, watched beside the local one.
     pub remotes: Vec<Remote>,
     pub retain_dead: bool,
-    /// How the cards are ordered: what needs its user first, or tmux's order.
-    pub order: Order,
-    pub show_all: bool,
     /// The socket, for the header and messages.
     pub socket: String,
     pub cards: Vec<Card>,
-    pub selected: Option<PaneId>,
-    /// The user chose the selected card (a key moved it): it follows that pane wherever the
-    /// order moves it. Until then the selection stays on the first card, what needs the user
-    /// most.
-    pub chosen: bool,
-    /// First visible row of cards.
-    pub scroll: usize,
-    /// Cards, list, or whichever fits (`v` switches).
-    pub mode: Mode,
-    /// What `/` typed: only the cards it matches are shown (see [`Card::matches`]).
-    pub filter: String,
-    /// The filter is being typed: keys go to it.
-    pub filter_typing: bool,
-    /// The indices of the cards shown, in order: those the filter matches.
-    pub shown: Vec<usize>,
-    /// The user's home, to match a filter such as `~/src` against directories.
-    pub home: Option<String>,
-    /// A chosen card the filter hid: chosen again when the filter lets it through.
-    hidden_choice: Option<PaneId>,
-    /// Panes being closed with `x`: a listing taken before the close is not to bring their
-    /// cards back (nor count them lost if the server then exits). Forgotten once a listing
-    /// no longer has them, or their server goes.
-    closing: std::collections::HashSet<PaneId>,
-    /// The last click: on which pane, when (for a double click).
-    last_click: Option<(PaneId, Millis)>,
-    /// Output lines each card's preview was last read for.
-    preview_lines: usize,
-    /// Where in the list the next read of lines on screen starts.
-    list_read_from: usize,
+    pub grid: Grid,
+    pub overlays: Overlays,
+    pub(super) reads: Reads,
+    pub supervision: Supervision,
+    pub story: Story,
+    pub lost: Lost,
     pub size: (u16, u16),
     pub server: Server,
-    pub show_help: bool,
-    /// How far the help is scrolled (kept within it when drawn).
-    pub help_scroll: usize,
     pub quit: bool,
     /// The time of the last message, for relative times on screen.
     pub now: Millis,
     /// Records of the last poll that did not parse.
     pub malformed: usize,
-    /// Why the last journal write failed, until one succeeds: said in the header.
-    pub journal_error: Option<String>,
     poll_in_flight: bool,
     /// Woken while a poll was under way: poll again when it answers.
     poll_again: bool,
-    /// Screens of quiet agents are being read.
-    look_in_flight: bool,
     /// When the cards on screen were last read whole.
     screen_read_at: Millis,
-    capture_pending: Vec<PaneId>,
-    options_in_flight: bool,
-    discover_in_flight: bool,
-    /// Auto-resume for every pane (`A` toggles).
-    pub auto_on: bool,
     /// Shell names: panes running one host agents typed at their prompt.
     pub shells: Vec<String>,
-    /// Take part in the election of the server's supervisor (the dashboard and the daemon
-    /// do); when false this instance supervises on its own (tests, one-shot looks).
-    pub elect: bool,
-    /// This instance supervises the server now: judges deaths, runs auto-resumes, journals
-    /// and announces them. Beside another supervisor it shows what that one decided.
-    pub supervising: bool,
-    /// Who supervises, when known (for the header).
-    pub supervisor: Option<Supervisor>,
-    elect_in_flight: bool,
     /// No screen (the daemon): no previews are fetched.
     pub headless: bool,
-    /// The server option `@agentwatch_auto` as last read, and as this instance last wrote
-    /// it: a change by another instance (its `A`) is taken up.
-    auto_seen: Option<String>,
-    pub(super) auto_wrote: Option<String>,
-    /// When this instance started (epoch ms), for what happened before it.
-    pub started: Option<Millis>,
     /// The local time zone, for clock times in notices (UTC until the loop sets it).
     pub tz: jiff::tz::TimeZone,
-    /// Journal events read at start (the story of what happened while no instance watched),
-    /// until the cards they are about have been seen.
-    past_events: Option<Vec<crate::msg::Event>>,
-    journal_asked: bool,
     /// The panes of the last look (every pane, agent or not); `None` before the first.
     listed: Option<std::collections::HashSet<PaneId>>,
-    /// Deaths and give-ups of this look, announced together at its end.
-    notes: Vec<crate::msg::Event>,
-    /// When each pane's last wait was announced.
-    waits_told: HashMap<PaneId, Millis>,
     /// What the poller was last told of output times (see [`Effect::Attend`]).
     attending: Option<bool>,
     /// Other hosts' panes to read whole at their next polls.
@@ -210,22 +149,6 @@ pub struct State {
     /// It runs inside another tmux server than the one it watches: `g` cannot switch
     /// there, and an `attach` typed here would nest one tmux in another.
     pub in_other_tmux: bool,
-    /// A pending `x`: which pane, asked when.
-    pub confirm_close: Option<(PaneId, Millis)>,
-    /// Agents lost with the tmux server, until they are recreated.
-    pub lost: Option<crate::roster::Roster>,
-    /// The lost-server screen asks "recreate them all?".
-    pub lost_confirm: bool,
-    /// The lost-server screen was put aside with Esc.
-    pub lost_hidden: bool,
-    /// `d` on the lost-server screen asked to forget the list: awaiting y/n.
-    pub lost_forget: bool,
-    /// What recreating did, per target.
-    pub lost_results: Vec<(String, Result<String, String>)>,
-    /// The roster on disk has been asked for.
-    roster_asked: bool,
-    policies: HashMap<String, Policy>,
-    default_policy: Policy,
 }
 
 /// Counts for the header.
@@ -248,80 +171,56 @@ impl State {
             agents: config.agents(),
             remotes: config.hosts.iter().map(|h| Remote::new(&h.name)).collect(),
             retain_dead: config.retain_dead,
-            order: config.order,
-            show_all: show_all || config.show_all_panes,
             socket,
             cards: Vec::new(),
-            selected: None,
-            chosen: false,
-            scroll: 0,
-            mode: config.view,
-            filter: String::new(),
-            filter_typing: false,
-            shown: Vec::new(),
-            home: None,
-            hidden_choice: None,
-            closing: std::collections::HashSet::new(),
-            last_click: None,
-            preview_lines: crate::layout::MIN_PREVIEW,
-            list_read_from: 0,
+            grid: Grid::new(config.view, config.order, show_all || config.show_all_panes),
+            overlays: Overlays::default(),
+            reads: Reads::default(),
+            supervision: Supervision {
+                elect: false,
+                supervising: true,
+                supervisor: None,
+                elect_in_flight: false,
+                auto_on: true,
+                auto_seen: None,
+                auto_wrote: None,
+                notes: Vec::new(),
+                waits_told: HashMap::new(),
+                journal_error: None,
+                policies: config
+                    .agents()
+                    .all()
+                    .iter()
+                    .map(|d| {
+                        let over = config
+                            .agents
+                            .get(&d.name)
+                            .and_then(|a| a.auto_resume.as_ref());
+                        (d.name.clone(), Policy::resolve(&config.auto_resume, over))
+                    })
+                    .collect(),
+                default_policy: Policy::resolve(&config.auto_resume, None),
+            },
+            story: Story::default(),
+            lost: Lost::default(),
             size,
             server: Server::Connecting,
-            show_help: false,
-            help_scroll: 0,
             quit: false,
             now: 0,
             malformed: 0,
-            journal_error: None,
             poll_in_flight: false,
             poll_again: false,
-            look_in_flight: false,
             screen_read_at: 0,
-            capture_pending: Vec::new(),
-            options_in_flight: false,
-            discover_in_flight: false,
-            auto_on: true,
             shells: config.shells.clone(),
-            elect: false,
-            supervising: true,
-            supervisor: None,
-            elect_in_flight: false,
             headless: false,
-            auto_seen: None,
-            auto_wrote: None,
-            started: None,
             tz: jiff::tz::TimeZone::UTC,
-            past_events: None,
-            journal_asked: false,
             listed: None,
-            notes: Vec::new(),
-            waits_told: HashMap::new(),
             attending: None,
             reread: Default::default(),
             reread_later: Vec::new(),
             peek: None,
             client: None,
             in_other_tmux: false,
-            confirm_close: None,
-            lost: None,
-            lost_confirm: false,
-            lost_hidden: false,
-            lost_forget: false,
-            lost_results: Vec::new(),
-            roster_asked: false,
-            policies: config
-                .agents()
-                .all()
-                .iter()
-                .map(|d| {
-                    let over = config
-                        .agents
-                        .get(&d.name)
-                        .and_then(|a| a.auto_resume.as_ref());
-                    (d.name.clone(), Policy::resolve(&config.auto_resume, over))
-                })
-                .collect(),
-            default_policy: Policy::resolve(&config.auto_resume, None),
         }
     }
 
@@ -351,45 +250,51 @@ impl State {
     }
 
     pub fn selected_index(&self) -> Option<usize> {
-        let id = self.selected?;
+        let id = self.grid.selected?;
         self.cards.iter().position(|c| c.pane.id == id)
     }
 
     /// How the shown cards are laid out now.
     pub fn geometry(&self) -> Geometry {
-        geometry(self.size.0, self.size.1, self.shown.len(), self.mode)
+        geometry(
+            self.size.0,
+            self.size.1,
+            self.grid.shown.len(),
+            self.grid.mode,
+        )
     }
 
     /// The positions in [`State::shown`] of the cards on screen.
     pub fn page(&self) -> std::ops::Range<usize> {
         let g = self.geometry();
-        let n = self.shown.len();
-        let start = (self.scroll * g.cols).min(n);
+        let n = self.grid.shown.len();
+        let start = (self.grid.scroll * g.cols).min(n);
         start..(start + g.per_page()).min(n)
     }
 
     /// Indices of the cards on screen, in screen order.
     pub fn visible(&self) -> impl Iterator<Item = usize> + '_ {
-        self.shown[self.page()].iter().copied()
+        self.grid.shown[self.page()].iter().copied()
     }
 
     /// Where the selected card is among those shown.
     pub fn selected_pos(&self) -> Option<usize> {
         let i = self.selected_index()?;
-        self.shown.iter().position(|&j| j == i)
+        self.grid.shown.iter().position(|&j| j == i)
     }
 
     /// Which cards the filter lets through, in order; the selection moves to the first of
     /// them when its card is filtered out.
     fn refilter(&mut self) {
         let words: Vec<String> = self
+            .grid
             .filter
             .split_whitespace()
             .map(str::to_lowercase)
             .collect();
-        self.shown.clear();
-        let home = self.home.as_deref();
-        let mut shown = std::mem::take(&mut self.shown);
+        self.grid.shown.clear();
+        let home = self.grid.home.as_deref();
+        let mut shown = std::mem::take(&mut self.grid.shown);
         shown.extend(
             self.cards
                 .iter()
@@ -400,21 +305,21 @@ impl State {
                 })
                 .map(|(i, _)| i),
         );
-        self.shown = shown;
+        self.grid.shown = shown;
         // The card chosen before the filter hid it comes back with it.
-        if let Some(id) = self.hidden_choice {
-            if self.shown.iter().any(|&i| self.cards[i].pane.id == id) {
-                self.selected = Some(id);
-                self.hidden_choice = None;
+        if let Some(id) = self.grid.hidden_choice {
+            if self.grid.shown.iter().any(|&i| self.cards[i].pane.id == id) {
+                self.grid.selected = Some(id);
+                self.grid.hidden_choice = None;
             } else if !self.cards.iter().any(|c| c.pane.id == id) {
-                self.hidden_choice = None;
+                self.grid.hidden_choice = None;
             }
         }
-        if self.selected_pos().is_none() && self.chosen && self.hidden_choice.is_none() {
-            self.hidden_choice = self.selected;
+        if self.selected_pos().is_none() && self.grid.chosen && self.grid.hidden_choice.is_none() {
+            self.grid.hidden_choice = self.grid.selected;
         }
-        if !self.chosen || self.selected_pos().is_none() {
-            self.selected = self.shown.first().map(|&i| self.cards[i].pane.id);
+        if !self.grid.chosen || self.selected_pos().is_none() {
+            self.grid.selected = self.grid.shown.first().map(|&i| self.cards[i].pane.id);
         }
     }
 
@@ -444,8 +349,8 @@ impl State {
         } else if self.geometry().list {
             let page: Vec<usize> = self.visible().collect();
             let n = page.len().max(1);
-            let from = self.list_read_from % n;
-            self.list_read_from = from + LIST_READ_AT_ONCE;
+            let from = self.reads.list_read_from % n;
+            self.reads.list_read_from = from + LIST_READ_AT_ONCE;
             (0..LIST_READ_AT_ONCE.min(page.len()))
                 .map(|k| page[(from + k) % n])
                 .chain(self.selected_index())
@@ -547,18 +452,18 @@ impl State {
         let mut fx = Vec::new();
         match msg {
             Msg::Tick => {
-                if !self.roster_asked {
-                    self.roster_asked = true;
+                if !self.lost.roster_asked {
+                    self.lost.roster_asked = true;
                     fx.push(Effect::LoadRoster);
                 }
-                if self.elect && !self.elect_in_flight {
-                    self.elect_in_flight = true;
+                if self.supervision.elect && !self.supervision.elect_in_flight {
+                    self.supervision.elect_in_flight = true;
                     fx.push(Effect::Elect);
                 }
                 if let (false, Some(started), false) =
-                    (self.journal_asked, self.started, self.headless)
+                    (self.story.journal_asked, self.story.started, self.headless)
                 {
-                    self.journal_asked = true;
+                    self.story.journal_asked = true;
                     fx.push(Effect::ReadJournal {
                         since: started.saturating_sub(STORY_MS),
                     });
@@ -608,13 +513,13 @@ impl State {
             Msg::RosterLoaded(r) => self.roster_loaded(r),
             Msg::Recreated(results) => self.recreated(results, &mut fx),
             Msg::Screens(result) => {
-                let pending = std::mem::take(&mut self.capture_pending);
+                let pending = std::mem::take(&mut self.reads.capture_pending);
                 match result {
                     Ok(map) => {
                         for card in &mut self.cards {
                             match map.get(&card.pane.id) {
                                 Some(text) => {
-                                    card.preview = last_lines(text, self.preview_lines);
+                                    card.preview = last_lines(text, self.reads.preview_lines);
                                 }
                                 // Asked and not answered (its group failed, or the pane
                                 // went): asked again, after the usual interval.
@@ -636,14 +541,14 @@ impl State {
                     }
                 }
             }
-            Msg::OptionsSet(_) => self.options_in_flight = false,
+            Msg::OptionsSet(_) => self.reads.options_in_flight = false,
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
             Msg::Tail { pane, text } => self.tail_read(pane, text, &mut fx),
-            Msg::Journaled(result) => self.journal_error = result.err(),
+            Msg::Journaled(result) => self.supervision.journal_error = result.err(),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
             Msg::Elected(e) => self.elected(e, &mut fx),
             Msg::JournalRead(events) => {
-                self.past_events = Some(events);
+                self.story.past_events = Some(events);
                 if self.server == Server::Up {
                     self.tell_story();
                 }
@@ -717,7 +622,7 @@ impl State {
             .filter(|c| c.pane.id.host() == host && c.agent.is_some())
             .count();
         self.cards.retain(|c| c.pane.id.host() != host);
-        self.closing.retain(|id| id.host() != host);
+        self.overlays.closing.retain(|id| id.host() != host);
         if self.peek.as_ref().is_some_and(|p| p.pane.host() == host) {
             self.peek = None;
         }
@@ -730,7 +635,7 @@ impl State {
             "{}: {why}: {lost_words} lost",
             r.name
         ))));
-        if self.supervising && lost > 0 {
+        if self.supervision.supervising && lost > 0 {
             fx.push(Effect::Journal(crate::msg::Event {
                 ts: now,
                 event: "server_gone".into(),
@@ -764,15 +669,19 @@ impl State {
             .into_iter()
             .partition(|c| c.pane.id.host() == srv);
         let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
-        let selected_pos = self.selected.and_then(|id| old.get(&id).map(Card::place));
+        let selected_pos = self
+            .grid
+            .selected
+            .and_then(|id| old.get(&id).map(Card::place));
         let listed: std::collections::HashSet<PaneId> =
             obs.listing.panes.iter().map(|p| p.id).collect();
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
         let mut marks = Vec::new();
-        self.closing
+        self.overlays
+            .closing
             .retain(|id| id.host() != srv || listed.contains(id));
         for pane in obs.listing.panes {
-            if self.closing.contains(&pane.id) {
+            if self.overlays.closing.contains(&pane.id) {
                 continue;
             }
             let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
@@ -810,7 +719,9 @@ impl State {
                 continue;
             }
             let agent = self.agents.recognise(&pane, own).map(|d| d.name.clone());
-            if agent.is_none() && !self.show_all && prev.as_ref().is_none_or(|c| c.agent.is_none())
+            if agent.is_none()
+                && !self.grid.show_all
+                && prev.as_ref().is_none_or(|c| c.agent.is_none())
             {
                 continue;
             }
@@ -847,10 +758,10 @@ impl State {
         cards.extend(others);
         self.cards = cards;
         self.sort_cards();
-        if self.waits_told.len() > self.cards.len() {
+        if self.supervision.waits_told.len() > self.cards.len() {
             let ids: std::collections::HashSet<PaneId> =
                 self.cards.iter().map(|c| c.pane.id).collect();
-            self.waits_told.retain(|id, _| ids.contains(id));
+            self.supervision.waits_told.retain(|id, _| ids.contains(id));
         }
         match srv {
             0 => self.listed = Some(listed),
@@ -862,7 +773,7 @@ impl State {
         }
         // Agent panes that vanished while their agent ran: never silence. (Not when a
         // record did not parse: that pane may still be there.)
-        if self.supervising && obs.listing.malformed == 0 {
+        if self.supervision.supervising && obs.listing.malformed == 0 {
             let mut gone: Vec<Card> = old
                 .into_values()
                 .filter(|c| c.agent.is_some() && !c.pane.dead && c.life == Life::Running)
@@ -926,16 +837,16 @@ impl State {
         self.supervise(now, fx);
         self.tell_story();
         self.prune_lost(fx);
-        if !self.notes.is_empty() {
+        if !self.supervision.notes.is_empty() {
             fx.push(Effect::Notify {
-                events: std::mem::take(&mut self.notes),
-                bell_only: !self.supervising,
+                events: std::mem::take(&mut self.supervision.notes),
+                bell_only: !self.supervision.supervising,
             });
         }
-        if !self.options_in_flight {
+        if !self.reads.options_in_flight {
             let sets = self.option_writes();
             if !sets.is_empty() {
-                self.options_in_flight = true;
+                self.reads.options_in_flight = true;
                 fx.push(Effect::SetOptions(sets));
             }
         }
@@ -968,7 +879,7 @@ impl State {
             }
             // What the agent does, for tmux status lines: by the supervisor only (dashboards
             // beside it would race it).
-            if self.supervising {
+            if self.supervision.supervising {
                 let word = card.state_word();
                 if p.opt_state != word {
                     set("@agentwatch_state", word);
@@ -1038,7 +949,7 @@ impl State {
             }
             // Due whether or not this poll read its output time; its own word needs no look
             // at its screen.
-            if a.look_due() && a.file.is_none() && !self.look_in_flight {
+            if a.look_due() && a.file.is_none() && !self.reads.look_in_flight {
                 look.push(card.pane.id);
             }
         }
@@ -1047,7 +958,7 @@ impl State {
         // polls, not held in memory together (the rest are still due at the next poll).
         look.truncate(LOOK_AT_ONCE);
         if !look.is_empty() {
-            self.look_in_flight = true;
+            self.reads.look_in_flight = true;
             fx.push(Effect::LookAtScreens(look));
         }
     }
@@ -1126,14 +1037,14 @@ impl State {
         // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
         // agent asking one question after another while its user answers them is one call.
         if v.doing == Doing::Waiting && !(first && known) {
-            let last = self.waits_told.insert(id, now);
+            let last = self.supervision.waits_told.insert(id, now);
             if last.is_none_or(|t| now.saturating_sub(t) >= NOTIFY_AGAIN_MS) {
-                self.notes.push(ev.clone());
+                self.supervision.notes.push(ev.clone());
             }
         }
         // Not again what the pane option already says: a supervisor that starts again (or
         // takes over) finds the agents as the last one left them, and that is no edge.
-        if self.supervising && !known {
+        if self.supervision.supervising && !known {
             fx.push(Effect::Journal(ev));
         }
     }
@@ -1144,7 +1055,7 @@ impl State {
         now: Millis,
         fx: &mut Vec<Effect>,
     ) {
-        self.look_in_flight = false;
+        self.reads.look_in_flight = false;
         let Ok(screens) = result else {
             return;
         };
@@ -1172,7 +1083,7 @@ impl State {
     /// What needs its user first (dead, waiting, idle, working), each rank in tmux's order
     /// (session, window, pane); or tmux's order alone, as configured.
     fn sort_cards(&mut self) {
-        let attention = self.order == Order::Attention;
+        let attention = self.grid.order == Order::Attention;
         // The local server's panes first, then each host's, in the order of [[hosts]].
         fn key(c: &Card, attention: bool) -> (u8, u8, &str, u32, u32) {
             (
@@ -1194,20 +1105,20 @@ impl State {
     }
 
     fn want_previews(&mut self, now: Millis, fx: &mut Vec<Effect>) {
-        if !self.capture_pending.is_empty() || self.headless {
+        if !self.reads.capture_pending.is_empty() || self.headless {
             return;
         }
         // Taller cards (or the list's one line) want another number of lines: read again.
         let lines = self.geometry().preview_lines();
-        if lines != self.preview_lines {
-            self.preview_lines = lines;
+        if lines != self.reads.preview_lines {
+            self.reads.preview_lines = lines;
             for card in &mut self.cards {
                 card.preview_sig = None;
             }
         }
         let mut ids = Vec::new();
         let page = self.page();
-        for &i in &self.shown[page] {
+        for &i in &self.grid.shown[page] {
             // A server that does not answer has no screens to give.
             if self.card_stale(&self.cards[i]) {
                 continue;
@@ -1229,21 +1140,21 @@ impl State {
             }
         }
         if !ids.is_empty() {
-            self.capture_pending = ids.iter().map(|(id, _)| *id).collect();
+            self.reads.capture_pending = ids.iter().map(|(id, _)| *id).collect();
             fx.push(Effect::CaptureScreens { panes: ids });
         }
     }
 
     fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {
-        if self.show_help {
+        if self.overlays.show_help {
             // A help taller than the terminal scrolls, within its lines.
             let total = crate::help::lines(self, self.size.0).len();
             let page = crate::help::shown(total, self.size.1).max(1);
             let end = total - page.min(total);
-            let s = self.help_scroll.min(end);
-            self.help_scroll = match a {
+            let s = self.overlays.help_scroll.min(end);
+            self.overlays.help_scroll = match a {
                 Action::Help | Action::Back => {
-                    self.show_help = false;
+                    self.overlays.show_help = false;
                     s
                 }
                 Action::Quit => {
@@ -1270,7 +1181,7 @@ impl State {
             return;
         }
         let g = self.geometry();
-        let n = self.shown.len();
+        let n = self.grid.shown.len();
         let cur = self.selected_pos();
         let target = match (a, cur) {
             (Action::Quit, _) => {
@@ -1283,11 +1194,11 @@ impl State {
             }
             (Action::Back, _) => {
                 // Esc clears the filter.
-                self.filter.clear();
+                self.grid.filter.clear();
                 return;
             }
             (Action::Filter, _) => {
-                self.filter_typing = true;
+                self.grid.filter_typing = true;
                 return;
             }
             (Action::SwitchView, _) => {
@@ -1295,12 +1206,12 @@ impl State {
                 // the automatic choice again (so `v` twice gives it back).
                 let want_list = !g.list;
                 let auto = geometry(self.size.0, self.size.1, n, Mode::Auto).list;
-                self.mode = match (want_list, auto == want_list) {
+                self.grid.mode = match (want_list, auto == want_list) {
                     (_, true) => Mode::Auto,
                     (true, false) => Mode::List,
                     (false, false) => Mode::Cards,
                 };
-                self.scroll = 0;
+                self.grid.scroll = 0;
                 return;
             }
             (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
@@ -1324,7 +1235,7 @@ impl State {
                 let start = cur.map_or(0, |i| i + 1);
                 match (0..n)
                     .map(|k| (start + k) % n)
-                    .find(|&j| needs(&self.cards[self.shown[j]]))
+                    .find(|&j| needs(&self.cards[self.grid.shown[j]]))
                 {
                     Some(j) => j,
                     None => {
@@ -1368,7 +1279,7 @@ impl State {
     /// The selection once its card has gone: the card that took its place (the first at or
     /// after its session, window and pane), else the last; with no place known, the first.
     pub(super) fn select_in_place_of(&mut self, place: Option<(String, u32, u32)>) {
-        self.selected = match place {
+        self.grid.selected = match place {
             Some(pos) => self
                 .cards
                 .iter()
@@ -1384,38 +1295,38 @@ impl State {
 
     /// Selects the `pos`-th card shown: the user chose it.
     fn select_pos(&mut self, pos: usize) {
-        if let Some(&i) = self.shown.get(pos) {
-            self.selected = Some(self.cards[i].pane.id);
+        if let Some(&i) = self.grid.shown.get(pos) {
+            self.grid.selected = Some(self.cards[i].pane.id);
             self.choose_selected();
         }
     }
 
     pub(super) fn open_help(&mut self) {
-        self.show_help = true;
-        self.help_scroll = 0;
+        self.overlays.show_help = true;
+        self.overlays.help_scroll = 0;
     }
 
     /// The selected card is the user's choice now (moved to, or acted on): a card the
     /// filter hid earlier is no longer chosen again when the filter clears.
     fn choose_selected(&mut self) {
-        self.chosen = true;
-        self.hidden_choice = None;
+        self.grid.chosen = true;
+        self.grid.hidden_choice = None;
     }
 
     fn keep_selection_visible(&mut self) {
         let g = self.geometry();
-        let total_rows = self.shown.len().div_ceil(g.cols);
+        let total_rows = self.grid.shown.len().div_ceil(g.cols);
         let Some(i) = self.selected_pos() else {
-            self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+            self.grid.scroll = self.grid.scroll.min(total_rows.saturating_sub(g.rows));
             return;
         };
         let row = i / g.cols;
-        if row < self.scroll {
-            self.scroll = row;
-        } else if row >= self.scroll + g.rows {
-            self.scroll = row + 1 - g.rows;
+        if row < self.grid.scroll {
+            self.grid.scroll = row;
+        } else if row >= self.grid.scroll + g.rows {
+            self.grid.scroll = row + 1 - g.rows;
         }
-        self.scroll = self.scroll.min(total_rows.saturating_sub(g.rows));
+        self.grid.scroll = self.grid.scroll.min(total_rows.saturating_sub(g.rows));
     }
 }
 
@@ -1442,6 +1353,8 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 }
 
 mod auto;
+mod parts;
+pub use parts::{Grid, Lost, Overlays, Reads, Story, Supervision};
 mod grid;
 mod story;
 pub use story::{story, supervisor_name};
@@ -1464,30 +1377,34 @@ impl State {
         (self.now / 1000).hash(&mut h);
         (
             self.size,
-            self.selected,
-            self.scroll,
-            self.show_help,
-            self.help_scroll,
-            self.auto_on,
+            self.grid.selected,
+            self.grid.scroll,
+            self.overlays.show_help,
+            self.overlays.help_scroll,
+            self.supervision.auto_on,
         )
             .hash(&mut h);
         (
-            self.mode,
-            &self.filter,
-            self.filter_typing,
-            self.shown.len(),
+            self.grid.mode,
+            &self.grid.filter,
+            self.grid.filter_typing,
+            self.grid.shown.len(),
         )
             .hash(&mut h);
-        (&self.journal_error, self.malformed).hash(&mut h);
+        (&self.supervision.journal_error, self.malformed).hash(&mut h);
         (
-            self.lost_confirm,
-            self.lost_hidden,
-            self.lost_forget,
-            self.lost_results.len(),
+            self.lost.confirm,
+            self.lost.hidden,
+            self.lost.forget,
+            self.lost.results.len(),
         )
             .hash(&mut h);
-        (self.supervising, self.supervisor).hash(&mut h);
-        self.lost.as_ref().map(|l| l.agents.len()).hash(&mut h);
+        (self.supervision.supervising, self.supervision.supervisor).hash(&mut h);
+        self.lost
+            .roster
+            .as_ref()
+            .map(|l| l.agents.len())
+            .hash(&mut h);
         match &self.server {
             Server::Connecting => 0u8.hash(&mut h),
             Server::Up => 1u8.hash(&mut h),

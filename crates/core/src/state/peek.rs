@@ -23,7 +23,7 @@ impl State {
 
     /// The lost-server screen is up.
     pub fn lost_view(&self) -> bool {
-        self.lost.is_some() && !self.lost_hidden
+        self.lost.roster.is_some() && !self.lost.hidden
     }
 
     /// Lines the peek view has for output (title and footer take one each).
@@ -79,14 +79,15 @@ impl State {
                         .answering(),
                     );
                 } else if self
+                    .overlays
                     .confirm_close
                     .is_some_and(|(p, t)| p == id && now.saturating_sub(t) < CONFIRM_MS)
                 {
-                    self.confirm_close = None;
+                    self.overlays.confirm_close = None;
                     card.notice = Some(Notice::info("closing…", None).answering());
                     fx.push(Effect::KillPane(id));
                 } else {
-                    self.confirm_close = Some((id, now));
+                    self.overlays.confirm_close = Some((id, now));
                     card.notice = Some(
                         Notice::alarm(
                             format!("press x again to close {id} and its retained output"),
@@ -176,9 +177,9 @@ impl State {
             }
             Action::Relaunch | Action::RelaunchFresh => {
                 let pane = p.pane;
-                self.selected = Some(pane);
-                self.chosen = true;
-                self.hidden_choice = None;
+                self.grid.selected = Some(pane);
+                self.grid.chosen = true;
+                self.grid.hidden_choice = None;
                 self.relaunch(a == Action::RelaunchFresh, now, fx);
                 // Leave the view on the grid card, where the outcome is shown.
                 self.peek = None;
@@ -233,7 +234,7 @@ impl State {
             // server (tmux's `exit-empty`), and a card still there would be counted lost.
             Ok(()) => {
                 // A listing taken before the close is not to bring it back.
-                self.closing.insert(pane);
+                self.overlays.closing.insert(pane);
                 let place = self
                     .cards
                     .iter()
@@ -241,7 +242,7 @@ impl State {
                     .map(Card::place);
                 self.cards.retain(|c| c.pane.id != pane);
                 // The selection moves as when a poll sees its card go.
-                if self.selected == Some(pane) {
+                if self.grid.selected == Some(pane) {
                     self.select_in_place_of(place);
                 }
             }

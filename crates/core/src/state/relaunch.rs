@@ -136,7 +136,7 @@ impl State {
         found: Option<(String, &'static str)>,
         fx: &mut Vec<Effect>,
     ) {
-        self.discover_in_flight = false;
+        self.reads.discover_in_flight = false;
         let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
             return;
         };
@@ -164,7 +164,7 @@ impl State {
     /// One session id lookup at a time: for a dead agent that lacks an id (once per death),
     /// or a live one now and then (Claude's registry exists only while it runs).
     pub(super) fn want_discovery(&mut self, now: Millis, fx: &mut Vec<Effect>) {
-        if self.discover_in_flight {
+        if self.reads.discover_in_flight {
             return;
         }
         let agents = &self.agents;
@@ -184,7 +184,7 @@ impl State {
         };
         card.discovered_at = Some(now);
         card.discovered_dead = card.pane.dead;
-        self.discover_in_flight = true;
+        self.reads.discover_in_flight = true;
         fx.push(Effect::Discover(DiscoverRequest {
             pane: card.pane.id,
             agent: card.agent.clone().unwrap_or_default(),

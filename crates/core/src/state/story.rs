@@ -10,16 +10,16 @@ impl State {
     /// The election answered. A new supervisor takes over every dead card: judged again
     /// against the verdict on its pane, so a pending resume counts down under it.
     pub(super) fn elected(&mut self, e: Election, fx: &mut Vec<Effect>) {
-        self.elect_in_flight = false;
-        let was = self.supervising;
-        self.supervising = e.mine;
-        self.supervisor = e.by;
-        if self.supervising && !was {
+        self.supervision.elect_in_flight = false;
+        let was = self.supervision.supervising;
+        self.supervision.supervising = e.mine;
+        self.supervision.supervisor = e.by;
+        if self.supervision.supervising && !was {
             fx.push(Effect::Log(Log::info("supervising the server now")));
             for c in self.cards.iter_mut().filter(|c| c.life.is_dead()) {
                 c.judged = false;
             }
-        } else if was && !self.supervising {
+        } else if was && !self.supervision.supervising {
             fx.push(Effect::Log(Log::info(format!(
                 "{} supervises the server now",
                 supervisor_name(e.by.as_ref())
@@ -30,26 +30,26 @@ impl State {
     /// `A` pressed in another instance: the server option changed, and not by us. Until
     /// our own write has landed, the server's old value is no news.
     pub(super) fn follow_server_auto(&mut self, value: &str) {
-        if let Some(wrote) = &self.auto_wrote {
+        if let Some(wrote) = &self.supervision.auto_wrote {
             if wrote == value {
-                self.auto_wrote = None;
-                self.auto_seen = Some(value.to_string());
+                self.supervision.auto_wrote = None;
+                self.supervision.auto_seen = Some(value.to_string());
             }
             return;
         }
-        if self.auto_seen.as_deref() != Some(value) {
-            self.auto_seen = Some(value.to_string());
-            self.auto_on = value != "off";
+        if self.supervision.auto_seen.as_deref() != Some(value) {
+            self.supervision.auto_seen = Some(value.to_string());
+            self.supervision.auto_on = value != "off";
         }
     }
 
     /// Tells each card, once, what the journal says happened to its pane before this
     /// instance started: the last death and what was done about it.
     pub(super) fn tell_story(&mut self) {
-        let Some(events) = self.past_events.take() else {
+        let Some(events) = self.story.past_events.take() else {
             return;
         };
-        let started = self.started.unwrap_or(self.now);
+        let started = self.story.started.unwrap_or(self.now);
         for i in 0..self.cards.len() {
             let card = &self.cards[i];
             let Some(kind) = card.agent.as_deref() else {

@@ -117,9 +117,9 @@ impl World {
 /// An instance that takes part in the election, as the dashboard and the daemon do.
 fn instance(supervises: bool) -> State {
     let mut s = crate::testkit::state((120, 40));
-    s.elect = true;
-    s.supervising = false;
-    s.started = Some(T0);
+    s.supervision.elect = true;
+    s.supervision.supervising = false;
+    s.story.started = Some(T0);
     s.update(
         Msg::Elected(Election {
             mine: supervises,
@@ -296,14 +296,14 @@ fn keys_pressed_beside_the_supervisor_reach_it_through_the_panes() {
     let fx = dash.update(Msg::Action(Action::ToggleAutoAll), T0 + 600);
     w.apply(&mut dash, fx, T0 + 600);
     both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
-    assert!(!sup.auto_on && !dash.auto_on);
+    assert!(!sup.supervision.auto_on && !dash.supervision.auto_on);
     w.kill(1);
     both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 40_000);
     assert_eq!(w.relaunches, 0);
     let fx = sup.update(Msg::Action(Action::ToggleAutoAll), T0 + 41_000);
     w.apply(&mut sup, fx, T0 + 41_000);
     both(&mut w, &mut sup, &mut dash, T0 + 41_500, T0 + 41_500);
-    assert!(sup.auto_on && dash.auto_on);
+    assert!(sup.supervision.auto_on && dash.supervision.auto_on);
 }
 
 #[test]
@@ -342,8 +342,8 @@ fn a_dashboard_that_yields_to_a_daemon_stops_supervising_and_says_who_does() {
         }),
         T0 + 100,
     );
-    assert!(!dash.supervising);
-    assert_eq!(dash.supervisor, Some(DAEMON));
+    assert!(!dash.supervision.supervising);
+    assert_eq!(dash.supervision.supervisor, Some(DAEMON));
     w.kill(1);
     w.look(&mut dash, T0 + 500);
     assert_eq!(w.count("died"), 0, "the daemon journals it");
@@ -389,7 +389,7 @@ fn a_dashboard_started_later_tells_what_happened_to_each_agent_meanwhile() {
         ev(at(3, 57), "scheduled", Some(1)),
         ev(at(3, 57) + 2_000, "resumed", Some(1)),
     ];
-    s.started = Some(at(9, 0));
+    s.story.started = Some(at(9, 0));
     s.update(Msg::JournalRead(events), at(9, 0));
     w.look(&mut s, at(9, 0));
     let notice = s.cards[0].notice.as_ref().map(|n| n.text.as_str());
@@ -720,7 +720,7 @@ fn a_lasting_cause_keeps_its_reason_and_does_not_burn_the_budget() {
 #[test]
 fn a_manual_relaunch_refused_for_a_lasting_cause_keeps_its_reason_on_the_card() {
     let (mut w, mut s) = (World::new(), instance(true));
-    s.auto_on = false;
+    s.supervision.auto_on = false;
     w.look(&mut s, T0);
     w.kill(1);
     w.look(&mut s, T0 + 500);
@@ -749,14 +749,14 @@ fn c_beside_the_supervisor_is_taken_up_when_it_writes_what_the_supervisor_wrote_
     // schedule of the next death (`0||<due>|`). Cancelling writes `0|||` again: that is
     // the dashboard's edit, not the supervisor's older write still in flight.
     let (mut w, mut sup, mut dash) = (World::new(), instance(true), instance(false));
-    sup.auto_on = false;
+    sup.supervision.auto_on = false;
     both(&mut w, &mut sup, &mut dash, T0, T0 + 500);
     w.kill(1);
     both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
     let fx = sup.update(Msg::Action(Action::Relaunch), T0 + 1_100);
     w.apply(&mut sup, fx, T0 + 1_100);
     assert_eq!(w.relaunches, 1);
-    sup.auto_on = true;
+    sup.supervision.auto_on = true;
     both(&mut w, &mut sup, &mut dash, T0 + 1_500, T0 + 2_000);
     w.kill(1);
     // A death this soon after a resume is judged once its last lines are read.

@@ -167,7 +167,7 @@ fn retain_dead_false_leaves_remain_on_exit_alone_and_a_bad_id_is_never_recorded(
 #[test]
 fn previews_are_fetched_for_cards_on_screen_only_and_not_every_tick() {
     let mut s = state((80, 24));
-    s.mode = Mode::Cards; // two cards per screen
+    s.grid.mode = Mode::Cards; // two cards per screen
     let panes: Vec<_> = (1..=5).map(|i| pane(i, i, "claude")).collect();
     let fx = poll(&mut s, panes.clone(), T0);
     let capture = |panes: Vec<PaneId>| Effect::CaptureScreens {
@@ -209,18 +209,18 @@ fn previews_keep_the_last_lines_without_the_dead_pane_line() {
 #[test]
 fn selection_moves_and_scrolls_to_stay_visible() {
     let mut s = state((80, 24));
-    s.mode = Mode::Cards;
+    s.grid.mode = Mode::Cards;
     poll(&mut s, (1..=5).map(|i| pane(i, i, "claude")).collect(), T0);
-    assert_eq!(s.selected, Some(PaneId(1)));
+    assert_eq!(s.grid.selected, Some(PaneId(1)));
     for _ in 0..3 {
         s.update(Msg::Action(Action::Down), T0);
     }
-    assert_eq!(s.selected, Some(PaneId(4)));
+    assert_eq!(s.grid.selected, Some(PaneId(4)));
     assert_eq!(s.page(), 2..4);
     s.update(Msg::Action(Action::First), T0);
     assert_eq!(s.page(), 0..2);
     s.update(Msg::Action(Action::Last), T0);
-    assert_eq!(s.selected, Some(PaneId(5)));
+    assert_eq!(s.grid.selected, Some(PaneId(5)));
 }
 
 #[test]
@@ -237,14 +237,14 @@ fn the_selection_stays_on_its_pane_when_others_come_and_go() {
         ],
         T0 + 500,
     );
-    assert_eq!(s.selected, Some(PaneId(2)));
+    assert_eq!(s.grid.selected, Some(PaneId(2)));
     // Its pane vanished: the next one in order takes the selection.
     poll(
         &mut s,
         vec![pane(9, 0, "codex"), pane(1, 1, "claude")],
         T0 + 1000,
     );
-    assert_eq!(s.selected, Some(PaneId(1)));
+    assert_eq!(s.grid.selected, Some(PaneId(1)));
 }
 
 #[test]
@@ -311,7 +311,7 @@ fn the_panes_read_whole_are_the_deaths_being_handled_and_once_a_second_those_on_
         polls
     };
     let mut s = state((80, 24));
-    s.mode = Mode::Cards;
+    s.grid.mode = Mode::Cards;
     let polls = run(&mut s);
     let on_screen: Vec<PaneId> = s.visible().map(|i| s.cards[i].pane.id).collect();
     assert!(!on_screen.is_empty() && !on_screen.contains(&PaneId(3)));
@@ -427,9 +427,9 @@ fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
 fn help_opens_and_closes_and_quit_works_from_it() {
     let mut s = state((80, 24));
     s.update(Msg::Action(Action::Help), T0);
-    assert!(s.show_help);
+    assert!(s.overlays.show_help);
     s.update(Msg::Action(Action::Back), T0);
-    assert!(!s.show_help);
+    assert!(!s.overlays.show_help);
     s.update(Msg::Action(Action::Help), T0);
     s.update(Msg::Action(Action::Quit), T0);
     assert!(s.quit);
@@ -681,7 +681,7 @@ mod auto {
 
         let mut s = state((80, 24));
         s.update(Msg::Action(Action::ToggleAutoAll), T0);
-        assert!(!s.auto_on);
+        assert!(!s.supervision.auto_on);
         poll(&mut s, vec![claude(1)], T0);
         let fx = run(
             &mut s,
@@ -859,7 +859,7 @@ mod lost {
             dead(pane(3, 3, "claude"), Some(1), None),
         ];
         poll(&mut s, panes.clone(), T0);
-        s.selected = Some(PaneId(2));
+        s.grid.selected = Some(PaneId(2));
         for t in [T0 + 100, T0 + 200] {
             s.update(Msg::Action(Action::Close), t);
         }
@@ -868,9 +868,13 @@ mod lost {
             result,
         };
         s.update(closed(Ok(())), T0 + 300);
-        assert_eq!(s.selected, Some(PaneId(3)), "the next one, not the top");
+        assert_eq!(
+            s.grid.selected,
+            Some(PaneId(3)),
+            "the next one, not the top"
+        );
         // A close that failed: the pane is listed, and its card kept.
-        s.selected = Some(PaneId(1));
+        s.grid.selected = Some(PaneId(1));
         for t in [T0 + 400, T0 + 500] {
             s.update(Msg::Action(Action::Close), t);
         }
@@ -892,7 +896,7 @@ mod lost {
     fn closing_the_last_pane_with_x_is_no_loss_when_the_server_then_exits() {
         let mut s = state((80, 24));
         poll(&mut s, vec![dead(pane(1, 1, "claude"), Some(1), None)], T0);
-        s.selected = Some(PaneId(1));
+        s.grid.selected = Some(PaneId(1));
         s.update(Msg::Action(Action::Close), T0 + 100);
         let fx = s.update(Msg::Action(Action::Close), T0 + 200);
         assert!(fx.contains(&Effect::KillPane(PaneId(1))), "{fx:?}");
@@ -914,7 +918,7 @@ mod lost {
         assert!(s.cards.is_empty(), "{:?}", s.cards.len());
         s.update(Msg::Tick, T0 + 1000);
         let fx = s.update(gone(), T0 + 1100);
-        assert!(s.lost.is_none(), "{:?}", s.lost);
+        assert!(s.lost.roster.is_none(), "{:?}", s.lost.roster);
         assert!(
             !fx.iter()
                 .any(|e| matches!(e, Effect::Journal(ev) if ev.event == "server_gone")),
@@ -933,7 +937,7 @@ mod lost {
         poll(&mut s, vec![a, b, pane(3, 3, "vim")], T0);
         s.update(Msg::Tick, T0 + 500);
         let fx = s.update(gone(), T0 + 600);
-        let lost = s.lost.clone().unwrap();
+        let lost = s.lost.roster.clone().unwrap();
         assert_eq!(lost.agents.len(), 2, "agents only");
         assert!(s.cards.is_empty());
         assert_eq!(s.view(), crate::keymap::View::Lost);
@@ -952,7 +956,7 @@ mod lost {
 
         // R asks; y recreates the one with an id; the other is said to be left out.
         assert!(s.update(Msg::Action(Action::RecreateAll), T0).is_empty());
-        assert!(s.lost_confirm);
+        assert!(s.lost.confirm);
         let fx = s.update(Msg::Action(Action::Yes), T0);
         let Some(Effect::Recreate(plans)) = fx.first() else {
             panic!("{fx:?}")
@@ -969,7 +973,7 @@ mod lost {
             ]
         );
         assert_eq!(plans[0].cwd, "/w/a");
-        assert!(s.lost_results[0]
+        assert!(s.lost.results[0]
             .1
             .as_ref()
             .unwrap_err()
@@ -979,7 +983,7 @@ mod lost {
             T0,
         );
         assert_eq!(
-            s.lost.as_ref().unwrap().agents.len(),
+            s.lost.roster.as_ref().unwrap().agents.len(),
             1,
             "the one without an id stays listed"
         );
@@ -997,7 +1001,7 @@ mod lost {
             })),
             T0 + 600,
         );
-        assert!(s.lost.is_none());
+        assert!(s.lost.roster.is_none());
         assert_eq!(s.cards.len(), 1, "stale, not gone");
 
         let mut s = state((80, 24));
@@ -1023,7 +1027,7 @@ mod lost {
         let mut back = pane(4, 1, "claude");
         back.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
         let fx = s.update(Msg::Polled(Ok(obs(vec![back]))), T0 + 100);
-        assert!(s.lost.is_none(), "its agent is back");
+        assert!(s.lost.roster.is_none(), "its agent is back");
         assert!(fx.contains(&Effect::SaveRoster(None)));
     }
 }
@@ -1208,7 +1212,7 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
     };
     for supervising in [true, false] {
         let mut s = state((120, 40));
-        s.supervising = supervising;
+        s.supervision.supervising = supervising;
         output(&mut s, 100, T0);
         let prompt = || {
             Msg::Looked(Ok(
@@ -1283,7 +1287,7 @@ fn order(s: &State) -> Vec<u32> {
 #[test]
 fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
     let mut s = state((200, 60));
-    s.order = crate::settings::Order::Attention;
+    s.grid.order = crate::settings::Order::Attention;
     four(&mut s, [1, 1, 1, 1], false, T0);
     let screens = |w: &str| -> Msg {
         Msg::Looked(Ok((1..=4)
@@ -1299,15 +1303,19 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
     s.update(screens("> "), T0 + 10);
     // Waiting, then idle (in tmux's order).
     assert_eq!(order(&s), [3, 1, 2, 4]);
-    assert_eq!(s.selected, Some(PaneId(3)), "not chosen: the first card");
+    assert_eq!(
+        s.grid.selected,
+        Some(PaneId(3)),
+        "not chosen: the first card"
+    );
     // %2 dies: first at once, and selected while the user chose none.
     four(&mut s, [1, 1, 1, 1], true, T0 + 500);
     assert_eq!(order(&s), [2, 3, 1, 4]);
-    assert_eq!(s.selected, Some(PaneId(2)));
+    assert_eq!(s.grid.selected, Some(PaneId(2)));
     // Chosen by a key: the selection follows that pane wherever it moves.
     s.update(Msg::Action(Action::Right), T0 + 600);
     s.update(Msg::Action(Action::Right), T0 + 600);
-    assert_eq!(s.selected, Some(PaneId(1)));
+    assert_eq!(s.grid.selected, Some(PaneId(1)));
     // %1 starts working: it keeps its place for a while, then moves down.
     four(&mut s, [5, 1, 1, 1], true, T0 + 1_000);
     four(&mut s, [6, 1, 1, 1], true, T0 + 2_000);
@@ -1319,7 +1327,7 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
         T0 + 1_000 + crate::card::ORDER_SETTLE_MS,
     );
     assert_eq!(order(&s), [2, 3, 4, 1], "working for 10 s: below the idle");
-    assert_eq!(s.selected, Some(PaneId(1)), "the chosen card, moved");
+    assert_eq!(s.grid.selected, Some(PaneId(1)), "the chosen card, moved");
 }
 
 #[test]
@@ -1332,18 +1340,18 @@ fn n_selects_the_next_agent_that_needs_you_in_turn_and_says_when_none_does() {
         )),
         T0 + 10,
     );
-    assert_eq!(s.selected, Some(PaneId(1)));
+    assert_eq!(s.grid.selected, Some(PaneId(1)));
     s.update(Msg::Action(Action::NextNeed), T0 + 20);
-    assert_eq!(s.selected, Some(PaneId(2)), "the dead one");
+    assert_eq!(s.grid.selected, Some(PaneId(2)), "the dead one");
     s.update(Msg::Action(Action::NextNeed), T0 + 30);
-    assert_eq!(s.selected, Some(PaneId(4)), "the waiting one");
+    assert_eq!(s.grid.selected, Some(PaneId(4)), "the waiting one");
     s.update(Msg::Action(Action::NextNeed), T0 + 40);
-    assert_eq!(s.selected, Some(PaneId(2)), "round again");
+    assert_eq!(s.grid.selected, Some(PaneId(2)), "round again");
     // Nothing needs you: said, and the selection stays.
     let mut s = state((200, 60));
     four(&mut s, [1, 1, 1, 1], false, T0);
     s.update(Msg::Action(Action::NextNeed), T0 + 20);
-    assert_eq!(s.selected, Some(PaneId(1)));
+    assert_eq!(s.grid.selected, Some(PaneId(1)));
     assert!(s.cards[0]
         .notice
         .as_ref()
@@ -1450,7 +1458,7 @@ fn many_quiet_agents_seen_at_once_are_looked_at_two_hundred_at_a_time_poll_after
 #[test]
 fn a_supervisor_that_starts_again_finds_a_wait_the_last_one_told_and_says_nothing_new() {
     let mut s = state((120, 40));
-    s.supervising = true;
+    s.supervision.supervising = true;
     let mut p = pane(1, 1, "claude");
     p.opt_agent = "claude".into();
     p.opt_state = "waiting".into();
@@ -1488,7 +1496,7 @@ mod hosts {
             ..Default::default()
         };
         let mut s = State::new(&config, false, "/tmp/s".into(), (120, 40));
-        s.order = crate::settings::Order::Tmux;
+        s.grid.order = crate::settings::Order::Tmux;
         s
     }
 

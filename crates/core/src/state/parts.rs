@@ -1,0 +1,161 @@
+//! The parts of [`State`](super::State), each owning its own fields: what the grid shows and
+//! where the selection is, what lies over it, the screens being read, the supervision of the
+//! server, the story of what happened before this instance, and the agents lost with a
+//! server.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::layout::Mode;
+use crate::msg::{Event, Supervisor};
+use crate::pane::PaneId;
+use crate::roster::Roster;
+use crate::settings::Order;
+use crate::supervisor::Policy;
+use crate::time::Millis;
+
+/// The grid: which cards are shown, in which order and view, and which one is selected.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    pub selected: Option<PaneId>,
+    /// The user chose the selected card (a key moved it): it follows that pane wherever the
+    /// order moves it. Until then the selection stays on the first card, what needs the user
+    /// most.
+    pub chosen: bool,
+    /// First visible row of cards.
+    pub scroll: usize,
+    /// Cards, list, or whichever fits (`v` switches).
+    pub mode: Mode,
+    /// How the cards are ordered: what needs its user first, or tmux's order.
+    pub order: Order,
+    /// Every pane, not only agents.
+    pub show_all: bool,
+    /// What `/` typed: only the cards it matches are shown (see [`crate::card::Card::matches`]).
+    pub filter: String,
+    /// The filter is being typed: keys go to it.
+    pub filter_typing: bool,
+    /// The indices of the cards shown, in order: those the filter matches.
+    pub shown: Vec<usize>,
+    /// The user's home, to match a filter such as `~/src` against directories.
+    pub home: Option<String>,
+    /// A chosen card the filter hid: chosen again when the filter lets it through.
+    pub(super) hidden_choice: Option<PaneId>,
+    /// The last click: on which pane, when (for a double click).
+    pub(super) last_click: Option<(PaneId, Millis)>,
+}
+
+impl Grid {
+    pub(super) fn new(mode: Mode, order: Order, show_all: bool) -> Grid {
+        Grid {
+            selected: None,
+            chosen: false,
+            scroll: 0,
+            mode,
+            order,
+            show_all,
+            filter: String::new(),
+            filter_typing: false,
+            shown: Vec::new(),
+            home: None,
+            hidden_choice: None,
+            last_click: None,
+        }
+    }
+}
+
+/// What lies over the grid, or waits for a second key: the help, a pending `x`.
+#[derive(Debug, Clone, Default)]
+pub struct Overlays {
+    pub show_help: bool,
+    /// How far the help is scrolled (kept within it when drawn).
+    pub help_scroll: usize,
+    /// A pending `x`: which pane, asked when.
+    pub confirm_close: Option<(PaneId, Millis)>,
+    /// Panes being closed with `x`: a listing taken before the close is not to bring their
+    /// cards back (nor count them lost if the server then exits). Forgotten once a listing
+    /// no longer has them, or their server goes.
+    pub(super) closing: HashSet<PaneId>,
+}
+
+/// Screens and records being read, and writes under way: at most one of each at a time.
+#[derive(Debug, Clone)]
+pub struct Reads {
+    /// Screens of quiet agents are being read.
+    pub(super) look_in_flight: bool,
+    /// The cards whose previews are being captured.
+    pub(super) capture_pending: Vec<PaneId>,
+    /// Output lines each card's preview was last read for.
+    pub(super) preview_lines: usize,
+    /// Where in the list the next read of lines on screen starts.
+    pub(super) list_read_from: usize,
+    pub(super) options_in_flight: bool,
+    pub(super) discover_in_flight: bool,
+}
+
+impl Default for Reads {
+    fn default() -> Reads {
+        Reads {
+            look_in_flight: false,
+            capture_pending: Vec::new(),
+            preview_lines: crate::layout::MIN_PREVIEW,
+            list_read_from: 0,
+            options_in_flight: false,
+            discover_in_flight: false,
+        }
+    }
+}
+
+/// Who supervises the server, and what supervising it keeps: the auto-resume policies and
+/// switch, the announcements of this look, the journal's health.
+#[derive(Debug, Clone)]
+pub struct Supervision {
+    /// Take part in the election of the server's supervisor (the dashboard and the daemon
+    /// do); when false this instance supervises on its own (tests, one-shot looks).
+    pub elect: bool,
+    /// This instance supervises the server now: judges deaths, runs auto-resumes, journals
+    /// and announces them. Beside another supervisor it shows what that one decided.
+    pub supervising: bool,
+    /// Who supervises, when known (for the header).
+    pub supervisor: Option<Supervisor>,
+    pub(super) elect_in_flight: bool,
+    /// Auto-resume for every pane (`A` toggles).
+    pub auto_on: bool,
+    /// The server option `@agentwatch_auto` as last read, and as this instance last wrote
+    /// it: a change by another instance (its `A`) is taken up.
+    pub(super) auto_seen: Option<String>,
+    pub(super) auto_wrote: Option<String>,
+    /// Deaths and give-ups of this look, announced together at its end.
+    pub(super) notes: Vec<Event>,
+    /// When each pane's last wait was announced.
+    pub(super) waits_told: HashMap<PaneId, Millis>,
+    /// Why the last journal write failed, until one succeeds: said in the header.
+    pub journal_error: Option<String>,
+    pub(super) policies: HashMap<String, Policy>,
+    pub(super) default_policy: Policy,
+}
+
+/// What happened while no instance watched, told on the cards it is about.
+#[derive(Debug, Clone, Default)]
+pub struct Story {
+    /// When this instance started (epoch ms), for what happened before it.
+    pub started: Option<Millis>,
+    /// Journal events read at start, until the cards they are about have been seen.
+    pub(super) past_events: Option<Vec<Event>>,
+    pub(super) journal_asked: bool,
+}
+
+/// Agents lost with the tmux server, until they are recreated or forgotten, and the screen
+/// that says so.
+#[derive(Debug, Clone, Default)]
+pub struct Lost {
+    pub roster: Option<Roster>,
+    /// The lost-server screen asks "recreate them all?".
+    pub confirm: bool,
+    /// The lost-server screen was put aside with Esc.
+    pub hidden: bool,
+    /// `d` on the lost-server screen asked to forget the list: awaiting y/n.
+    pub forget: bool,
+    /// What recreating did, per target.
+    pub results: Vec<(String, Result<String, String>)>,
+    /// The roster on disk has been asked for.
+    pub(super) roster_asked: bool,
+}
