@@ -80,19 +80,19 @@ fn observation(n: usize) -> Observation {
 fn core_update_snapshot(bencher: divan::Bencher, n: usize) {
     let obs = observation(n);
     let mut state = State::new(&Config::default(), false, "s".into(), (200, 50));
-    state.update(Msg::Polled(Ok(obs.clone())), T0);
+    state.update(Msg::polled(Ok(obs.clone())), T0);
     let mut t = T0;
     bencher.bench_local(|| {
         t += 500;
         state.update(Msg::Tick, t);
-        state.update(Msg::Polled(Ok(obs.clone())), t)
+        state.update(Msg::polled(Ok(obs.clone())), t)
     });
 }
 
 #[divan::bench]
 fn render_200_cards(bencher: divan::Bencher) {
     let mut state = State::new(&Config::default(), false, "s".into(), (400, 200));
-    state.update(Msg::Polled(Ok(observation(200))), T0);
+    state.update(Msg::polled(Ok(observation(200))), T0);
     let look = Look::plain();
     let mut term = Terminal::new(TestBackend::new(400, 200)).unwrap();
     bencher.bench_local(|| {
@@ -130,7 +130,7 @@ fn peek_parse_50k_lines(bencher: divan::Bencher) {
 fn peek_render_page_of_50k(bencher: divan::Bencher) {
     let text = Arc::new(agentwatch::adapters::ansi::parse(&history(50_000)));
     let mut state = State::new(&Config::default(), false, "s".into(), (200, 50));
-    state.update(Msg::Polled(Ok(observation(1))), T0);
+    state.update(Msg::polled(Ok(observation(1))), T0);
     state.update(Msg::Action(Action::Peek), T0);
     state.update(
         Msg::Output {

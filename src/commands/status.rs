@@ -8,7 +8,7 @@ use crate::adapters::tmux::client::{kick_server, TmuxError};
 use crate::config::Config;
 use crate::core::card::{Auto, Card, Life};
 use crate::core::msg::{Effect, Msg};
-use crate::core::pane::Exit;
+use crate::core::pane::{Exit, ServerId};
 use crate::core::state::State;
 use crate::core::supervisor::Hold;
 use crate::run::Clock;
@@ -108,10 +108,12 @@ pub async fn snapshot(
 ) -> Result<(Vec<Row>, Vec<(String, TmuxError)>), TmuxError> {
     let state = look(config, prober, remotes, all).await?;
     let down = state
-        .remotes
-        .iter()
-        .filter_map(|r| match &r.server {
-            crate::core::state::Server::Down(e) => Some((r.name.clone(), e.clone())),
+        .servers
+        .hosts()
+        .filter_map(|(_, r)| match &r.link {
+            crate::core::state::Link::Down(e) => {
+                Some((r.name.clone().unwrap_or_default(), e.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -138,9 +140,12 @@ pub async fn look(
         let obs = prober.observe().await?;
         let now = clock.now();
         state.update(Msg::Tick, now);
-        let fx = state.update(Msg::Polled(Ok(obs)), now);
+        let fx = state.update(Msg::polled(Ok(obs)), now);
         let kick = fx.iter().find_map(|e| match e {
-            Effect::KickServer(pid) => Some(*pid),
+            Effect::Kick {
+                server: ServerId::Local,
+                pid,
+            } => *pid,
             _ => None,
         });
         // Agents seen for the first time: is a prompt for their user on screen?
@@ -164,15 +169,17 @@ pub async fn look(
     // unknown), or why they could not be asked.
     // All at once: a host that does not answer adds its own wait, not the sum.
     let looks = remotes.iter().enumerate().map(|(i, p)| async move {
-        let host = (i + 1) as u8;
+        let server = ServerId::host(i);
         (
-            host,
-            p.observe().await.map(|o| crate::run::io::on_host(host, o)),
+            server,
+            p.observe()
+                .await
+                .map(|o| crate::run::io::on_host(server, o)),
         )
     });
-    for (host, result) in futures_util::future::join_all(looks).await {
+    for (server, result) in futures_util::future::join_all(looks).await {
         let now = clock.now();
-        state.update(Msg::PolledHost { host, result }, now);
+        state.update(Msg::Polled { server, result }, now);
     }
     Ok(state)
 }

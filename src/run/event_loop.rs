@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::io::Answer;
 use crate::core::msg::{Effect, Msg};
+use crate::core::pane::ServerId;
 use crate::core::state::State;
 use crate::ui::{Look, Screen};
 
@@ -116,7 +117,13 @@ where
         let resized = matches!(msg, Msg::Resize { .. });
         let effects = state.update(msg, io.now());
         for effect in effects {
-            if let Effect::KickServer(_) | Effect::Journal(_) | Effect::Log(_) = effect {
+            if let Effect::Kick {
+                server: ServerId::Local,
+                ..
+            }
+            | Effect::Journal(_)
+            | Effect::Log(_) = effect
+            {
                 // Synchronous and instant: keep them in order (a kick before the poll after it).
                 io.answer(effect).await;
                 continue;

@@ -8,7 +8,7 @@ use crate::adapters::probe::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::core::msg::{Effect, Msg};
-use crate::core::pane::PaneId;
+use crate::core::pane::{PaneId, ServerId};
 use crate::core::peek_model::PeekRecord;
 use crate::core::time::Millis;
 
@@ -94,14 +94,14 @@ impl Io {
 
     /// The server a pane is on.
     fn tmux_of(&self, pane: PaneId) -> &Tmux {
-        self.prober_of(pane.host()).tmux()
+        self.prober_of(pane.server()).tmux()
     }
 
-    fn prober_of(&self, host: u8) -> &Prober {
-        match host {
-            0 => &self.prober,
-            h => self.remotes.get(usize::from(h) - 1).unwrap_or(&self.prober),
-        }
+    fn prober_of(&self, server: ServerId) -> &Prober {
+        server
+            .host_index()
+            .and_then(|i| self.remotes.get(i))
+            .unwrap_or(&self.prober)
     }
 
     /// Screens of panes, each with its lines of history and read from its own server, by
@@ -113,12 +113,12 @@ impl Io {
         let mut out = std::collections::HashMap::new();
         let mut first_err = None;
         // Each server at once: a slow host adds its own wait, not the sum.
-        let mut groups: Vec<(u8, Vec<(PaneId, u32)>)> = Vec::new();
+        let mut groups: Vec<(ServerId, Vec<(PaneId, u32)>)> = Vec::new();
         for &(id, lines) in panes {
             let ask = (id, u32::try_from(lines).unwrap_or(u32::MAX));
-            match groups.iter_mut().find(|(h, _)| *h == id.host()) {
+            match groups.iter_mut().find(|(h, _)| *h == id.server()) {
                 Some((_, asks)) => asks.push(ask),
-                None => groups.push((id.host(), vec![ask])),
+                None => groups.push((id.server(), vec![ask])),
             }
         }
         let asks = groups.iter().map(|(host, asks)| async move {
@@ -176,39 +176,47 @@ impl Io {
     /// Carries out one effect and returns the message that answers it, if any.
     pub async fn answer(&self, effect: Effect) -> Option<Msg> {
         Some(match effect {
-            Effect::Poll(hot) => Msg::Polled(self.prober.observe_hot(&hot).await),
-            Effect::PollHost { host, hot } => {
-                let hot: Vec<PaneId> = hot.iter().map(|id| PaneId(id.number())).collect();
-                let result = match self.remotes.get(usize::from(host).wrapping_sub(1)) {
-                    Some(p) => p.observe_hot(&hot).await.map(|o| on_host(host, o)),
-                    None => Err(crate::core::errors::TmuxError::Failed {
-                        detail: format!("no host {host}"),
-                    }),
-                };
-                Msg::PolledHost { host, result }
-            }
-            Effect::KickHost(host) => {
-                if let Some(p) = self.remotes.get(usize::from(host).wrapping_sub(1)) {
-                    // The server signals itself: `#{pid}` is its own pid there.
-                    let kick = vec![
-                        "run-shell".to_string(),
-                        "-b".to_string(),
-                        "kill -s CHLD #{pid}".to_string(),
-                    ];
-                    if let Err(e) = p.tmux().ask(&[kick]).await {
-                        tracing::warn!("SIGCHLD to the tmux server on host {host} failed: {e}");
+            Effect::Poll { server, hot } => {
+                let result = match server.host_index() {
+                    None => self.prober.observe_hot(&hot).await,
+                    Some(i) => {
+                        let hot: Vec<PaneId> = hot.iter().map(|id| PaneId(id.number())).collect();
+                        match self.remotes.get(i) {
+                            Some(p) => p.observe_hot(&hot).await.map(|o| on_host(server, o)),
+                            None => Err(crate::core::errors::TmuxError::Failed {
+                                detail: format!("no host {i}"),
+                            }),
+                        }
                     }
+                };
+                Msg::Polled { server, result }
+            }
+            Effect::Kick {
+                server: ServerId::Local,
+                pid,
+            } => {
+                if let Some(pid) = pid {
+                    if let Err(e) = kick_server(pid) {
+                        tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
+                    }
+                }
+                return None;
+            }
+            Effect::Kick { server, .. } => {
+                let p = self.prober_of(server);
+                // The server signals itself: `#{pid}` is its own pid there.
+                let kick = vec![
+                    "run-shell".to_string(),
+                    "-b".to_string(),
+                    "kill -s CHLD #{pid}".to_string(),
+                ];
+                if let Err(e) = p.tmux().ask(&[kick]).await {
+                    tracing::warn!("SIGCHLD to the tmux server of {server:?} failed: {e}");
                 }
                 return None;
             }
             Effect::Attend(often) => {
                 self.prober.attend(often);
-                return None;
-            }
-            Effect::KickServer(pid) => {
-                if let Err(e) = kick_server(pid) {
-                    tracing::warn!("SIGCHLD to tmux server {pid} failed: {e}");
-                }
                 return None;
             }
             // A few lines of history too: a dying pane scrolls its screen up a line.
@@ -222,13 +230,13 @@ impl Io {
                 // Protect first: every new pane's output outlives it before anything else.
                 sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");
                 let mut failed = None;
-                let mut hosts: Vec<u8> = sets.iter().map(|s| s.0.host()).collect();
-                hosts.sort_unstable();
-                hosts.dedup();
-                for host in hosts {
+                let mut servers: Vec<ServerId> = sets.iter().map(|s| s.0.server()).collect();
+                servers.sort_unstable();
+                servers.dedup();
+                for host in servers {
                     let mine: Vec<_> = sets
                         .iter()
-                        .filter(|s| s.0.host() == host)
+                        .filter(|s| s.0.server() == host)
                         .cloned()
                         .collect();
                     let prober = self.prober_of(host);
@@ -454,9 +462,12 @@ impl Io {
 }
 
 /// A look at another host's server, its pane ids made that host's.
-pub fn on_host(host: u8, mut obs: crate::core::msg::Observation) -> crate::core::msg::Observation {
+pub fn on_host(
+    host: ServerId,
+    mut obs: crate::core::msg::Observation,
+) -> crate::core::msg::Observation {
     use std::collections::HashMap;
-    fn rehost<V>(host: u8, map: HashMap<PaneId, V>) -> HashMap<PaneId, V> {
+    fn rehost<V>(host: ServerId, map: HashMap<PaneId, V>) -> HashMap<PaneId, V> {
         map.into_iter()
             .map(|(id, v)| (PaneId::on(host, id.0), v))
             .collect()

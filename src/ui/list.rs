@@ -144,7 +144,7 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     let mut chosen: Vec<(Col, usize, usize)> = Vec::new();
     for col in Col::BY_IMPORTANCE {
         // A column of hosts only where there are other hosts.
-        if col == Col::Host && state.remotes.is_empty() {
+        if col == Col::Host && state.servers.hosts().next().is_none() {
             continue;
         }
         let (min, most) = want(col);

@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::card::clock;
 use super::Look;
-use crate::core::state::{Server, State};
+use crate::core::state::{Link, State};
 use crate::core::text::short_id;
 use crate::core::text::{fit, fit_left, tilde};
 
@@ -29,16 +29,16 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
                 0 => "none can be recreated".to_string(),
                 _ => format!("{can} can be recreated"),
             },
-            state.socket,
+            state.servers.socket,
             clock(lost.lost_at, &look.tz)
         ),
         w,
     );
     let mut lines = vec![Line::from(Span::styled(banner, t.alarm()))];
-    let now = match &state.server {
-        Server::Up => "A tmux server runs there again.".to_string(),
-        Server::Down(e) => format!("Now: {e}."),
-        Server::Connecting => String::new(),
+    let now = match &state.servers.local().link {
+        Link::Up => "A tmux server runs there again.".to_string(),
+        Link::Down(e) => format!("Now: {e}."),
+        Link::Connecting => String::new(),
     };
     lines.push(Line::raw(fit(
         &format!(" {now} Their session ids and directories were recorded:"),
@@ -85,7 +85,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
                 &format!(
                     " Recreate {can} agent{} on {} with their resume commands? y/n",
                     if can == 1 { "" } else { "s" },
-                    state.socket
+                    state.servers.socket
                 ),
                 w,
             ),

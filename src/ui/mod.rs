@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::core::keymap;
-use crate::core::state::{Server, State};
+use crate::core::state::{Link, State};
 use crate::core::text;
 use card::CardCtx;
 use theme::Theme;
@@ -135,37 +135,38 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if let Some(e) = &state.supervision.journal_error {
         spans.push(st(format!(" · {}", text::printable(e))));
     }
-    if state.malformed > 0 {
+    let malformed = state.servers.local().malformed;
+    if malformed > 0 {
         // Never silently fewer panes than tmux has.
         spans.push(st(format!(
             " · {} unreadable pane record{} skipped (see log)",
-            state.malformed,
-            if state.malformed == 1 { "" } else { "s" }
+            malformed,
+            if malformed == 1 { "" } else { "s" }
         )));
     }
-    match &state.server {
-        Server::Connecting => spans.push(st(" · connecting to tmux…".into())),
-        Server::Up => {}
-        Server::Down(e) => spans.push(st(format!(" · {e}"))),
+    match &state.servers.local().link {
+        Link::Connecting => spans.push(st(" · connecting to tmux…".into())),
+        Link::Up => {}
+        Link::Down(e) => spans.push(st(format!(" · {e}"))),
     }
     // One banner per host that does not answer, in the alarm style.
-    for r in &state.remotes {
-        match (&r.server, r.down_since) {
-            (Server::Down(e), Some(since)) => {
+    for (_, r) in state.servers.hosts() {
+        let name = r.name.as_deref().unwrap_or_default();
+        match (&r.link, r.down_since) {
+            (Link::Down(e), Some(since)) => {
                 let why = match e {
                     crate::core::errors::TmuxError::Unreachable { .. } => "unreachable".into(),
                     e => e.to_string(),
                 };
                 spans.push(Span::styled(
                     format!(
-                        " · {}: {why} since {}, retrying",
-                        r.name,
+                        " · {name}: {why} since {}, retrying",
                         crate::core::time::clock(since, &look.tz)
                     ),
                     t.alarm(),
                 ));
             }
-            (Server::Connecting, _) => spans.push(st(format!(" · {}: connecting…", r.name))),
+            (Link::Connecting, _) => spans.push(st(format!(" · {name}: connecting…"))),
             _ => {}
         }
     }
@@ -185,7 +186,7 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         spans.push(st(if fits { long } else { short }));
     }
     let left = used(&spans);
-    let sock = format!("{} ", state.socket);
+    let sock = format!("{} ", state.servers.socket);
     let room = usize::from(area.width).saturating_sub(left + 2);
     if room >= 20 {
         let sock = text::fit_left(&sock, room);
@@ -310,19 +311,22 @@ pub fn footer_spans(
 
 fn render_empty(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let other = "Another server: agentwatch -L NAME or -S PATH (the socket `tmux -L NAME` or `tmux -S PATH` uses).";
-    let msg = match &state.server {
+    let msg = match &state.servers.local().link {
         _ if !state.cards.is_empty() => format!(
             "No agent matches the filter {:?} (kind, window, session, directory or state).\nEsc clears it.",
             text::printable(&state.grid.filter)
         ),
-        Server::Connecting => format!("Connecting to the tmux server at {}…", state.socket),
-        Server::Down(e) => format!(
+        Link::Connecting => format!(
+            "Connecting to the tmux server at {}…",
+            state.servers.socket
+        ),
+        Link::Down(e) => format!(
             "{e}.\nagentwatch keeps polling: agents show up here as soon as a server runs there (start one with `tmux`).\n{other}\n`agentwatch demo` shows what it looks like, on a server of its own."
         ),
-        Server::Up if state.grid.show_all => "The tmux server has no panes.".to_string(),
-        Server::Up => format!(
+        Link::Up if state.grid.show_all => "The tmux server has no panes.".to_string(),
+        Link::Up => format!(
             "No agent panes on {}.\nStart an agent (claude, codex, gemini, opencode, aider, cursor-agent, amp) in a tmux pane, or run `agentwatch spawn claude`.\n`agentwatch demo` shows what it looks like, with fake agents on a server of its own.\n{other}\n`agentwatch --all` shows every pane.",
-            state.socket
+            state.servers.socket
         ),
     };
     Paragraph::new(msg)

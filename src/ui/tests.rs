@@ -4,7 +4,7 @@ use ratatui::Terminal;
 
 use super::{Look, Screen};
 use crate::core::msg::{Action, Msg};
-use crate::core::pane::PaneId;
+use crate::core::pane::{PaneId, ServerId};
 use crate::core::state::State;
 use crate::core::testkit::*;
 
@@ -33,7 +33,7 @@ fn fleet(size: (u16, u16)) -> State {
     // gemini's last run was short: no healthy refill.
     o.started.insert(PaneId(3), T0 + 30_000);
     s.update(Msg::Tick, T0);
-    s.update(Msg::Polled(Ok(o.clone())), T0);
+    s.update(Msg::polled(Ok(o.clone())), T0);
     let mut panes = o.listing.panes.clone();
     panes[1] = dead(panes[1].clone(), Some(1), None);
     panes[2] = dead(panes[2].clone(), None, Some(9));
@@ -47,7 +47,7 @@ fn fleet(size: (u16, u16)) -> State {
     o2.listing.panes = panes;
     // Four polls: the lost status of pane 5 is kicked until it is given up as unknown.
     for k in 0..4 {
-        s.update(Msg::Polled(Ok(o2.clone())), T0 + 60_000 + 500 * k);
+        s.update(Msg::polled(Ok(o2.clone())), T0 + 60_000 + 500 * k);
     }
     let screens = [
         (
@@ -486,7 +486,7 @@ fn a_malformed_recorded_id_is_said_on_the_card_before_r_is_pressed() {
 #[test]
 fn skipped_pane_records_are_said_in_the_header() {
     let mut s = fleet((120, 30));
-    s.malformed = 2;
+    s.servers.local_mut().malformed = 2;
     let t = render(&s, 120, 30, &Look::plain());
     assert!(find(&t, "2 unreadable pane records skipped (see log)").is_some());
 }
@@ -573,7 +573,7 @@ mod views {
             o.started.insert(PaneId(i), T0 - 600_000 * u64::from(i));
         }
         s.update(Msg::Tick, T0);
-        s.update(Msg::Polled(Ok(o.clone())), T0);
+        s.update(Msg::polled(Ok(o.clone())), T0);
         let mut o2 = o.clone();
         o2.listing.panes[1] = dead(panes[1].clone(), Some(1), None);
         o2.listing.panes[4] = dead(panes[4].clone(), None, Some(9));
@@ -581,7 +581,7 @@ mod views {
         for p in &mut o2.listing.panes {
             p.dead_time = Some((T0 + 60_000) / 1000);
         }
-        s.update(Msg::Polled(Ok(o2)), T0 + 60_000);
+        s.update(Msg::polled(Ok(o2)), T0 + 60_000);
         s.update(
             Msg::Screens(Ok((1..=12u32)
                 .map(|i| {
@@ -614,7 +614,7 @@ mod views {
             .collect();
         s.update(
             Msg::RosterLoaded(Some(Roster {
-                socket: s.socket.clone(),
+                socket: s.servers.socket.clone(),
                 lost_at: T0 - 60_000,
                 agents,
             })),
@@ -703,8 +703,8 @@ mod views {
             let mut s = state(size);
             s.update(Msg::Tick, T0);
             s.update(
-                Msg::Polled(Err(crate::core::errors::TmuxError::NoServer {
-                    socket: s.socket.clone().into(),
+                Msg::polled(Err(crate::core::errors::TmuxError::NoServer {
+                    socket: s.servers.socket.clone().into(),
                 })),
                 T0,
             );
@@ -870,20 +870,20 @@ mod views {
         s.grid.order = crate::config::Order::Tmux;
         s.update(Msg::Tick, T0);
         s.update(
-            Msg::Polled(Ok(obs(vec![pane(1, 1, "claude"), pane(2, 2, "codex")]))),
+            Msg::polled(Ok(obs(vec![pane(1, 1, "claude"), pane(2, 2, "codex")]))),
             T0,
         );
         let mut there = vec![pane(1, 1, "claude"), pane(2, 2, "gemini")];
         there[1] = dead(there[1].clone(), Some(1), None);
         there[1].dead_time = Some(T0 / 1000);
         for p in &mut there {
-            p.id = PaneId::on(1, p.id.0);
+            p.id = PaneId::on(ServerId::Host(0), p.id.0);
         }
         let mut o = obs(there);
         o.listing.server_pid = None;
         s.update(
-            Msg::PolledHost {
-                host: 1,
+            Msg::Polled {
+                server: ServerId::Host(0),
                 result: Ok(o),
             },
             T0 + 1_000,
@@ -908,8 +908,8 @@ mod views {
         let mut down = s.clone();
         down.update(Msg::Tick, T0 + 2_000);
         down.update(
-            Msg::PolledHost {
-                host: 1,
+            Msg::Polled {
+                server: ServerId::Host(0),
                 result: Err(crate::core::errors::TmuxError::Unreachable {
                     host: "box".into(),
                     detail: "Connection refused".into(),
@@ -1017,11 +1017,11 @@ mod views {
         for k in 0..4u64 {
             let at = T0 + k * 1_100;
             s.update(Msg::Tick, at);
-            let fx = s.update(Msg::Polled(Ok(obs(panes.clone()))), at);
+            let fx = s.update(Msg::polled(Ok(obs(panes.clone()))), at);
             let _ = fx;
             let fx = s.update(Msg::Tick, at + 600);
             for e in fx {
-                if let crate::core::msg::Effect::Poll(hot) = e {
+                if let crate::core::msg::Effect::Poll { hot, .. } = e {
                     assert!(
                         hot.len() <= crate::core::state::LIST_READ_AT_ONCE + 1,
                         "{hot:?}"

@@ -149,8 +149,8 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
     let io = Io::new(Prober::new(tmux), None).with_stores(server.stores());
     look_once(&mut state, &io).await;
     assert!(matches!(
-        state.server,
-        agentwatch::core::state::Server::Down(
+        state.servers.local().link,
+        agentwatch::core::state::Link::Down(
             agentwatch::adapters::tmux::client::TmuxError::NoServer { .. }
         )
     ));
@@ -169,7 +169,10 @@ async fn no_server_is_an_error_state_not_a_crash_and_a_new_server_is_picked_up()
         .success());
     look_once(&mut state, &io).await;
     start(&["kill-server"]);
-    assert_eq!(state.server, agentwatch::core::state::Server::Up);
+    assert_eq!(
+        state.servers.local().link,
+        agentwatch::core::state::Link::Up
+    );
     assert_eq!(state.cards.len(), 1);
     assert_eq!(state.cards[0].agent.as_deref(), Some("claude"));
 }
@@ -201,7 +204,7 @@ async fn separator_bytes_in_names_paths_and_options_neither_hide_nor_forge_a_pan
     ]);
     let (mut state, io) = watcher(&server);
     look_once(&mut state, &io).await;
-    assert_eq!(state.malformed, 0);
+    assert_eq!(state.servers.local().malformed, 0);
     let named = state
         .cards
         .iter()

@@ -53,7 +53,7 @@ impl Fake {
 impl Answer for Fake {
     async fn answer(&self, effect: Effect) -> Option<Msg> {
         match effect {
-            Effect::Poll(_) => {
+            Effect::Poll { .. } => {
                 tokio::time::sleep(self.poll_delay).await;
                 let listing = Listing {
                     panes: vec![self.pane()],
@@ -61,7 +61,7 @@ impl Answer for Fake {
                     malformed: 0,
                     auto_all: String::new(),
                 };
-                Some(Msg::Polled(Ok(Observation {
+                Some(Msg::polled(Ok(Observation {
                     listing,
                     ..Observation::default()
                 })))
@@ -85,9 +85,7 @@ impl Answer for Fake {
             }),
             Effect::ReadTail(pane) => Some(Msg::Tail { pane, text: None }),
             Effect::Log(_)
-            | Effect::KickServer(_)
-            | Effect::KickHost(_)
-            | Effect::PollHost { .. }
+            | Effect::Kick { .. }
             | Effect::Journal(_)
             | Effect::CaptureOutput(_)
             | Effect::LoadRecords { .. }

@@ -9,7 +9,7 @@ use crate::roster::Roster;
 
 use crate::errors::TmuxError;
 use crate::pane::Listing;
-use crate::pane::PaneId;
+use crate::pane::{PaneId, ServerId};
 use crate::resume::{Failure, Plan};
 use crate::time::Millis;
 
@@ -128,11 +128,10 @@ pub enum Msg {
         width: u16,
         height: u16,
     },
-    Polled(Result<Observation, TmuxError>),
-    /// The answer to [`Effect::PollHost`]: a look at the server of another host, its pane
-    /// ids already of that host ([`PaneId::on`]).
-    PolledHost {
-        host: u8,
+    /// The answer to [`Effect::Poll`]: a look at one server, its pane ids already of that
+    /// server ([`PaneId::on`]).
+    Polled {
+        server: ServerId,
         result: Result<Observation, TmuxError>,
     },
     Screens(Result<HashMap<PaneId, String>, TmuxError>),
@@ -183,6 +182,16 @@ pub enum Msg {
         pane: PaneId,
         text: Option<String>,
     },
+}
+
+impl Msg {
+    /// The answer to a poll of the local server.
+    pub fn polled(result: Result<Observation, TmuxError>) -> Msg {
+        Msg::Polled {
+            server: ServerId::Local,
+            result,
+        }
+    }
 }
 
 /// One lost agent to bring back: where, and with what.
@@ -261,24 +270,20 @@ impl Log {
 pub enum Effect {
     /// Write a line to the log file; answers nothing.
     Log(Log),
-    /// Look at the panes (tmux, plus `/proc` reads), reading these ones whole whatever else
-    /// says they changed (cards on screen, deaths being handled); answers with
-    /// [`Msg::Polled`].
-    Poll(Vec<PaneId>),
-    /// Look at the server of another host (tmux alone: its `/proc` is not ours), reading
-    /// these of its panes whole; answers [`Msg::PolledHost`].
-    PollHost { host: u8, hot: Vec<PaneId> },
+    /// Look at a server's panes (tmux, plus `/proc` where it is this machine's), reading
+    /// the `hot` ones whole whatever else says they changed (cards on screen, deaths being
+    /// handled); answers [`Msg::Polled`].
+    Poll { server: ServerId, hot: Vec<PaneId> },
     /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
     /// their user on screen?); answers [`Msg::Looked`].
     LookAtScreens(Vec<PaneId>),
     /// Whether agents' output times are wanted often (an agent works or waits with no state
     /// file of its own) or now and then will do; answers nothing.
     Attend(bool),
-    /// Send SIGCHLD to the tmux server (lost exit status workaround).
-    KickServer(u32),
-    /// The same for another host's server: it is asked to signal itself (`run-shell`), over
-    /// its connection; answers nothing.
-    KickHost(u8),
+    /// Send SIGCHLD to a tmux server (the lost exit status workaround): here to `pid`;
+    /// another host's server is asked to signal itself (`run-shell`), over its connection.
+    /// Answers nothing.
+    Kick { server: ServerId, pid: Option<u32> },
     /// Capture the visible screens of these panes, each with this many lines of history
     /// above it, in one call; answers [`Msg::Screens`].
     CaptureScreens { panes: Vec<(PaneId, usize)> },

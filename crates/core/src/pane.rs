@@ -2,12 +2,47 @@
 
 use std::fmt;
 
+/// Which tmux server: the local one (the socket agentwatch was started on), or the one of a
+/// configured host (`[[hosts]]`, `--ssh`), by its place in that list from 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ServerId {
+    #[default]
+    Local,
+    Host(u8),
+}
+
+impl ServerId {
+    pub fn is_local(self) -> bool {
+        self == ServerId::Local
+    }
+
+    /// Its place among the configured hosts, for another host's server.
+    pub fn host_index(self) -> Option<usize> {
+        match self {
+            ServerId::Local => None,
+            ServerId::Host(i) => Some(usize::from(i)),
+        }
+    }
+
+    /// The server of the `i`-th configured host.
+    pub fn host(i: usize) -> ServerId {
+        ServerId::Host(u8::try_from(i).unwrap_or(u8::MAX))
+    }
+
+    /// The bits that say it in a [`PaneId`]: 0 for the local server, 1 and up for the hosts.
+    fn bits(self) -> u32 {
+        match self {
+            ServerId::Local => 0,
+            ServerId::Host(i) => u32::from(i) + 1,
+        }
+    }
+}
+
 /// A tmux pane id (`%N`). Stable for the pane's life and kept across `respawn-pane`.
 ///
 /// Pane ids are unique within one tmux server only: with servers on other hosts watched
-/// too, the top bits say which server (0: the local one, 1 and up: the configured hosts in
-/// order) and the low 24 the pane number there. It is shown, and given to tmux as a target,
-/// as its own server knows it: `%N`.
+/// too, the top bits say which server ([`ServerId`]) and the low 24 the pane number there.
+/// It is shown, and given to tmux as a target, as its own server knows it: `%N`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PaneId(pub u32);
 
@@ -22,14 +57,17 @@ impl PaneId {
         (n <= NUMBER_MASK).then_some(PaneId(n))
     }
 
-    /// Pane `%number` of the server of `host` (0: the local one).
-    pub fn on(host: u8, number: u32) -> PaneId {
-        PaneId(u32::from(host) << NUMBER_BITS | (number & NUMBER_MASK))
+    /// Pane `%number` of `server`.
+    pub fn on(server: ServerId, number: u32) -> PaneId {
+        PaneId(server.bits() << NUMBER_BITS | (number & NUMBER_MASK))
     }
 
-    /// Which server the pane is on (0: the local one).
-    pub fn host(self) -> u8 {
-        (self.0 >> NUMBER_BITS) as u8
+    /// Which server the pane is on.
+    pub fn server(self) -> ServerId {
+        match self.0 >> NUMBER_BITS {
+            0 => ServerId::Local,
+            n => ServerId::Host(u8::try_from(n - 1).unwrap_or(u8::MAX)),
+        }
     }
 
     /// Its number on its own server.
@@ -335,14 +373,21 @@ pub struct Listing {
 
 #[cfg(test)]
 mod pane_id_tests {
-    use super::PaneId;
+    use super::{PaneId, ServerId};
 
     #[test]
     fn a_pane_of_another_host_is_another_pane_shown_by_its_own_number() {
         let here = PaneId::parse("%3").unwrap();
-        let there = PaneId::on(2, 3);
+        let there = PaneId::on(ServerId::Host(1), 3);
         assert_ne!(here, there);
-        assert_eq!((here.host(), there.host()), (0, 2));
+        assert_eq!(
+            (here.server(), there.server()),
+            (ServerId::Local, ServerId::Host(1))
+        );
+        assert_eq!(
+            PaneId::on(ServerId::Host(254), 1).server(),
+            ServerId::Host(254)
+        );
         assert_eq!(there.to_string(), "%3");
         assert_eq!(there.number(), 3);
         // A number that does not fit is refused, never folded onto another pane.

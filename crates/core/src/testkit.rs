@@ -62,5 +62,5 @@ pub fn state(size: (u16, u16)) -> State {
 /// Feeds a tick and a poll answer, as the loop would.
 pub fn poll(s: &mut State, panes: Vec<Pane>, now: Millis) -> Vec<crate::msg::Effect> {
     s.update(Msg::Tick, now);
-    s.update(Msg::Polled(Ok(obs(panes))), now)
+    s.update(Msg::polled(Ok(obs(panes))), now)
 }

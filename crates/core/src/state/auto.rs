@@ -37,7 +37,10 @@ impl State {
             ts: now,
             event: kind.to_string(),
             pane: card.pane.id.to_string(),
-            server: self.host_name(card).is_none().then(|| self.socket.clone()),
+            server: self
+                .host_name(card)
+                .is_none()
+                .then(|| self.servers.socket.clone()),
             host: self.host_name(card).map(str::to_string),
             target: Some(card.pane.target()),
             agent: card.agent.clone(),

@@ -9,14 +9,14 @@ use crate::roster::{LostAgent, Roster};
 impl State {
     /// The first failed poll after a good one: was the server lost with agents on it?
     pub(super) fn server_failed(&mut self, e: &TmuxError, now: Millis, fx: &mut Vec<Effect>) {
-        let was_up = self.server == Server::Up;
+        let was_up = self.servers.local().link == Link::Up;
         if !(was_up && matches!(e, TmuxError::NoServer { .. })) {
             return;
         }
         let agents: Vec<LostAgent> = self
             .cards
             .iter()
-            .filter(|c| c.agent.is_some() && c.pane.id.host() == 0)
+            .filter(|c| c.agent.is_some() && c.pane.id.server().is_local())
             .map(|c| LostAgent {
                 agent: c.agent.clone().unwrap_or_default(),
                 pane: c.pane.id.to_string(),
@@ -39,10 +39,10 @@ impl State {
             })
             .collect();
         // The local server's cards go; other hosts' stay.
-        self.cards.retain(|c| c.pane.id.host() != 0);
-        self.overlays.closing.retain(|id| id.host() != 0);
+        self.cards.retain(|c| !c.pane.id.server().is_local());
+        self.overlays.closing.retain(|id| !id.server().is_local());
         // The next server's panes are all new, whatever their ids.
-        self.listed = Some(std::collections::HashSet::new());
+        self.servers.local_mut().listed = Some(std::collections::HashSet::new());
         self.peek = None;
         if agents.is_empty() {
             return;
@@ -53,7 +53,7 @@ impl State {
                 ts: now,
                 event: "server_gone".into(),
                 pane: String::new(),
-                server: Some(self.socket.clone()),
+                server: Some(self.servers.socket.clone()),
                 detail: Some(format!(
                     "{} lost",
                     crate::text::counted(agents.len(), "agent", "agents")
@@ -62,7 +62,7 @@ impl State {
             }));
         }
         let roster = Roster {
-            socket: self.socket.clone(),
+            socket: self.servers.socket.clone(),
             lost_at: now,
             agents,
         };

@@ -13,7 +13,7 @@ use crate::layout::{geometry, Geometry, Mode};
 use crate::msg::{
     Action, CrashMeta, DiscoverRequest, Effect, Election, Log, Msg, Observation, Supervisor,
 };
-use crate::pane::{Exit, Pane, PaneId, ProcTree};
+use crate::pane::{Exit, Pane, PaneId, ProcTree, ServerId};
 use crate::resume::{self, Refusal};
 use crate::settings::{Config, Order};
 use crate::supervisor::Policy;
@@ -49,64 +49,18 @@ pub const STORY_MS: Millis = 24 * 3_600_000;
 /// How long that story stays on a card.
 pub const STORY_NOTICE_MS: Millis = 600_000;
 
-/// What we know of the tmux server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Server {
-    /// No answer yet.
-    Connecting,
-    Up,
-    /// The last poll failed; the cards keep their last known state, marked stale.
-    Down(TmuxError),
-}
-
 /// The most screens read in one look.
 const LOOK_AT_ONCE: usize = 200;
 
 /// A pane's next wait is announced only this long after its last one.
 pub const NOTIFY_AGAIN_MS: Millis = 30_000;
 
-/// The tmux server of another host (`[[hosts]]`), as the core knows it. Its panes' ids say
-/// which host they are on ([`PaneId::host`]: this one's index in `State::remotes`, plus 1).
-#[derive(Debug, Clone)]
-pub struct Remote {
-    pub name: String,
-    pub server: Server,
-    /// Since when it has not answered: its banner says so.
-    pub down_since: Option<Millis>,
-    poll_in_flight: bool,
-    poll_again: bool,
-    /// Its panes at its last look (for deaths born while watched).
-    listed: Option<std::collections::HashSet<PaneId>>,
-    /// When its cards on screen were last read whole.
-    screen_read_at: Millis,
-    /// Its tmux server's pid there: another pid is another server, whose panes reuse the
-    /// old one's ids.
-    server_pid: Option<u32>,
-}
-
-impl Remote {
-    pub fn new(name: &str) -> Remote {
-        Remote {
-            name: name.to_string(),
-            server: Server::Connecting,
-            down_since: None,
-            poll_in_flight: false,
-            poll_again: false,
-            listed: None,
-            screen_read_at: 0,
-            server_pid: None,
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct State {
     pub agents: Agents,
-    /// Servers on other hosts, watched beside the local one.
-    pub remotes: Vec<Remote>,
+    /// The servers watched: the local one, and other hosts' beside it.
+    pub servers: Servers,
     pub retain_dead: bool,
-    /// The socket, for the header and messages.
-    pub socket: String,
     pub cards: Vec<Card>,
     pub grid: Grid,
     pub overlays: Overlays,
@@ -115,33 +69,17 @@ pub struct State {
     pub story: Story,
     pub lost: Lost,
     pub size: (u16, u16),
-    pub server: Server,
     pub quit: bool,
     /// The time of the last message, for relative times on screen.
     pub now: Millis,
-    /// Records of the last poll that did not parse.
-    pub malformed: usize,
-    poll_in_flight: bool,
-    /// Woken while a poll was under way: poll again when it answers.
-    poll_again: bool,
-    /// When the cards on screen were last read whole.
-    screen_read_at: Millis,
     /// Shell names: panes running one host agents typed at their prompt.
     pub shells: Vec<String>,
     /// No screen (the daemon): no previews are fetched.
     pub headless: bool,
     /// The local time zone, for clock times in notices (UTC until the loop sets it).
     pub tz: jiff::tz::TimeZone,
-    /// The panes of the last look (every pane, agent or not); `None` before the first.
-    listed: Option<std::collections::HashSet<PaneId>>,
-    /// What the poller was last told of output times (see [`Effect::Attend`]).
+    /// What the local poller was last told of output times (see [`Effect::Attend`]).
     attending: Option<bool>,
-    /// Other hosts' panes to read whole at their next polls.
-    reread_later: Vec<PaneId>,
-    /// Panes whose screens were just read: their whole records (a hook's pane options with
-    /// them) are read at the next poll. The brief listing of every pane carries no options:
-    /// two option lookups made it 40 % dearer for tmux at 1000 panes.
-    reread: std::collections::HashSet<PaneId>,
     /// The peek view, when open.
     pub peek: Option<crate::peek_model::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
@@ -169,9 +107,8 @@ impl State {
     pub fn new(config: &Config, show_all: bool, socket: String, size: (u16, u16)) -> State {
         State {
             agents: config.agents(),
-            remotes: config.hosts.iter().map(|h| Remote::new(&h.name)).collect(),
+            servers: Servers::new(socket, config.hosts.iter().map(|h| h.name.clone())),
             retain_dead: config.retain_dead,
-            socket,
             cards: Vec::new(),
             grid: Grid::new(config.view, config.order, show_all || config.show_all_panes),
             overlays: Overlays::default(),
@@ -204,20 +141,12 @@ impl State {
             story: Story::default(),
             lost: Lost::default(),
             size,
-            server: Server::Connecting,
             quit: false,
             now: 0,
-            malformed: 0,
-            poll_in_flight: false,
-            poll_again: false,
-            screen_read_at: 0,
             shells: config.shells.clone(),
             headless: false,
             tz: jiff::tz::TimeZone::UTC,
-            listed: None,
             attending: None,
-            reread: Default::default(),
-            reread_later: Vec::new(),
             peek: None,
             client: None,
             in_other_tmux: false,
@@ -323,30 +252,48 @@ impl State {
         }
     }
 
+    /// The local server is not answering.
     pub fn is_stale(&self) -> bool {
-        matches!(self.server, Server::Down(_))
+        self.servers.local().is_down()
     }
 
-    /// Asks for a poll unless one is under way.
-    fn poll(&mut self, fx: &mut Vec<Effect>) {
-        if !self.poll_in_flight {
-            self.poll_in_flight = true;
-            let hot = self.hot();
-            fx.push(Effect::Poll(hot));
+    /// Asks for a poll of `server` unless one is under way; then, with `again`, it is
+    /// polled again as soon as that one answers. Each server is polled on its own, so a slow
+    /// or unreachable one holds up nobody.
+    fn poll(&mut self, server: ServerId, again: bool, fx: &mut Vec<Effect>) {
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        if s.poll_in_flight {
+            s.poll_again |= again;
+            return;
+        }
+        s.poll_in_flight = true;
+        let hot = self.hot(server);
+        fx.push(Effect::Poll { server, hot });
+    }
+
+    /// Polls every server: the local one as the tick does (a poll under way is enough),
+    /// the others as soon as they answer.
+    fn poll_all(&mut self, local_again: bool, fx: &mut Vec<Effect>) {
+        for server in self.servers.ids() {
+            self.poll(server, local_again || !server.is_local(), fx);
         }
     }
 
-    /// The panes to read whole this poll: the deaths being handled (a status still to read,
-    /// a resume due or under way, a relaunch's first seconds) every time, and the cards on
-    /// screen once a second (their previews follow output, cursor and names no faster).
-    /// Every question wakes a tmux server of 1000 panes for a pass over all of them.
-    fn hot(&mut self) -> Vec<PaneId> {
+    /// The panes of `server` to read whole this poll: the deaths being handled (a status
+    /// still to read, a resume due or under way, a relaunch's first seconds) every time,
+    /// and the cards on screen once a second (their previews follow output, cursor and names
+    /// no faster). Every question wakes a tmux server of 1000 panes for a pass over all of
+    /// them.
+    fn hot(&mut self, server: ServerId) -> Vec<PaneId> {
         // The cards may have changed since the last message (this look's deaths).
         self.refilter();
-        let due = self.now.saturating_sub(self.screen_read_at) >= SCREEN_READ_MS;
+        let read_at = self.servers.get(server).map_or(0, |s| s.screen_read_at);
+        let due = self.now.saturating_sub(read_at) >= SCREEN_READ_MS;
         let on_screen: Vec<usize> = if self.headless || !due {
             Vec::new()
-        } else if self.geometry().list {
+        } else if self.geometry().list && server.is_local() {
             let page: Vec<usize> = self.visible().collect();
             let n = page.len().max(1);
             let from = self.reads.list_read_from % n;
@@ -355,96 +302,46 @@ impl State {
                 .map(|k| page[(from + k) % n])
                 .chain(self.selected_index())
                 .collect()
+        } else if self.geometry().list {
+            // Another host's lines in the list: its selected line only; the others' last
+            // lines follow what the brief listing says changed.
+            self.selected_index().into_iter().collect()
         } else {
             self.visible().collect()
         };
-        if !on_screen.is_empty() {
-            self.screen_read_at = self.now;
+        let Some(s) = self.servers.get_mut(server) else {
+            return Vec::new();
+        };
+        if on_screen
+            .iter()
+            .any(|&i| self.cards[i].pane.id.server() == server)
+        {
+            s.screen_read_at = self.now;
         }
-        let mut reread = std::mem::take(&mut self.reread);
-        // Other hosts' panes are read by their own polls.
-        reread.retain(|id| {
-            let other = id.host() != 0;
-            if other {
-                self.reread_later.push(*id);
-            }
-            !other
-        });
+        let reread = std::mem::take(&mut s.reread);
         self.cards
             .iter()
             .enumerate()
             .filter(|(i, c)| {
-                c.pane.id.host() == 0
+                c.pane.id.server() == server
                     && (on_screen.contains(i) || reread.contains(&c.pane.id) || handling(c))
             })
             .map(|(_, c)| c.pane.id)
             .collect()
     }
 
-    /// Polls every other host's server that is not being polled already: each on its own,
-    /// so a slow or unreachable one holds up nobody.
-    fn poll_remotes(&mut self, fx: &mut Vec<Effect>) {
-        for h in 0..self.remotes.len() {
-            let host = (h + 1) as u8;
-            if self.remotes[h].poll_in_flight {
-                self.remotes[h].poll_again = true;
-                continue;
-            }
-            self.remotes[h].poll_in_flight = true;
-            let due = self.now.saturating_sub(self.remotes[h].screen_read_at) >= SCREEN_READ_MS;
-            // In the list, its selected line only: the others' last lines follow what the
-            // brief listing says changed (a line of output needs no read every second).
-            let on_screen: Vec<usize> = if self.headless || !due {
-                Vec::new()
-            } else if self.geometry().list {
-                self.selected_index().into_iter().collect()
-            } else {
-                self.visible().collect()
-            };
-            if on_screen
-                .iter()
-                .any(|&i| self.cards[i].pane.id.host() == host)
-            {
-                self.remotes[h].screen_read_at = self.now;
-            }
-            let later = std::mem::take(&mut self.reread_later);
-            let (mine, others): (Vec<PaneId>, Vec<PaneId>) =
-                later.into_iter().partition(|id| id.host() == host);
-            self.reread_later = others;
-            let hot = self
-                .cards
-                .iter()
-                .enumerate()
-                .filter(|(i, c)| {
-                    c.pane.id.host() == host
-                        && (on_screen.contains(i) || mine.contains(&c.pane.id) || handling(c))
-                })
-                .map(|(_, c)| c.pane.id)
-                .collect();
-            fx.push(Effect::PollHost { host, hot });
-        }
-    }
-
     /// Whether a card's state may be out of date: its server is not answering.
     pub fn card_stale(&self, card: &Card) -> bool {
-        match card.pane.id.host() {
-            0 => self.is_stale(),
-            h => self
-                .remotes
-                .get(usize::from(h) - 1)
-                .is_some_and(|r| matches!(r.server, Server::Down(_))),
-        }
+        self.servers
+            .get(card.pane.id.server())
+            .is_some_and(ServerPoll::is_down)
     }
 
     /// The name of the host a card's pane is on; `None` for the local server.
     pub fn host_name(&self, card: &Card) -> Option<&str> {
-        match card.pane.id.host() {
-            0 => None,
-            h => self
-                .remotes
-                .get(usize::from(h) - 1)
-                .map(|r| r.name.as_str()),
-        }
+        self.servers
+            .get(card.pane.id.server())
+            .and_then(|s| s.name.as_deref())
     }
 
     pub fn update(&mut self, msg: Msg, now: Millis) -> Vec<Effect> {
@@ -469,18 +366,10 @@ impl State {
                     });
                 }
                 self.run_due(now, &mut fx);
-                self.poll(&mut fx);
-                self.poll_remotes(&mut fx);
+                self.poll_all(false, &mut fx);
             }
             Msg::Looked(result) => self.looked(result, now, &mut fx),
-            Msg::Wake => {
-                if self.poll_in_flight {
-                    self.poll_again = true;
-                } else {
-                    self.poll(&mut fx);
-                }
-                self.poll_remotes(&mut fx);
-            }
+            Msg::Wake => self.poll_all(true, &mut fx),
             Msg::Key(ev) => self.key(ev, now, &mut fx),
             Msg::Mouse(ev) => self.mouse(ev, now, &mut fx),
             Msg::Action(a) => self.act(a, now, &mut fx),
@@ -495,21 +384,7 @@ impl State {
             Msg::Records { pane, records } => self.records(pane, records),
             Msg::Closed { pane, result } => self.closed(pane, result, now),
             Msg::Jumped { pane, result } => self.jumped(pane, result, now),
-            Msg::Polled(Ok(obs)) => {
-                self.poll_in_flight = false;
-                self.server = Server::Up;
-                self.absorb(0, obs, now, &mut fx);
-                if std::mem::take(&mut self.poll_again) {
-                    self.poll(&mut fx);
-                }
-            }
-            Msg::PolledHost { host, result } => self.polled_host(host, result, now, &mut fx),
-            Msg::Polled(Err(e)) => {
-                self.poll_in_flight = false;
-                self.poll_again = false;
-                self.server_failed(&e, now, &mut fx);
-                self.server = Server::Down(e);
-            }
+            Msg::Polled { server, result } => self.polled(server, result, now, &mut fx),
             Msg::RosterLoaded(r) => self.roster_loaded(r),
             Msg::Recreated(results) => self.recreated(results, &mut fx),
             Msg::Screens(result) => {
@@ -549,7 +424,7 @@ impl State {
             Msg::Elected(e) => self.elected(e, &mut fx),
             Msg::JournalRead(events) => {
                 self.story.past_events = Some(events);
-                if self.server == Server::Up {
+                if self.servers.local().link == Link::Up {
                     self.tell_story();
                 }
             }
@@ -560,99 +435,114 @@ impl State {
         fx
     }
 
-    /// The answer of another host's poll.
-    fn polled_host(
+    /// The answer to a poll of `server`.
+    fn polled(
         &mut self,
-        host: u8,
+        server: ServerId,
         result: Result<Observation, TmuxError>,
         now: Millis,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(r) = self.remotes.get_mut(usize::from(host).wrapping_sub(1)) else {
+        let Some(s) = self.servers.get_mut(server) else {
             return;
         };
-        r.poll_in_flight = false;
-        match result {
-            Ok(obs) => {
-                if let Some(since) = r.down_since.take() {
+        s.poll_in_flight = false;
+        match (server, result) {
+            (ServerId::Local, Ok(obs)) => {
+                s.link = Link::Up;
+                self.absorb(server, obs, now, fx);
+            }
+            (ServerId::Local, Err(e)) => {
+                s.poll_again = false;
+                self.server_failed(&e, now, fx);
+                self.servers.local_mut().link = Link::Down(e);
+            }
+            (ServerId::Host(_), Ok(obs)) => {
+                let name = s.name.clone().unwrap_or_default();
+                if let Some(since) = s.down_since.take() {
                     fx.push(Effect::Log(Log::info(format!(
-                        "{}: answering again (down since {since})",
-                        r.name
+                        "{name}: answering again (down since {since})"
                     ))));
                 }
-                r.server = Server::Up;
+                s.link = Link::Up;
                 let pid = obs.listing.server_pid;
-                let restarted = matches!((r.server_pid, pid), (Some(a), Some(b)) if a != b);
-                r.server_pid = pid.or(r.server_pid);
+                let restarted = matches!((s.server_pid, pid), (Some(a), Some(b)) if a != b);
+                s.server_pid = pid.or(s.server_pid);
                 if restarted {
-                    self.forget_host(host, "its tmux server was started again", now, fx);
+                    self.forget_host(server, "its tmux server was started again", now, fx);
                 }
-                self.absorb(host, obs, now, fx);
+                self.absorb(server, obs, now, fx);
             }
-            Err(e) => {
-                if r.down_since.is_none() {
-                    fx.push(Effect::Log(Log::warn(format!("{}: {e}", r.name))));
+            (ServerId::Host(_), Err(e)) => {
+                if s.down_since.is_none() {
+                    let name = s.name.as_deref().unwrap_or_default();
+                    fx.push(Effect::Log(Log::warn(format!("{name}: {e}"))));
                 }
-                r.down_since.get_or_insert(now);
+                s.down_since.get_or_insert(now);
                 let gone = matches!(e, TmuxError::NoServer { .. });
-                r.server = Server::Down(e);
+                s.link = Link::Down(e);
                 // The host answers, its server is gone: so are its panes.
                 if gone {
-                    r.server_pid = None;
-                    self.forget_host(host, "its tmux server is gone", now, fx);
+                    s.server_pid = None;
+                    self.forget_host(server, "its tmux server is gone", now, fx);
                 }
             }
         }
         let again = self
-            .remotes
-            .get_mut(usize::from(host) - 1)
-            .is_some_and(|r| std::mem::take(&mut r.poll_again));
+            .servers
+            .get_mut(server)
+            .is_some_and(|s| std::mem::take(&mut s.poll_again));
         if again {
-            self.poll_remotes(fx);
+            self.poll(server, false, fx);
         }
     }
 
     /// Another host's server went (or was started again): its cards go, never handed to the
     /// new server's panes that reuse their ids. Journaled once, by the supervisor, as the
     /// local server's loss is.
-    fn forget_host(&mut self, host: u8, why: &str, now: Millis, fx: &mut Vec<Effect>) {
+    fn forget_host(&mut self, server: ServerId, why: &str, now: Millis, fx: &mut Vec<Effect>) {
         let lost = self
             .cards
             .iter()
-            .filter(|c| c.pane.id.host() == host && c.agent.is_some())
+            .filter(|c| c.pane.id.server() == server && c.agent.is_some())
             .count();
-        self.cards.retain(|c| c.pane.id.host() != host);
-        self.overlays.closing.retain(|id| id.host() != host);
-        if self.peek.as_ref().is_some_and(|p| p.pane.host() == host) {
+        self.cards.retain(|c| c.pane.id.server() != server);
+        self.overlays.closing.retain(|id| id.server() != server);
+        if self
+            .peek
+            .as_ref()
+            .is_some_and(|p| p.pane.server() == server)
+        {
             self.peek = None;
         }
-        let Some(r) = self.remotes.get_mut(usize::from(host) - 1) else {
+        let Some(s) = self.servers.get_mut(server) else {
             return;
         };
-        r.listed = Some(std::collections::HashSet::new());
+        s.listed = Some(std::collections::HashSet::new());
+        let name = s.name.clone().unwrap_or_default();
         let lost_words = crate::text::counted(lost, "agent", "agents");
         fx.push(Effect::Log(Log::warn(format!(
-            "{}: {why}: {lost_words} lost",
-            r.name
+            "{name}: {why}: {lost_words} lost"
         ))));
         if self.supervision.supervising && lost > 0 {
             fx.push(Effect::Journal(crate::msg::Event {
                 ts: now,
                 event: "server_gone".into(),
-                host: Some(r.name.clone()),
+                host: Some(name),
                 detail: Some(format!("{why}: {lost_words} lost")),
                 ..Default::default()
             }));
         }
     }
 
-    /// Folds a look at one server (`host`: 0 the local one) into the cards: that server's
-    /// cards are made anew from it, the others' are left as they are.
-    fn absorb(&mut self, srv: u8, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
+    /// Folds a look at one server into the cards: that server's cards are made anew from
+    /// it, the others' are left as they are.
+    fn absorb(&mut self, srv: ServerId, mut obs: Observation, now: Millis, fx: &mut Vec<Effect>) {
         let activity = std::mem::take(&mut obs.activity);
         let files = std::mem::take(&mut obs.agent_files);
         let trees = Arc::clone(&obs.tree);
-        if obs.listing.malformed != self.malformed {
+        let malformed = self.servers.get(srv).map_or(0, |s| s.malformed);
+        if obs.listing.malformed != malformed {
             if obs.listing.malformed > 0 {
                 fx.push(Effect::Log(Log::warn(format!(
                     "{} pane record(s) in tmux's listing did not parse and were skipped",
@@ -662,12 +552,12 @@ impl State {
                 fx.push(Effect::Log(Log::info("every pane record parses again")));
             }
         }
-        if srv == 0 {
-            self.malformed = obs.listing.malformed;
+        if let Some(s) = self.servers.get_mut(srv) {
+            s.malformed = obs.listing.malformed;
         }
         let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
             .into_iter()
-            .partition(|c| c.pane.id.host() == srv);
+            .partition(|c| c.pane.id.server() == srv);
         let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
         let selected_pos = self
             .grid
@@ -679,7 +569,7 @@ impl State {
         let mut marks = Vec::new();
         self.overlays
             .closing
-            .retain(|id| id.host() != srv || listed.contains(id));
+            .retain(|id| id.server() != srv || listed.contains(id));
         for pane in obs.listing.panes {
             if self.overlays.closing.contains(&pane.id) {
                 continue;
@@ -728,13 +618,7 @@ impl State {
             let started = obs.started.get(&pane.id).copied();
             // A pane that was not there at the last look was born while we watched, however
             // quickly it died: its death is news, not an old one.
-            let listed = match srv {
-                0 => self.listed.as_ref(),
-                h => self
-                    .remotes
-                    .get(usize::from(h) - 1)
-                    .and_then(|r| r.listed.as_ref()),
-            };
+            let listed = self.servers.get(srv).and_then(|s| s.listed.as_ref());
             let born = listed.is_some_and(|l| !l.contains(&pane.id));
             let mut card = observe(prev, pane, agent, started, now);
             if born && card.pane.dead && !card.seen_alive {
@@ -763,13 +647,8 @@ impl State {
                 self.cards.iter().map(|c| c.pane.id).collect();
             self.supervision.waits_told.retain(|id, _| ids.contains(id));
         }
-        match srv {
-            0 => self.listed = Some(listed),
-            h => {
-                if let Some(r) = self.remotes.get_mut(usize::from(h) - 1) {
-                    r.listed = Some(listed);
-                }
-            }
+        if let Some(s) = self.servers.get_mut(srv) {
+            s.listed = Some(listed);
         }
         // Agent panes that vanished while their agent ran: never silence. (Not when a
         // record did not parse: that pane may still be there.)
@@ -806,12 +685,11 @@ impl State {
         // Lost SIGCHLD: kick the server and look again at once (another host's server is
         // asked to signal itself).
         let due: Vec<usize> = (0..self.cards.len())
-            .filter(|&i| self.cards[i].pane.id.host() == srv && self.cards[i].kick_due(now))
+            .filter(|&i| self.cards[i].pane.id.server() == srv && self.cards[i].kick_due(now))
             .collect();
         let kick = match (srv, obs.listing.server_pid) {
-            (0, Some(pid)) => Some(Effect::KickServer(pid)),
-            (0, None) => None,
-            (h, _) => Some(Effect::KickHost(h)),
+            (ServerId::Local, None) => None,
+            (server, pid) => Some(Effect::Kick { server, pid }),
         };
         if let (false, Some(kick)) = (due.is_empty(), kick) {
             for i in due {
@@ -820,16 +698,16 @@ impl State {
             }
             fx.push(kick);
             match srv {
-                0 => self.poll(fx),
-                h => {
-                    if let Some(r) = self.remotes.get_mut(usize::from(h) - 1) {
-                        r.poll_again = true;
+                ServerId::Local => self.poll(srv, false, fx),
+                host => {
+                    if let Some(s) = self.servers.get_mut(host) {
+                        s.poll_again = true;
                     }
                 }
             }
         }
 
-        if srv == 0 {
+        if srv.is_local() {
             self.follow_server_auto(&obs.listing.auto_all);
         }
         self.attend(srv, &activity, &files, &trees, now, fx);
@@ -861,7 +739,7 @@ impl State {
                 continue;
             };
             // A server that does not answer is written to when it does.
-            if card.pane.id.host() != 0 && self.card_stale(card) {
+            if !card.pane.id.server().is_local() && self.card_stale(card) {
                 continue;
             }
             let p = &card.pane;
@@ -912,7 +790,7 @@ impl State {
     /// times are about its cards only; another server's are told by its own look).
     fn attend(
         &mut self,
-        srv: u8,
+        srv: ServerId,
         activity: &HashMap<PaneId, u64>,
         files: &HashMap<u32, AgentFile>,
         trees: &HashMap<PaneId, Arc<ProcTree>>,
@@ -921,7 +799,7 @@ impl State {
     ) {
         let mut look = Vec::new();
         for card in &mut self.cards {
-            if card.pane.id.host() != srv {
+            if card.pane.id.server() != srv {
                 continue;
             }
             if card.agent.is_none() || card.life != Life::Running {
@@ -990,7 +868,7 @@ impl State {
         // its prompt answered) with no state file of its own, or is not read yet. Of the
         // local server: the word goes to its poller; other hosts are listed every 2 s.
         let often = self.cards.iter().any(|c| {
-            c.pane.id.host() == 0
+            c.pane.id.server().is_local()
                 && c.agent.is_some()
                 && c.life == Life::Running
                 && c.attention.file.is_none()
@@ -1066,7 +944,9 @@ impl State {
             let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
             card.attention
                 .looked_at(def.and_then(|d| d.screen_says(screen)));
-            self.reread.insert(card.pane.id);
+            if let Some(s) = self.servers.get_mut(card.pane.id.server()) {
+                s.reread.insert(card.pane.id);
+            }
         }
         self.settle_attention(now, fx);
     }
@@ -1085,10 +965,10 @@ impl State {
     fn sort_cards(&mut self) {
         let attention = self.grid.order == Order::Attention;
         // The local server's panes first, then each host's, in the order of [[hosts]].
-        fn key(c: &Card, attention: bool) -> (u8, u8, &str, u32, u32) {
+        fn key(c: &Card, attention: bool) -> (u8, ServerId, &str, u32, u32) {
             (
                 if attention { c.order.0 } else { 0 },
-                c.pane.id.host(),
+                c.pane.id.server(),
                 &c.pane.session,
                 c.pane.window_index,
                 c.pane.pane_index,
@@ -1354,7 +1234,9 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
 
 mod auto;
 mod parts;
+mod servers;
 pub use parts::{Grid, Lost, Overlays, Reads, Story, Supervision};
+pub use servers::{Link, ServerPoll, Servers};
 mod grid;
 mod story;
 pub use story::{story, supervisor_name};
@@ -1391,7 +1273,11 @@ impl State {
             self.grid.shown.len(),
         )
             .hash(&mut h);
-        (&self.supervision.journal_error, self.malformed).hash(&mut h);
+        (
+            &self.supervision.journal_error,
+            self.servers.local().malformed,
+        )
+            .hash(&mut h);
         (
             self.lost.confirm,
             self.lost.hidden,
@@ -1405,10 +1291,10 @@ impl State {
             .as_ref()
             .map(|l| l.agents.len())
             .hash(&mut h);
-        match &self.server {
-            Server::Connecting => 0u8.hash(&mut h),
-            Server::Up => 1u8.hash(&mut h),
-            Server::Down(e) => e.to_string().hash(&mut h),
+        match &self.servers.local().link {
+            Link::Connecting => 0u8.hash(&mut h),
+            Link::Up => 1u8.hash(&mut h),
+            Link::Down(e) => e.to_string().hash(&mut h),
         }
         if let Some(p) = &self.peek {
             (p.top, p.height, &p.typing, &p.query, p.hit, &p.error).hash(&mut h);

@@ -97,7 +97,7 @@ impl State {
                     );
                 }
             }
-            Action::Jump if id.host() != 0 => {
+            Action::Jump if !id.server().is_local() => {
                 let host = self.host_name(&self.cards[i]).unwrap_or("?").to_string();
                 let target = crate::words::shell_quote(&self.cards[i].pane.target());
                 self.cards[i].notice = Some(
@@ -118,7 +118,7 @@ impl State {
                     None => {
                         let attach = format!(
                             "tmux -S {} attach -t {}",
-                            crate::words::shell_quote(&self.socket),
+                            crate::words::shell_quote(&self.servers.socket),
                             crate::words::shell_quote(&card.pane.target())
                         );
                         let words = if self.in_other_tmux {

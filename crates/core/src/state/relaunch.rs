@@ -170,7 +170,7 @@ impl State {
         let agents = &self.agents;
         // Only agents of this machine: their records are in folders here.
         let due = self.cards.iter_mut().find(|c| {
-            c.pane.id.host() == 0
+            c.pane.id.server().is_local()
                 && resume::lacks_id(c, agents)
                 && if c.pane.dead {
                     !c.discovered_dead && c.life != Life::Reading

@@ -60,7 +60,7 @@ impl State {
             let mine: Vec<&Event> = events
                 .iter()
                 .filter(|e| e.pane == pane && e.ts < started)
-                .filter(|e| e.server.as_deref() == Some(self.socket.as_str()))
+                .filter(|e| e.server.as_deref() == Some(self.servers.socket.as_str()))
                 .filter(
                     |e| match (&e.session_id, card.pane.opt_session_id.as_str()) {
                         (Some(id), ours) if !ours.is_empty() => id == ours,

@@ -105,7 +105,7 @@ impl World {
     fn look(&mut self, s: &mut State, now: Millis) {
         let fx = s.update(Msg::Tick, now);
         self.apply(s, fx, now);
-        let fx = s.update(Msg::Polled(Ok(self.obs())), now);
+        let fx = s.update(Msg::polled(Ok(self.obs())), now);
         self.apply(s, fx, now);
     }
 
@@ -354,7 +354,7 @@ fn a_dashboard_that_yields_to_a_daemon_stops_supervising_and_says_who_does() {
         w2.look(&mut s, T0);
         w2.kill(1);
         s.update(Msg::Tick, T0 + 500);
-        s.update(Msg::Polled(Ok(w2.obs())), T0 + 500)
+        s.update(Msg::polled(Ok(w2.obs())), T0 + 500)
     };
     assert!(fx.iter().any(|e| matches!(
         e,
@@ -369,7 +369,7 @@ fn a_dashboard_that_yields_to_a_daemon_stops_supervising_and_says_who_does() {
 fn a_dashboard_started_later_tells_what_happened_to_each_agent_meanwhile() {
     let mut w = World::new();
     let mut s = instance(false);
-    let socket = s.socket.clone();
+    let socket = s.servers.socket.clone();
     let ev = |ts: Millis, kind: &str, attempt: Option<u32>| Event {
         ts,
         event: kind.into(),
@@ -420,7 +420,7 @@ fn an_agent_born_and_dead_between_two_looks_is_a_death_seen_not_an_old_one() {
     let mut w2 = World::new();
     w2.look(&mut s, t);
     s.update(
-        Msg::Polled(Err(TmuxError::NoServer {
+        Msg::polled(Err(TmuxError::NoServer {
             socket: "/tmp/s".into(),
         })),
         t + 500,
@@ -443,7 +443,7 @@ fn the_story_of_what_happened_meanwhile_ends_with_a_key_or_the_next_death() {
         ts: T0 - 60_000,
         event: "died".into(),
         pane: "%1".into(),
-        server: Some(s.socket.clone()),
+        server: Some(s.servers.socket.clone()),
         exit_code: Some(1),
         ..Event::default()
     };
@@ -481,7 +481,7 @@ fn an_agent_resumed_directly_after_it_ran_under_a_wrapper_dies_as_a_new_death() 
             );
         }
         let mut fx = s.update(Msg::Tick, t);
-        fx.extend(s.update(Msg::Polled(Ok(o)), t));
+        fx.extend(s.update(Msg::polled(Ok(o)), t));
         fx
     };
     let claude = Proc {
@@ -553,7 +553,7 @@ fn a_crash_loop_at_a_shell_prompt_is_a_new_death_each_time_and_journaled_once_ea
             }),
         );
         let mut fx = s.update(Msg::Tick, t);
-        fx.extend(s.update(Msg::Polled(Ok(o)), t));
+        fx.extend(s.update(Msg::polled(Ok(o)), t));
         fx
     };
     // Three runs, each dying 3 s after it started: within seconds of each other.
@@ -581,7 +581,7 @@ fn first_resume_due() -> (World, State) {
     let fx: Vec<Effect> = s
         .update(Msg::Tick, T0 + 3_000)
         .into_iter()
-        .filter(|e| !matches!(e, Effect::Relaunch { .. } | Effect::Poll(_)))
+        .filter(|e| !matches!(e, Effect::Relaunch { .. } | Effect::Poll { .. }))
         .collect();
     w.apply(&mut s, fx, T0 + 3_000);
     (w, s)
@@ -821,7 +821,7 @@ fn an_agent_pane_that_vanishes_while_its_agent_runs_is_journaled_never_silence()
     w.look(&mut s, T0 + 500);
     // Gone before remain-on-exit could be set (the World only sets it when asked).
     w.panes[0].remain_on_exit = false;
-    let fx = s.update(Msg::Polled(Ok(w.obs())), T0 + 900);
+    let fx = s.update(Msg::polled(Ok(w.obs())), T0 + 900);
     w.apply(&mut s, fx, T0 + 900);
     w.panes.clear();
     w.look(&mut s, T0 + 1_000);
