@@ -70,10 +70,8 @@ pub struct Card {
     pub preview_at: Millis,
     /// A line of news shown on the card (relaunch progress, refusals).
     pub notice: Option<Notice>,
-    /// A relaunch of this pane is under way.
-    pub relaunching: bool,
-    /// The relaunch under way is auto-resume attempt N.
-    pub auto_in_flight: Option<u32>,
+    /// A relaunch of this pane under way, and who asked for it.
+    pub relaunch: Option<Relaunch>,
     /// The death (when it was first seen: `seen_dead_at`, which a more exact `died_at` read
     /// later does not change) a crash record was last made of, and the auto-resume it
     /// followed (see [`crate::crash::CrashRecord::attempt`]): a relaunch tried again
@@ -85,11 +83,9 @@ pub struct Card {
     /// Auto-resume: the pane's budget and where it stands.
     pub budget: Budget,
     pub auto: Auto,
-    /// This death has been judged by the auto-resume policy (as a dashboard beside the
-    /// supervisor: announced).
-    pub judged: bool,
-    /// Judge this death again, whatever its pane says (an auto-resume of it failed).
-    pub rejudge: bool,
+    /// Whether this death has been judged by the auto-resume policy (as a dashboard beside
+    /// the supervisor: announced).
+    pub judged: Judged,
     /// The budget options as last read from the pane: a change is another instance's edit
     /// (a relaunch, `a`, `c`) and is taken up.
     pub seen_opts: String,
@@ -107,11 +103,9 @@ pub struct Card {
     /// A session id this agent said it has no record of, the last time it was asked to
     /// resume it (`No conversation found with session ID`): not resumed again.
     pub no_session: Option<String>,
-    /// The last relaunch that resumed a session by id: the id and when; a death soon after
-    /// is looked at for the agent's "no such session" words.
-    pub resumed: Option<(String, Millis)>,
-    /// The dead pane's last lines were asked for (a quick death after a resume).
-    pub tail_asked: bool,
+    /// The last relaunch that resumed a session by id: a death soon after is looked at for
+    /// the agent's "no such session" words.
+    pub resumed: Option<Resumed>,
     /// What the live agent is doing, as far as can be told.
     /// Boxed: every card is moved on every poll, and this is a sixth of its size.
     pub attention: Box<Attention>,
@@ -146,6 +140,36 @@ pub struct Launcher {
     /// The agent's process and argv: while it runs, and of its last run after.
     pub fg_pid: Option<u32>,
     pub fg_argv: Vec<String>,
+}
+
+/// A relaunch under way: asked by the user (`r`, `R`), or auto-resume attempt N. The card's
+/// [`Auto::Resuming`] tells every instance, through the pane, that a resume runs; this is
+/// the asking instance's own record, which the answer is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Relaunch {
+    Manual,
+    Auto { attempt: u32 },
+}
+
+/// Where a death stands with the auto-resume policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Judged {
+    /// Not judged yet.
+    #[default]
+    Due,
+    /// To be judged again, whatever its pane says: an auto-resume of it failed (the death
+    /// was journaled and announced once already).
+    Again,
+    Done,
+}
+
+/// A relaunch that resumed a session by id: which, when, and whether the dead pane's last
+/// lines were asked for (a quick death after it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resumed {
+    pub id: String,
+    pub at: Millis,
+    pub tail_asked: bool,
 }
 
 /// Where a pane stands with auto-resume.
@@ -378,16 +402,17 @@ pub fn observe(
             preview_sig: None,
             preview_at: c.preview_at,
             notice: c.notice,
-            relaunching: c.relaunching,
-            auto_in_flight: c.auto_in_flight,
+            relaunch: c.relaunch,
             recorded: c.recorded,
             // A pane respawned after it died runs what tmux started, not its old launcher.
             launcher: c.launcher.filter(|h| h.alive),
             argv_id: None,
             // Relaunches land before the poll that sees them: what they said carries over.
             no_session: c.no_session,
-            resumed: c.resumed,
-            tail_asked: false,
+            resumed: c.resumed.map(|r| Resumed {
+                tail_asked: false,
+                ..r
+            }),
             attention: Box::default(),
             order: c.order,
             discovered_at: None,
@@ -397,8 +422,7 @@ pub fn observe(
                 Auto::Resuming { attempt } => Auto::Resuming { attempt },
                 _ => Auto::Idle,
             },
-            judged: false,
-            rejudge: false,
+            judged: Judged::Due,
             seen_opts: c.seen_opts,
             wrote_opts: c.wrote_opts,
             wrote_before: c.wrote_before,
@@ -427,21 +451,18 @@ pub fn observe(
             preview_sig: None,
             preview_at: 0,
             notice: None,
-            relaunching: false,
-            auto_in_flight: None,
+            relaunch: None,
             recorded: None,
             launcher: None,
             argv_id: None,
             no_session: None,
             resumed: None,
-            tail_asked: false,
             attention: Box::default(),
             order: (u8::MAX, None),
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,
-            judged: false,
-            rejudge: false,
+            judged: Judged::Due,
         },
     };
     // A death also ends the good news of the run before it ("resumed 03ff8cff").
@@ -613,11 +634,11 @@ mod tests {
         d1.pid = Some(10);
         let c = observe(Some(c.clone()), d1, None, None, 10);
         let mut c2 = c.clone();
-        c2.judged = true;
+        c2.judged = Judged::Done;
         let mut d2 = dead(Some(1), None);
         d2.pid = Some(11);
         let c3 = observe(Some(c2.clone()), d2, None, None, 20);
-        assert!(!c3.judged, "judged again");
+        assert_eq!(c3.judged, Judged::Due, "judged again");
         assert!(c3.seen_alive);
         assert_eq!(c3.died_at, Some(20));
     }

@@ -5,7 +5,7 @@
 //! supervisor takes up at its next look.
 
 use super::*;
-use crate::card::Auto;
+use crate::card::{Auto, Judged, Relaunch};
 use crate::judged;
 use crate::msg::Event;
 use crate::supervisor::{self, Budget, Hold, Policy, Verdict};
@@ -95,7 +95,7 @@ impl State {
             let card = &self.cards[i];
             match card.life {
                 Life::Running => self.maybe_refill(i, now, fx),
-                Life::Dead(exit) if !card.judged => self.judge(i, exit, now, fx),
+                Life::Dead(exit) if card.judged != Judged::Done => self.judge(i, exit, now, fx),
                 _ => {}
             }
         }
@@ -145,7 +145,7 @@ impl State {
         c.budget =
             Budget::from_options(&p.opt_attempts, &p.opt_resumes, &p.opt_next, &p.opt_paused);
         c.seen_opts = p.budget_opts();
-        if c.relaunching {
+        if c.relaunch.is_some() {
             return;
         }
         if !c.life.is_dead() {
@@ -153,8 +153,8 @@ impl State {
             return;
         }
         c.auto = judged::on_pane(c).unwrap_or_default();
-        if let (false, Life::Dead(exit)) = (c.judged, c.life) {
-            c.judged = true;
+        if let (false, Life::Dead(exit)) = (c.judged == Judged::Done, c.life) {
+            c.judged = Judged::Done;
             if c.seen_alive && !exit.is_clean() {
                 let mut ev = self.event(&self.cards[i], "died", now);
                 ev.detail = Some(exit.describe());
@@ -185,8 +185,7 @@ impl State {
         if self.read_tail_first(i, fx) {
             return;
         }
-        self.cards[i].judged = true;
-        let rejudge = std::mem::take(&mut self.cards[i].rejudge);
+        let rejudge = std::mem::replace(&mut self.cards[i].judged, Judged::Done) == Judged::Again;
         if let (false, Some(auto)) = (rejudge, judged::on_pane(&self.cards[i])) {
             // Judged and journaled before: by the supervisor before us, or by us before a
             // restart. Pick up where it stopped (a pending resume counts down under us).
@@ -333,10 +332,10 @@ impl State {
     fn read_tail_first(&mut self, i: usize, fx: &mut Vec<Effect>) -> bool {
         let agents = &self.agents;
         let card = &mut self.cards[i];
-        let Some((_, at)) = &card.resumed else {
+        let Some(Resumed { at, tail_asked, .. }) = &card.resumed else {
             return false;
         };
-        if card.tail_asked {
+        if *tail_asked {
             // Asked already: awaited (the answer clears `resumed`).
             return true;
         }
@@ -352,7 +351,9 @@ impl State {
             card.resumed = None;
             return false;
         }
-        card.tail_asked = true;
+        if let Some(r) = card.resumed.as_mut() {
+            r.tail_asked = true;
+        }
         fx.push(Effect::ReadTail(card.pane.id));
         true
     }
@@ -366,7 +367,7 @@ impl State {
             let Auto::Scheduled { due, .. } = self.cards[i].auto else {
                 continue;
             };
-            if due > now || self.cards[i].relaunching || self.card_stale(&self.cards[i]) {
+            if due > now || self.cards[i].relaunch.is_some() || self.card_stale(&self.cards[i]) {
                 continue;
             }
             // Turned off since it was scheduled (here or, through the panes, elsewhere).
@@ -380,8 +381,7 @@ impl State {
                     let card = &mut self.cards[i];
                     let attempt = supervisor::on_resume(&mut card.budget, now);
                     card.auto = Auto::Resuming { attempt };
-                    card.relaunching = true;
-                    card.auto_in_flight = Some(attempt);
+                    card.relaunch = Some(Relaunch::Auto { attempt });
                     // Said on the pane before the relaunch starts: a supervisor killed in
                     // the middle of it leaves the resume to the next one, not lost.
                     self.save_budget(i, fx);
@@ -453,8 +453,7 @@ impl State {
                     Some(now + NOTICE_MS),
                 ));
                 // Still dead: judge again, so the next attempt (or giving up) follows.
-                card.judged = false;
-                card.rejudge = true;
+                card.judged = Judged::Again;
                 ("resume_failed", Some(e.why.clone()))
             }
         };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::agent::{Agents, Route, SESSION_ID};
 use crate::attention::{AgentFile, Attention, Doing, Report};
-use crate::card::{observe, Auto, Card, Life, Notice};
+use crate::card::{observe, Auto, Card, Judged, Life, Notice, Relaunch, Resumed};
 use crate::errors::TmuxError;
 use crate::launcher::PaneProcess;
 use crate::layout::{geometry, Geometry, Mode};
@@ -1214,8 +1214,7 @@ impl State {
 /// relaunch's first seconds. Such a pane is read whole at every poll.
 fn handling(c: &Card) -> bool {
     c.life == Life::Reading
-        || c.relaunching
-        || c.auto_in_flight.is_some()
+        || c.relaunch.is_some()
         || c.resumed.is_some()
         || matches!(c.auto, Auto::Scheduled { .. } | Auto::Resuming { .. })
 }
@@ -1328,7 +1327,7 @@ impl State {
                 c.died_at,
                 &c.notice,
                 &c.auto,
-                c.relaunching,
+                c.relaunch,
             )
                 .hash(&mut h);
             (c.budget.paused, c.budget.attempts, &c.preview, &c.agent).hash(&mut h);

@@ -9,7 +9,7 @@ impl State {
         };
         self.choose_selected();
         let card = &self.cards[i];
-        if card.relaunching {
+        if card.relaunch.is_some() {
             return;
         }
         let planned = resume::plan(card, &self.agents, fresh, SESSION_ID);
@@ -20,7 +20,7 @@ impl State {
                 // The user took over: a pending auto-resume is dropped, the count restarts.
                 crate::supervisor::on_manual(&mut card.budget);
                 card.auto = Auto::Idle;
-                card.relaunching = true;
+                card.relaunch = Some(Relaunch::Manual);
                 let sets = card
                     .budget
                     .to_options()
@@ -54,7 +54,7 @@ impl State {
         let Some(i) = self.cards.iter().position(|c| c.pane.id == pane) else {
             return;
         };
-        self.cards[i].relaunching = false;
+        let asked = self.cards[i].relaunch.take();
         if let Ok(plan) = &result {
             let card = &mut self.cards[i];
             if let Some(id) = &plan.session_id {
@@ -62,14 +62,18 @@ impl State {
             }
             // A resume by id that dies soon after is read for the agent's "no such session".
             card.resumed = match (&plan.session_id, plan.fresh || plan.again) {
-                (Some(id), false) => Some((id.clone(), now)),
+                (Some(id), false) => Some(Resumed {
+                    id: id.clone(),
+                    at: now,
+                    tail_asked: false,
+                }),
                 _ => None,
             };
             if plan.again {
                 card.no_session = None;
             }
         }
-        if let Some(attempt) = self.cards[i].auto_in_flight.take() {
+        if let Some(Relaunch::Auto { attempt }) = asked {
             self.auto_relaunched(i, attempt, &result, now, fx);
             return;
         }
@@ -118,7 +122,8 @@ impl State {
             return;
         };
         let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
-        if let (Some(def), Some(text), Some((id, _))) = (def, text, &card.resumed) {
+        if let (Some(def), Some(text), Some(id)) = (def, text, card.resumed.as_ref().map(|r| &r.id))
+        {
             if def.says_no_session(&text) {
                 fx.push(Effect::Log(Log::info(format!(
                     "{pane}: {} has no session {id}",

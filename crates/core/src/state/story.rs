@@ -17,7 +17,9 @@ impl State {
         if self.supervision.supervising && !was {
             fx.push(Effect::Log(Log::info("supervising the server now")));
             for c in self.cards.iter_mut().filter(|c| c.life.is_dead()) {
-                c.judged = false;
+                if c.judged == Judged::Done {
+                    c.judged = Judged::Due;
+                }
             }
         } else if was && !self.supervision.supervising {
             fx.push(Effect::Log(Log::info(format!(
