@@ -512,7 +512,7 @@ mod tests {
         ]);
         let l = m.listing();
         assert!(l.panes[0].remain_on_exit);
-        assert_eq!(l.panes[0].opt_cwd, "/w");
+        assert_eq!(l.panes[0].opts.cwd, "/w");
         assert_eq!(l.panes.len(), 1);
     }
 

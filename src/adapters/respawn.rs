@@ -8,6 +8,7 @@ use crate::adapters::discover::Dirs;
 use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::core::agent::SESSION_ID;
 use crate::core::msg::{CrashMeta, DiscoverRequest};
+use crate::core::pane::Opt;
 use crate::core::resume::{Failure, Plan};
 use crate::core::time::Millis;
 use crate::core::words;
@@ -369,9 +370,9 @@ fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
         meta.exit_short,
         meta.died_at.map(|t| t.to_string()).unwrap_or_default()
     );
-    let mut sets = vec![("@agentwatch_previous", previous)];
+    let mut sets = vec![(Opt::Previous, previous)];
     if let Some(id) = &plan.session_id {
-        sets.push(("@agentwatch_session_id", id.clone()));
+        sets.push((Opt::SessionId, id.clone()));
     }
     for (name, value) in sets {
         args.extend([
@@ -380,7 +381,7 @@ fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
             "-p".into(),
             "-t".into(),
             plan.pane.to_string(),
-            name.into(),
+            name.name().into(),
             words::arg(&value),
         ]);
     }

@@ -185,7 +185,7 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             out.push(passthrough_check(&passthrough));
         }
         out.push(transport_check(tmux, ctx).await);
-        let hooked = l.panes.iter().any(|p| !p.opt_last_status.is_empty());
+        let hooked = l.panes.iter().any(|p| !p.opts.last_status.is_empty());
         out.push(shell_check(ctx, hooked));
     } else {
         out.push(shell_check(ctx, false));

@@ -137,10 +137,10 @@ pub fn explain(
         "\nthe rule: the agent's own word decides when there is one; else a prompt for its user\n\
          from a hook or on its screen; else the most exact source that says something.\n",
     );
-    if !p.opt_state.is_empty() {
+    if !p.opts.state.is_empty() {
         out.push_str(&format!(
             "the pane option @agentwatch_state (kept by the supervisor): {}\n",
-            p.opt_state
+            p.opts.state
         ));
     }
     out

@@ -8,6 +8,7 @@ use crate::adapters::tmux::client::Tmux;
 use crate::adapters::tmux::window::open_window;
 use crate::adapters::which::find_program;
 use crate::core::agent::{fill, AgentDef, Agents};
+use crate::core::pane::Opt;
 use crate::core::resume::ARGS_OPTION;
 
 /// What the user asked for.
@@ -24,7 +25,7 @@ pub struct Request {
 }
 
 /// A checked request: the kind, the directory, the argv, and the pane options to set.
-pub type Prepared = (AgentDef, PathBuf, Vec<String>, Vec<(String, String)>);
+pub type Prepared = (AgentDef, PathBuf, Vec<String>, Vec<(Opt, String)>);
 
 /// Checks the request and builds the argv and pane options. Every error is one line that
 /// names the thing and the fix.
@@ -74,19 +75,16 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
     let mut argv = fill(&def.start, id.as_deref());
     argv.extend(req.args.iter().cloned());
     let mut options = vec![
-        ("remain-on-exit".to_string(), "on".to_string()),
-        ("@agentwatch_agent".to_string(), def.name.clone()),
-        (
-            "@agentwatch_cwd".to_string(),
-            cwd.to_string_lossy().into_owned(),
-        ),
+        (Opt::RemainOnExit, "on".to_string()),
+        (Opt::Agent, def.name.clone()),
+        (Opt::Cwd, cwd.to_string_lossy().into_owned()),
     ];
     if let Some(id) = id {
-        options.push(("@agentwatch_session_id".to_string(), id));
+        options.push((Opt::SessionId, id));
     }
     if !req.args.is_empty() {
         let json = serde_json::to_string(&req.args).map_err(|e| e.to_string())?;
-        options.push((ARGS_OPTION.to_string(), json));
+        options.push((ARGS_OPTION, json));
     }
     Ok((def, cwd, argv, options))
 }
@@ -179,9 +177,9 @@ mod tests {
         let (_, cwd, argv, opts) = prepare(&r, &Agents::new(defs), "ID-1").unwrap();
         assert_eq!(cwd, PathBuf::from("/"));
         assert_eq!(argv, ["sh", "--session-id", "ID-1", "--model", "x y"]);
-        assert!(opts.contains(&("@agentwatch_session_id".into(), "ID-1".into())));
-        assert!(opts.contains(&(ARGS_OPTION.into(), r#"["--model","x y"]"#.into())));
-        assert_eq!(opts[0], ("remain-on-exit".into(), "on".into()));
+        assert!(opts.contains(&(Opt::SessionId, "ID-1".into())));
+        assert!(opts.contains(&(ARGS_OPTION, r#"["--model","x y"]"#.into())));
+        assert_eq!(opts[0], (Opt::RemainOnExit, "on".into()));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::adapters::probe::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::core::msg::{Effect, Msg};
-use crate::core::pane::{PaneId, ServerId};
+use crate::core::pane::{Opt, PaneId, ServerId};
 use crate::core::peek_model::PeekRecord;
 use crate::core::time::Millis;
 
@@ -228,7 +228,11 @@ impl Io {
             }
             Effect::SetOptions(mut sets) => {
                 // Protect first: every new pane's output outlives it before anything else.
-                sets.sort_by_key(|(_, name, _)| name != "remain-on-exit");
+                sets.sort_by_key(|(_, opt, _)| *opt != Opt::RemainOnExit);
+                let sets: Vec<(PaneId, String, String)> = sets
+                    .into_iter()
+                    .map(|(id, opt, v)| (id, opt.name().to_string(), v))
+                    .collect();
                 let mut failed = None;
                 let mut servers: Vec<ServerId> = sets.iter().map(|s| s.0.server()).collect();
                 servers.sort_unstable();

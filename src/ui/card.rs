@@ -173,10 +173,10 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     };
     lines.push(Line::from(Span::styled(banner, style)));
 
-    let id = if p.opt_session_id.is_empty() {
+    let id = if p.opts.session_id.is_empty() {
         String::new()
     } else {
-        format!("id {}", short_id(&p.opt_session_id))
+        format!("id {}", short_id(&p.opts.session_id))
     };
     // At least a space between the directory and the id, whatever the width.
     let cwd_w = w.saturating_sub(width(&id) + if id.is_empty() { 2 } else { 3 });
@@ -314,10 +314,10 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
 
 /// `previous: exit 1, 3m ago` for a live pane that was relaunched after a death.
 fn previous(card: &Card, ctx: &CardCtx) -> Option<String> {
-    if card.pane.dead || card.pane.opt_previous.is_empty() {
+    if card.pane.dead || card.pane.opts.previous.is_empty() {
         return None;
     }
-    let p = &card.pane.opt_previous;
+    let p = &card.pane.opts.previous;
     let (what, when) = p.split_once('|').unwrap_or((p, ""));
     let ago = when
         .parse::<Millis>()

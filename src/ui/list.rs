@@ -189,7 +189,7 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (Str
         Col::Window => (p.window_name.clone(), Style::new()),
         Col::Age => (age(card, state.now), Style::new()),
         Col::Dir => (tilde(p.cwd(), look.home.as_deref()), t.dim()),
-        Col::Session if !p.opt_session_id.is_empty() => (short_id(&p.opt_session_id), t.dim()),
+        Col::Session if !p.opts.session_id.is_empty() => (short_id(&p.opts.session_id), t.dim()),
         // Said, not left blank, when its resume needs one.
         Col::Session if crate::core::resume::lacks_id(card, &state.agents) => {
             ("no id".into(), t.notice())

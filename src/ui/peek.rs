@@ -51,10 +51,10 @@ pub fn render(state: &State, peek: &Peek, look: &Look, area: Rect, buf: &mut Buf
     };
     let who = match card {
         Some(c) => {
-            let id = if c.pane.opt_session_id.is_empty() {
+            let id = if c.pane.opts.session_id.is_empty() {
                 "no session id".to_string()
             } else {
-                format!("session {}", short_id(&c.pane.opt_session_id))
+                format!("session {}", short_id(&c.pane.opts.session_id))
             };
             let short = format!(
                 " {} · {}{} · {} ",

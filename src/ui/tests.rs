@@ -22,11 +22,11 @@ fn fleet(size: (u16, u16)) -> State {
     ]);
     for (i, p) in o.listing.panes.iter_mut().enumerate() {
         p.window_name = ["api", "web", "docs", "infra", "night shift"][i].into();
-        p.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        p.opts.session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
     }
-    o.listing.panes[3].opt_session_id.clear();
+    o.listing.panes[3].opts.session_id.clear();
     // The SIGKILLed gemini has spent its auto-resume budget already.
-    o.listing.panes[2].opt_attempts = "3".into();
+    o.listing.panes[2].opts.attempts = "3".into();
     for i in 1..=5 {
         o.started.insert(PaneId(i), T0 - 3_600_000 * u64::from(i));
     }
@@ -41,7 +41,7 @@ fn fleet(size: (u16, u16)) -> State {
     panes[4] = dead(panes[4].clone(), None, None);
     for p in &mut panes[1..] {
         p.dead_time = Some((T0 + 60_000) / 1000);
-        p.opt_cwd = format!("/home/u/src/proj{}", p.id.0);
+        p.opts.cwd = format!("/home/u/src/proj{}", p.id.0);
     }
     let mut o2 = o.clone();
     o2.listing.panes = panes;
@@ -475,7 +475,7 @@ fn a_malformed_recorded_id_is_said_on_the_card_before_r_is_pressed() {
     let mut s = fleet((80, 24));
     let i = s.cards.iter().position(|c| c.life.is_dead()).unwrap();
     s.cards[i].agent = Some("claude".into());
-    s.cards[i].pane.opt_session_id = "`id`".into();
+    s.cards[i].pane.opts.session_id = "`id`".into();
     s.cards[i].auto = Auto::Idle;
     s.cards[i].notice = None;
     let t = render(&s, 200, 50, &Look::plain());
@@ -563,7 +563,7 @@ mod views {
                     ][k]
                 );
                 if i % 3 != 0 {
-                    p.opt_session_id = format!("{i:08x}-4f7b-4a43-9d55-3f1f1b7f0a11");
+                    p.opts.session_id = format!("{i:08x}-4f7b-4a43-9d55-3f1f1b7f0a11");
                 }
                 p
             })
@@ -1157,14 +1157,14 @@ mod views {
         assert!(!footer(&s).contains("R fresh"), "{}", footer(&s));
         // A dead agent without a session id: r would refuse, R starts it fresh.
         let i = s.selected_index().unwrap();
-        let kept = std::mem::take(&mut s.cards[i].pane.opt_session_id);
+        let kept = std::mem::take(&mut s.cards[i].pane.opts.session_id);
         s.cards[i].pane.start_command = s.cards[i].agent.clone().unwrap_or_default();
         assert!(
             footer(&s).contains("R fresh") && !footer(&s).contains("r relaunch"),
             "{}",
             footer(&s)
         );
-        s.cards[i].pane.opt_session_id = kept;
+        s.cards[i].pane.opts.session_id = kept;
         // Peek on the live pane: no `]`, and no n/N before a search.
         s.update(Msg::Action(Action::Peek), s.now);
         let f = footer(&s);

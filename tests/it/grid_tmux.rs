@@ -219,9 +219,9 @@ async fn separator_bytes_in_names_paths_and_options_neither_hide_nor_forge_a_pan
     );
     let escaped = forged.replace('\u{1e}', "\\036").replace('\u{1f}', "\\037");
     assert!(
-        named.pane.opt_judged == forged || named.pane.opt_judged == escaped,
+        named.pane.opts.judged == forged || named.pane.opts.judged == escaped,
         "{:?}",
-        named.pane.opt_judged
+        named.pane.opts.judged
     );
     // Its death gets its banner; the pane the forged record names stays alive.
     let mut dead = false;

@@ -39,9 +39,12 @@ impl Fake {
             current_command: "claude".into(),
             start_command: "claude".into(),
             current_path: if dead { String::new() } else { "/tmp".into() },
-            opt_cwd: "/tmp".into(),
-            opt_agent: "claude".into(),
-            opt_session_id: ID.into(),
+            opts: agentwatch::core::pane::PaneOptions {
+                cwd: "/tmp".into(),
+                agent: "claude".into(),
+                session_id: ID.into(),
+                ..Default::default()
+            },
             remain_on_exit: true,
             dead,
             dead_status: dead.then_some(1),

@@ -38,9 +38,9 @@ fn a_live_pane_and_its_agentwatch_options() {
     assert!(!p.dead);
     assert_eq!(p.exit(), None);
     assert_eq!(p.current_command, "sleep");
-    assert_eq!(p.opt_agent, "claude");
-    assert_eq!(p.opt_cwd, "/home/u/a b;");
-    assert_eq!(p.opt_args, r#"["--model","x y"]"#);
+    assert_eq!(p.opts.agent, "claude");
+    assert_eq!(p.opts.cwd, "/home/u/a b;");
+    assert_eq!(p.opts.args, r#"["--model","x y"]"#);
     assert!(p.remain_on_exit);
     // A hook plugin's words, as tmux-agent-sidebar writes them.
     assert_eq!(p.hook_status, "waiting");

@@ -246,7 +246,7 @@ async fn a_relaunch_refused_for_a_lasting_cause_keeps_its_reason_and_its_budget(
     );
     let (mut state, io) = watcher(&server);
     watch_until(&mut state, &io, 5, |s| {
-        card(s, &pane).is_some_and(|c| !c.pane.opt_cwd.is_empty())
+        card(s, &pane).is_some_and(|c| !c.pane.opts.cwd.is_empty())
     })
     .await;
     std::fs::remove_dir_all(&dir).unwrap();

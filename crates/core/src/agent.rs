@@ -515,8 +515,8 @@ impl Agents {
     /// the current command; the start command's program (or script under a launcher); the
     /// pane process's argv (a launcher's or an interpreter's script).
     pub fn recognise(&self, pane: &Pane, foreground: Option<&[String]>) -> Option<&AgentDef> {
-        if !pane.opt_agent.is_empty() {
-            if let Some(d) = self.get(&pane.opt_agent) {
+        if !pane.opts.agent.is_empty() {
+            if let Some(d) = self.get(&pane.opts.agent) {
                 return Some(d);
             }
         }
@@ -638,7 +638,7 @@ mod tests {
         let mut p = pane("node", "bash");
         assert!(a.recognise(&p, Some(&v(&["node", "server.js"]))).is_none());
         assert!(a.recognise(&pane("vim", "bash"), None).is_none());
-        p.opt_agent = "gemini".into();
+        p.opts.agent = "gemini".into();
         assert_eq!(
             a.recognise(&p, None).map(|d| d.name.as_str()),
             Some("gemini")

@@ -342,7 +342,7 @@ impl Card {
             || has(&p.id.to_string())
             || has(p.cwd())
             || has(&crate::text::tilde(p.cwd(), home))
-            || has(&p.opt_session_id)
+            || has(&p.opts.session_id)
             || has(host.unwrap_or("local"))
     }
 
@@ -432,10 +432,10 @@ pub fn observe(
             wrote_opts: String::new(),
             wrote_before: String::new(),
             budget: Budget::from_options(
-                &pane.opt_attempts,
-                &pane.opt_resumes,
-                &pane.opt_next,
-                &pane.opt_paused,
+                &pane.opts.attempts,
+                &pane.opts.resumes,
+                &pane.opts.next,
+                &pane.opts.paused,
             ),
             pane,
             agent,

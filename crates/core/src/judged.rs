@@ -7,7 +7,7 @@ use crate::card::{Auto, Card};
 use crate::supervisor::{Budget, Hold};
 
 /// The pane option that holds the verdict.
-pub const OPTION: &str = "@agentwatch_judged";
+pub const OPTION: crate::pane::Opt = crate::pane::Opt::Judged;
 
 /// Shell-hosted deaths are keyed by time; instances see the prompt come back up to a tick
 /// apart, and a restarted one reads the time back from the pane.
@@ -109,7 +109,7 @@ fn one_line(s: &str) -> String {
 /// The verdict kept on the card's pane for its current death, if there is one.
 pub fn on_pane(card: &Card) -> Option<Auto> {
     let key = death_key(card)?;
-    let (judged, auto) = parse(&card.pane.opt_judged, &card.budget)?;
+    let (judged, auto) = parse(&card.pane.opts.judged, &card.budget)?;
     same_death(&judged, &key).then_some(auto)
 }
 

@@ -96,7 +96,7 @@ pub fn view(
         })
         .map(|d| d.name.clone());
     let prev_launcher = prev.and_then(|c| c.launcher.clone());
-    let recorded = (!pane.opt_agent.is_empty()).then(|| pane.opt_agent.clone());
+    let recorded = (!pane.opts.agent.is_empty()).then(|| pane.opts.agent.clone());
     let kind = in_fg
         .clone()
         .or_else(|| process.kind.map(str::to_string))
@@ -126,7 +126,7 @@ pub fn view(
     if in_fg.is_some() {
         if !was_running {
             launcher.first_seen = Some(now);
-            launcher.status_before = pane.opt_last_status.clone();
+            launcher.status_before = pane.opts.last_status.clone();
         }
         launcher.agent_seen_at = Some(now);
         if let Some(p) = agent {
@@ -170,7 +170,7 @@ pub fn view(
             .filter(|c| c.pane.dead_status.is_some() || c.pane.dead_signal.is_some())
             .map(|c| (c.pane.dead_status, c.pane.dead_signal));
         let (status, signal) = kept.unwrap_or_else(|| {
-            published(&pane.opt_last_status, &launcher, prev, exited_at)
+            published(&pane.opts.last_status, &launcher, prev, exited_at)
                 .map_or((None, None), shell_exit)
         });
         pane.dead_status = status;
@@ -275,17 +275,17 @@ mod tests {
         assert_eq!(c.life, Life::Running);
         // The prompt is back; the hook published status 1 a moment later.
         let mut p = bash("bash");
-        p.opt_agent = "claude".into();
-        p.opt_last_status = format!("1 {}", (T0 + 400) / 1000);
+        p.opts.agent = "claude".into();
+        p.opts.last_status = format!("1 {}", (T0 + 400) / 1000);
         let (c, v) = step(Some(&c), p.clone(), None, T0 + 500);
         assert!(v.exited_now);
         assert_eq!(c.life, Life::Dead(Exit::Code(1)));
         assert_eq!(c.died_at, Some(T0 + 500));
         // A status from before the agent ran is not its status.
         let mut before = bash("claude");
-        before.opt_last_status = format!("0 {}.250", T0 / 1000);
+        before.opts.last_status = format!("0 {}.250", T0 / 1000);
         let (c0, _) = step(None, before, Some(&argv), T0 + 300);
-        p.opt_last_status = format!("0 {}.250", T0 / 1000);
+        p.opts.last_status = format!("0 {}.250", T0 / 1000);
         let (c, _) = step(Some(&c0), p, None, T0 + 500);
         assert_eq!(c.life, Life::Reading);
     }
@@ -293,13 +293,13 @@ mod tests {
     #[test]
     fn a_prompt_idle_since_before_we_looked_is_idle_not_a_death() {
         let mut p = bash("bash");
-        p.opt_agent = "claude".into();
+        p.opts.agent = "claude".into();
         let (c, v) = step(None, p.clone(), None, T0);
         assert!(v.idle);
         assert_eq!(c.life, Life::Idle);
         // But an exit recorded on the pane (by an earlier agentwatch) is still a death.
-        p.opt_exited = (T0 - 5_000).to_string();
-        p.opt_last_status = format!("3 {}", (T0 - 5_000) / 1000);
+        p.opts.exited = (T0 - 5_000).to_string();
+        p.opts.last_status = format!("3 {}", (T0 - 5_000) / 1000);
         let (c, v) = step(None, p, None, T0);
         assert!(!v.idle);
         assert_eq!(c.life, Life::Dead(Exit::Code(3)));
@@ -353,12 +353,12 @@ mod tests {
         let argv = vec!["claude".to_string()];
         let (c, _) = step(None, bash("claude"), Some(&argv), T0);
         let mut p = bash("bash");
-        p.opt_agent = "claude".into();
-        p.opt_last_status = format!("0 {}.600", T0 / 1000);
+        p.opts.agent = "claude".into();
+        p.opts.last_status = format!("0 {}.600", T0 / 1000);
         let (c, _) = step(Some(&c), p.clone(), None, T0 + 1_000);
         assert_eq!(c.life, Life::Dead(Exit::Code(0)));
         // Ctrl-C at the prompt publishes 130: not the agent's exit.
-        p.opt_last_status = format!("130 {}.900", (T0 + 5_000) / 1000);
+        p.opts.last_status = format!("130 {}.900", (T0 + 5_000) / 1000);
         let (c, _) = step(Some(&c), p, None, T0 + 6_000);
         assert_eq!(c.life, Life::Dead(Exit::Code(0)));
     }
@@ -368,8 +368,8 @@ mod tests {
         let argv = vec!["claude".to_string()];
         let (c, _) = step(None, bash("claude"), Some(&argv), T0);
         let mut p = bash("bash");
-        p.opt_agent = "claude".into();
-        p.opt_last_status = format!("137 {}.600", T0 / 1000);
+        p.opts.agent = "claude".into();
+        p.opts.last_status = format!("137 {}.600", T0 / 1000);
         let (c, _) = step(Some(&c), p, None, T0 + 1_000);
         assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
         assert_eq!(shell_exit(1), (Some(1), None));
@@ -383,8 +383,8 @@ mod tests {
         let argv = vec!["claude".to_string()];
         let (c, _) = step(None, bash("claude"), Some(&argv), T0);
         let mut p = bash("bash");
-        p.opt_agent = "claude".into();
-        p.opt_last_status = format!("148 {}.600", T0 / 1000);
+        p.opts.agent = "claude".into();
+        p.opts.last_status = format!("148 {}.600", T0 / 1000);
         let stopped = PaneProcess {
             background: &[200],
             ..BASH

@@ -9,7 +9,7 @@ use crate::roster::Roster;
 
 use crate::errors::TmuxError;
 use crate::pane::Listing;
-use crate::pane::{PaneId, ServerId};
+use crate::pane::{Opt, PaneId, ServerId};
 use crate::resume::{Failure, Plan};
 use crate::time::Millis;
 
@@ -202,7 +202,7 @@ pub struct Recreate {
     pub window_name: String,
     pub cwd: String,
     pub argv: Vec<String>,
-    pub options: Vec<(String, String)>,
+    pub options: Vec<(Opt, String)>,
 }
 
 /// What a crash record says about the death, besides the output.
@@ -288,7 +288,7 @@ pub enum Effect {
     /// above it, in one call; answers [`Msg::Screens`].
     CaptureScreens { panes: Vec<(PaneId, usize)> },
     /// Set pane options in one call; answers [`Msg::OptionsSet`].
-    SetOptions(Vec<(PaneId, String, String)>),
+    SetOptions(Vec<(PaneId, Opt, String)>),
     /// Capture the dead pane's output into a crash record, then respawn it (never `-k`);
     /// answers [`Msg::Relaunched`].
     Relaunch { plan: Plan, meta: CrashMeta },

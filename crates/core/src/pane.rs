@@ -197,6 +197,156 @@ pub struct ProcTree {
     pub background: Vec<u32>,
 }
 
+/// A pane option agentwatch writes (and, but for `remain-on-exit`, reads back): its own
+/// `@agentwatch_*` options, which outlive a respawn and agentwatch itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Opt {
+    /// tmux's `remain-on-exit`: the pane stays, with its output, when its process ends.
+    RemainOnExit,
+    /// `@agentwatch_agent`: the agent kind recorded on the pane.
+    Agent,
+    /// `@agentwatch_cwd`: the working directory recorded while alive.
+    Cwd,
+    /// `@agentwatch_session_id`: the agent session id recorded on the pane.
+    SessionId,
+    /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
+    Args,
+    /// `@agentwatch_attempts`: auto-resume attempts since the last healthy run or manual relaunch.
+    Attempts,
+    /// `@agentwatch_resumes`: when the recent auto-resumes ran (epoch ms, comma-separated), for the hourly cap.
+    Resumes,
+    /// `@agentwatch_next`: when the scheduled auto-resume is due (epoch ms).
+    Next,
+    /// `@agentwatch_paused`: auto-resume is off for this pane (`a`).
+    Paused,
+    /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
+    Previous,
+    /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
+    LastStatus,
+    /// `@agentwatch_exited`: when the agent a pane's process ran was seen to exit (ms), and the pane's pid then.
+    Exited,
+    /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's last death (see `crate::judged`).
+    Judged,
+    /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
+    State,
+}
+
+impl Opt {
+    /// Every option agentwatch reads back, in the order of the listing's fields.
+    pub const READ: [Opt; 13] = [
+        Opt::Agent,
+        Opt::Cwd,
+        Opt::SessionId,
+        Opt::Args,
+        Opt::Attempts,
+        Opt::Resumes,
+        Opt::Next,
+        Opt::Paused,
+        Opt::Previous,
+        Opt::LastStatus,
+        Opt::Exited,
+        Opt::Judged,
+        Opt::State,
+    ];
+
+    /// Its name in tmux.
+    pub fn name(self) -> &'static str {
+        match self {
+            Opt::RemainOnExit => "remain-on-exit",
+            Opt::Agent => "@agentwatch_agent",
+            Opt::Cwd => "@agentwatch_cwd",
+            Opt::SessionId => "@agentwatch_session_id",
+            Opt::Args => "@agentwatch_args",
+            Opt::Attempts => "@agentwatch_attempts",
+            Opt::Resumes => "@agentwatch_resumes",
+            Opt::Next => "@agentwatch_next",
+            Opt::Paused => "@agentwatch_paused",
+            Opt::Previous => "@agentwatch_previous",
+            Opt::LastStatus => "@agentwatch_last_status",
+            Opt::Exited => "@agentwatch_exited",
+            Opt::Judged => "@agentwatch_judged",
+            Opt::State => "@agentwatch_state",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Opt> {
+        std::iter::once(Opt::RemainOnExit)
+            .chain(Opt::READ)
+            .find(|o| o.name() == name)
+    }
+}
+
+/// The values of agentwatch's own options on one pane, as last read (empty where unset).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PaneOptions {
+    /// `@agentwatch_agent`: the agent kind recorded on the pane.
+    pub agent: String,
+    /// `@agentwatch_cwd`: the working directory recorded while alive.
+    pub cwd: String,
+    /// `@agentwatch_session_id`: the agent session id recorded on the pane.
+    pub session_id: String,
+    /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
+    pub args: String,
+    /// `@agentwatch_attempts`: auto-resume attempts since the last healthy run or manual relaunch.
+    pub attempts: String,
+    /// `@agentwatch_resumes`: when the recent auto-resumes ran (epoch ms, comma-separated), for the hourly cap.
+    pub resumes: String,
+    /// `@agentwatch_next`: when the scheduled auto-resume is due (epoch ms).
+    pub next: String,
+    /// `@agentwatch_paused`: auto-resume is off for this pane (`a`).
+    pub paused: String,
+    /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
+    pub previous: String,
+    /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
+    pub last_status: String,
+    /// `@agentwatch_exited`: when the agent a pane's process ran was seen to exit (ms), and the pane's pid then.
+    pub exited: String,
+    /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's last death (see `crate::judged`).
+    pub judged: String,
+    /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
+    pub state: String,
+}
+
+impl PaneOptions {
+    pub fn get(&self, opt: Opt) -> &str {
+        match opt {
+            Opt::RemainOnExit => "",
+            Opt::Agent => &self.agent,
+            Opt::Cwd => &self.cwd,
+            Opt::SessionId => &self.session_id,
+            Opt::Args => &self.args,
+            Opt::Attempts => &self.attempts,
+            Opt::Resumes => &self.resumes,
+            Opt::Next => &self.next,
+            Opt::Paused => &self.paused,
+            Opt::Previous => &self.previous,
+            Opt::LastStatus => &self.last_status,
+            Opt::Exited => &self.exited,
+            Opt::Judged => &self.judged,
+            Opt::State => &self.state,
+        }
+    }
+
+    pub fn set(&mut self, opt: Opt, value: String) {
+        match opt {
+            Opt::RemainOnExit => {}
+            Opt::Agent => self.agent = value,
+            Opt::Cwd => self.cwd = value,
+            Opt::SessionId => self.session_id = value,
+            Opt::Args => self.args = value,
+            Opt::Attempts => self.attempts = value,
+            Opt::Resumes => self.resumes = value,
+            Opt::Next => self.next = value,
+            Opt::Paused => self.paused = value,
+            Opt::Previous => self.previous = value,
+            Opt::LastStatus => self.last_status = value,
+            Opt::Exited => self.exited = value,
+            Opt::Judged => self.judged = value,
+            Opt::State => self.state = value,
+        }
+    }
+}
+
 /// One row of `list-panes -a`: everything agentwatch knows about a pane at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pane {
@@ -222,31 +372,8 @@ pub struct Pane {
     pub window_activity: u64,
     pub history_size: u64,
     pub cursor: (u32, u32),
-    /// `@agentwatch_agent`: the agent kind recorded on the pane.
-    pub opt_agent: String,
-    /// `@agentwatch_cwd`: the working directory recorded while alive.
-    pub opt_cwd: String,
-    /// `@agentwatch_session_id`: the agent session id recorded on the pane.
-    pub opt_session_id: String,
-    /// `@agentwatch_args`: extra arguments from `agentwatch spawn -- ARGS` (JSON list).
-    pub opt_args: String,
-    /// Auto-resume budget (`@agentwatch_attempts`, `_resumes`, `_next`, `_paused`).
-    pub opt_attempts: String,
-    pub opt_resumes: String,
-    pub opt_next: String,
-    pub opt_paused: String,
-    /// `@agentwatch_previous`: the death before the last relaunch (`exit 1|<ms>`).
-    pub opt_previous: String,
-    /// `@agentwatch_last_status`: `<status> <epoch s>` from the shell integration.
-    pub opt_last_status: String,
-    /// `@agentwatch_exited`: when the agent a pane's process hosted was seen to exit (ms),
-    /// and the pane's pid then.
-    pub opt_exited: String,
-    /// `@agentwatch_judged`: `<death> <verdict>`, the supervisor's verdict on the pane's
-    /// last death (see `core::judged`).
-    pub opt_judged: String,
-    /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
-    pub opt_state: String,
+    /// agentwatch's own options on the pane, as last read.
+    pub opts: PaneOptions,
     /// `@pane_status` and `@pane_wait_reason`: a hook plugin's word on what the agent does.
     pub hook_status: String,
     pub hook_reason: String,
@@ -256,24 +383,12 @@ impl Pane {
     /// Takes in a pane option as written (by agentwatch): the fields that hold options
     /// agentwatch reads; others are none of its business.
     pub fn set_option(&mut self, name: &str, value: String) {
-        match name {
-            "remain-on-exit" => {
+        match Opt::parse(name) {
+            Some(Opt::RemainOnExit) => {
                 self.remain_on_exit = matches!(value.as_str(), "on" | "failed" | "key")
             }
-            "@agentwatch_agent" => self.opt_agent = value,
-            "@agentwatch_cwd" => self.opt_cwd = value,
-            "@agentwatch_session_id" => self.opt_session_id = value,
-            "@agentwatch_args" => self.opt_args = value,
-            "@agentwatch_attempts" => self.opt_attempts = value,
-            "@agentwatch_resumes" => self.opt_resumes = value,
-            "@agentwatch_next" => self.opt_next = value,
-            "@agentwatch_paused" => self.opt_paused = value,
-            "@agentwatch_previous" => self.opt_previous = value,
-            "@agentwatch_last_status" => self.opt_last_status = value,
-            "@agentwatch_exited" => self.opt_exited = value,
-            "@agentwatch_judged" => self.opt_judged = value,
-            "@agentwatch_state" => self.opt_state = value,
-            _ => {}
+            Some(opt) => self.opts.set(opt, value),
+            None => {}
         }
     }
 
@@ -282,11 +397,11 @@ impl Pane {
     /// The agent's pid in `@agentwatch_exited` (`<ms> <pane pid> <agent pid>`).
     pub fn exited_agent(&self) -> Option<u32> {
         self.exited_mark()?;
-        self.opt_exited.split_whitespace().nth(2)?.parse().ok()
+        self.opts.exited.split_whitespace().nth(2)?.parse().ok()
     }
 
     pub fn exited_mark(&self) -> Option<crate::time::Millis> {
-        let mut f = self.opt_exited.split_whitespace();
+        let mut f = self.opts.exited.split_whitespace();
         let at = f.next()?.parse().ok()?;
         match (f.next().map(str::parse::<u32>), self.pid) {
             (Some(Ok(pid)), Some(now)) if pid != now => None,
@@ -298,7 +413,7 @@ impl Pane {
     pub fn budget_opts(&self) -> String {
         format!(
             "{}|{}|{}|{}",
-            self.opt_attempts, self.opt_resumes, self.opt_next, self.opt_paused
+            self.opts.attempts, self.opts.resumes, self.opts.next, self.opts.paused
         )
     }
 
@@ -321,7 +436,7 @@ impl Pane {
 
     /// The best known working directory: live path, else recorded, else start path.
     pub fn cwd(&self) -> &str {
-        [&self.current_path, &self.opt_cwd, &self.start_path]
+        [&self.current_path, &self.opts.cwd, &self.start_path]
             .into_iter()
             .find(|s| !s.is_empty())
             .map(String::as_str)

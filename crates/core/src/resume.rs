@@ -9,7 +9,7 @@ use crate::words::command_words;
 
 /// The pane option holding extra arguments given to `agentwatch spawn ... -- ARGS`, as a JSON
 /// array of strings: they are kept for every relaunch.
-pub const ARGS_OPTION: &str = "@agentwatch_args";
+pub const ARGS_OPTION: crate::pane::Opt = crate::pane::Opt::Args;
 
 /// Everything needed to respawn one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,10 +90,10 @@ impl std::fmt::Display for Failure {
 /// names no session.
 pub fn known_session_id(card: &Card, def: &AgentDef) -> Result<Option<String>, Refusal> {
     let p = &card.pane;
-    if p.opt_session_id.is_empty() {
+    if p.opts.session_id.is_empty() {
         return Ok(named_session_id(card).filter(|id| def.id.accepts(id)));
     }
-    let id = &p.opt_session_id;
+    let id = &p.opts.session_id;
     if def.id.accepts(id) {
         return Ok(Some(id.clone()));
     }
@@ -127,7 +127,7 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
             "not an agent pane: agentwatch only relaunches agents".into(),
         ));
     };
-    let cwd = [&p.opt_cwd, &p.start_path]
+    let cwd = [&p.opts.cwd, &p.start_path]
         .into_iter()
         .find(|s| !s.is_empty())
         .cloned()
@@ -268,13 +268,14 @@ pub fn lacks_id(card: &Card, agents: &Agents) -> bool {
 }
 
 fn extra_args(card: &Card) -> Result<Vec<String>, Refusal> {
-    let raw = card.pane.opt_args.trim();
+    let raw = card.pane.opts.args.trim();
     if raw.is_empty() {
         return Ok(Vec::new());
     }
     serde_json::from_str::<Vec<String>>(raw).map_err(|_| {
         Refusal(format!(
-            "pane option {ARGS_OPTION} is not a JSON list of strings: fix or unset it"
+            "pane option {} is not a JSON list of strings: fix or unset it",
+            ARGS_OPTION.name()
         ))
     })
 }
@@ -295,9 +296,12 @@ mod tests {
             dead: true,
             dead_status: Some(1),
             start_command: start.into(),
-            opt_cwd: "/home/u/proj".into(),
+            opts: crate::pane::PaneOptions {
+                cwd: "/home/u/proj".into(),
+                session_id: opt_id.into(),
+                ..Default::default()
+            },
             start_path: "/home/u".into(),
-            opt_session_id: opt_id.into(),
             ..Pane::default()
         };
         observe(None, p, Some(kind.into()), None, T0)
@@ -439,7 +443,7 @@ mod tests {
     fn extra_spawn_args_are_kept_and_a_live_pane_is_refused() {
         let a = Agents::default();
         let mut card = dead_card("gemini", "gemini", ID);
-        card.pane.opt_args = r#"["--model","pro 2"]"#.into();
+        card.pane.opts.args = r#"["--model","pro 2"]"#.into();
         assert_eq!(
             plan(&card, &a, false, NEW).unwrap().argv,
             ["gemini", "--resume", ID, "--model", "pro 2"]

@@ -10,7 +10,7 @@
 //! seen twice is refused: what does not fit is counted and skipped, never guessed at.
 
 pub use crate::core::pane::Listing;
-use crate::core::pane::{Pane, PaneId};
+use crate::core::pane::{Pane, PaneId, PaneOptions};
 
 /// What separates records and fields: a byte each, followed by the nonce.
 #[derive(Debug, Clone, Copy)]
@@ -321,19 +321,21 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>, String)> {
         window_activity: num(f[16]).unwrap_or(0),
         history_size: num(f[17]).unwrap_or(0),
         cursor: (num(f[18]).unwrap_or(0), num(f[19]).unwrap_or(0)),
-        opt_agent: text(f[20]),
-        opt_cwd: text(f[21]),
-        opt_session_id: text(f[22]),
-        opt_args: text(f[23]),
-        opt_attempts: text(f[24]),
-        opt_resumes: text(f[25]),
-        opt_next: text(f[26]),
-        opt_paused: text(f[27]),
-        opt_previous: text(f[28]),
-        opt_last_status: text(f[29]),
-        opt_exited: text(f[30]),
-        opt_judged: text(f[31]),
-        opt_state: text(f[32]),
+        opts: PaneOptions {
+            agent: text(f[20]),
+            cwd: text(f[21]),
+            session_id: text(f[22]),
+            args: text(f[23]),
+            attempts: text(f[24]),
+            resumes: text(f[25]),
+            next: text(f[26]),
+            paused: text(f[27]),
+            previous: text(f[28]),
+            last_status: text(f[29]),
+            exited: text(f[30]),
+            judged: text(f[31]),
+            state: text(f[32]),
+        },
         hook_status: text(f[33]),
         hook_reason: text(f[34]),
     };
@@ -352,6 +354,16 @@ fn undeleted(path: String) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::core::pane::Opt;
+
+    #[test]
+    fn the_listing_asks_for_every_option_agentwatch_reads_in_the_order_it_parses_them() {
+        let asked: Vec<&str> = FIELDS[20..33].to_vec();
+        let read: Vec<&str> = Opt::READ.iter().map(|o| o.name()).collect();
+        assert_eq!(asked, read);
+        assert_eq!(FIELDS[15], Opt::RemainOnExit.name());
+    }
+
     use super::*;
 
     fn row(fields: &[&str]) -> Vec<u8> {
@@ -433,8 +445,8 @@ mod tests {
                 &p.window_name,
                 &p.session,
                 &p.current_path,
-                &p.opt_session_id,
-                &p.opt_judged,
+                &p.opts.session_id,
+                &p.opts.judged,
             ] {
                 assert_eq!(v, &free, "byte {k}");
             }

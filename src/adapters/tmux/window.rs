@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::client::{Tmux, TmuxError};
+use crate::core::pane::Opt;
 use crate::core::words;
 
 /// Opens a window running `argv` (session created, with the server, if missing) and sets
@@ -14,7 +15,7 @@ pub async fn open_window(
     name: &str,
     cwd: &Path,
     argv: &[String],
-    options: &[(String, String)],
+    options: &[(Opt, String)],
 ) -> Result<String, String> {
     for _ in 0..5 {
         let exists = tmux
@@ -82,7 +83,7 @@ pub async fn open_window(
                 "-p".into(),
                 "-t".into(),
                 target.clone(),
-                k.clone(),
+                k.name().to_string(),
                 words::arg(v),
             ]);
         }

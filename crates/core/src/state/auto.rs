@@ -44,8 +44,8 @@ impl State {
             host: self.host_name(card).map(str::to_string),
             target: Some(card.pane.target()),
             agent: card.agent.clone(),
-            session_id: (!card.pane.opt_session_id.is_empty())
-                .then(|| card.pane.opt_session_id.clone()),
+            session_id: (!card.pane.opts.session_id.is_empty())
+                .then(|| card.pane.opts.session_id.clone()),
             exit_code,
             signal,
             ..Event::default()
@@ -71,11 +71,7 @@ impl State {
     pub(super) fn save_judged(&self, i: usize, fx: &mut Vec<Effect>) {
         let c = &self.cards[i];
         if let Some(text) = judged::death_key(c).and_then(|k| judged::text(&k, &c.auto)) {
-            fx.push(Effect::SetOptions(vec![(
-                c.pane.id,
-                judged::OPTION.into(),
-                text,
-            )]));
+            fx.push(Effect::SetOptions(vec![(c.pane.id, judged::OPTION, text)]));
         }
     }
 
@@ -126,8 +122,12 @@ impl State {
             return;
         }
         let p = &c.pane;
-        c.budget =
-            Budget::from_options(&p.opt_attempts, &p.opt_resumes, &p.opt_next, &p.opt_paused);
+        c.budget = Budget::from_options(
+            &p.opts.attempts,
+            &p.opts.resumes,
+            &p.opts.next,
+            &p.opts.paused,
+        );
         if let Auto::Scheduled { .. } = c.auto {
             if c.budget.paused {
                 c.auto = Auto::Held(Hold::Off);
@@ -142,8 +142,12 @@ impl State {
     fn mirror(&mut self, i: usize, now: Millis) {
         let c = &mut self.cards[i];
         let p = &c.pane;
-        c.budget =
-            Budget::from_options(&p.opt_attempts, &p.opt_resumes, &p.opt_next, &p.opt_paused);
+        c.budget = Budget::from_options(
+            &p.opts.attempts,
+            &p.opts.resumes,
+            &p.opts.next,
+            &p.opts.paused,
+        );
         c.seen_opts = p.budget_opts();
         if c.relaunch.is_some() {
             return;

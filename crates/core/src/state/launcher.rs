@@ -18,10 +18,10 @@ impl State {
         agent: Option<&Proc>,
         started: Option<Millis>,
         now: Millis,
-        marks: &mut Vec<(PaneId, String, String)>,
+        marks: &mut Vec<(PaneId, Opt, String)>,
     ) -> Option<Card> {
         let original = pane.clone();
-        let had_exit_mark = !pane.opt_exited.is_empty();
+        let had_exit_mark = !pane.opts.exited.is_empty();
         let v = launcher::view(&self.agents, process, prev.as_ref(), pane, agent, now);
         if v.kind.is_none() {
             // A plain shell or program: shown only with --all, as it is.
@@ -34,7 +34,7 @@ impl State {
         // Only a shell at its prompt publishes an exit status (with the integration); a
         // wrapper's status is the pane's, if the pane dies with the agent.
         let status_coming = if process.prompt {
-            !v.pane.opt_last_status.is_empty()
+            !v.pane.opts.last_status.is_empty()
         } else {
             true
         };
@@ -60,10 +60,10 @@ impl State {
                 (Some(p), None) => format!(" {p}"),
                 _ => String::new(),
             };
-            marks.push((id, "@agentwatch_exited".into(), format!("{now}{pids}")));
+            marks.push((id, Opt::Exited, format!("{now}{pids}")));
         }
         if v.running && had_exit_mark {
-            marks.push((id, "@agentwatch_exited".into(), String::new()));
+            marks.push((id, Opt::Exited, String::new()));
         }
         Some(card)
     }

@@ -24,12 +24,12 @@ impl State {
                 session: c.pane.session.clone(),
                 window_name: c.pane.window_name.clone(),
                 session_id: resume_id(c, &self.agents),
-                cwd: [&c.pane.opt_cwd, &c.pane.current_path, &c.pane.start_path]
+                cwd: [&c.pane.opts.cwd, &c.pane.current_path, &c.pane.start_path]
                     .into_iter()
                     .find(|s| !s.is_empty())
                     .cloned()
                     .unwrap_or_default(),
-                args: serde_json::from_str(&c.pane.opt_args).unwrap_or_default(),
+                args: serde_json::from_str(&c.pane.opts.args).unwrap_or_default(),
                 state: match c.life {
                     Life::Dead(e) => e.describe(),
                     Life::Running => "running".into(),
@@ -85,8 +85,8 @@ impl State {
         let back: Vec<&str> = self
             .cards
             .iter()
-            .filter(|c| !c.pane.opt_session_id.is_empty() && c.life == Life::Running)
-            .map(|c| c.pane.opt_session_id.as_str())
+            .filter(|c| !c.pane.opts.session_id.is_empty() && c.life == Life::Running)
+            .map(|c| c.pane.opts.session_id.as_str())
             .collect();
         let before = lost.agents.len();
         lost.agents
@@ -180,16 +180,16 @@ impl State {
                 }
             };
             let mut options = vec![
-                ("remain-on-exit".to_string(), "on".to_string()),
-                ("@agentwatch_agent".to_string(), def.name.clone()),
-                ("@agentwatch_cwd".to_string(), a.cwd.clone()),
+                (Opt::RemainOnExit, "on".to_string()),
+                (Opt::Agent, def.name.clone()),
+                (Opt::Cwd, a.cwd.clone()),
             ];
             if let Some(id) = id {
-                options.push(("@agentwatch_session_id".into(), id));
+                options.push((Opt::SessionId, id));
             }
             if !a.args.is_empty() {
                 options.push((
-                    resume::ARGS_OPTION.into(),
+                    resume::ARGS_OPTION,
                     serde_json::to_string(&a.args).unwrap_or_default(),
                 ));
             }

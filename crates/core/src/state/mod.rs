@@ -13,7 +13,7 @@ use crate::layout::{geometry, Geometry, Mode};
 use crate::msg::{
     Action, CrashMeta, DiscoverRequest, Effect, Election, Log, Msg, Observation, Supervisor,
 };
-use crate::pane::{Exit, Pane, PaneId, ProcTree, ServerId};
+use crate::pane::{Exit, Opt, Pane, PaneId, ProcTree, ServerId};
 use crate::resume::{self, Refusal};
 use crate::settings::{Config, Order};
 use crate::supervisor::Policy;
@@ -732,7 +732,7 @@ impl State {
 
     /// What tmux forgets at death, recorded while the agent pane is alive; and
     /// remain-on-exit so its output outlives it.
-    fn option_writes(&self) -> Vec<(PaneId, String, String)> {
+    fn option_writes(&self) -> Vec<(PaneId, Opt, String)> {
         let mut sets = Vec::new();
         for card in &self.cards {
             let Some(kind) = &card.agent else {
@@ -743,24 +743,24 @@ impl State {
                 continue;
             }
             let p = &card.pane;
-            let mut set = |k: &str, v: &str| sets.push((p.id, k.to_string(), v.to_string()));
+            let mut set = |k: Opt, v: &str| sets.push((p.id, k, v.to_string()));
             // The id named on the command line is worth recording even on a dead pane (only
             // for kinds that have ids: no command line is parsed every poll for nothing).
             let def = self
                 .agents
                 .get(kind)
                 .filter(|d| d.id != crate::agent::IdShape::None);
-            if let (true, Some(def)) = (p.opt_session_id.is_empty(), def) {
+            if let (true, Some(def)) = (p.opts.session_id.is_empty(), def) {
                 if let Some(id) = resume::named_session_id(card).filter(|id| def.id.accepts(id)) {
-                    set("@agentwatch_session_id", &id);
+                    set(Opt::SessionId, &id);
                 }
             }
             // What the agent does, for tmux status lines: by the supervisor only (dashboards
             // beside it would race it).
             if self.supervision.supervising {
                 let word = card.state_word();
-                if p.opt_state != word {
-                    set("@agentwatch_state", word);
+                if p.opts.state != word {
+                    set(Opt::State, word);
                 }
             }
             if p.dead {
@@ -771,13 +771,13 @@ impl State {
                 && !p.remain_on_exit
                 && card.launcher.as_ref().is_none_or(|h| !h.prompt)
             {
-                set("remain-on-exit", "on");
+                set(Opt::RemainOnExit, "on");
             }
-            if &p.opt_agent != kind {
-                set("@agentwatch_agent", kind);
+            if &p.opts.agent != kind {
+                set(Opt::Agent, kind);
             }
-            if !p.current_path.is_empty() && p.current_path != p.opt_cwd {
-                set("@agentwatch_cwd", &p.current_path);
+            if !p.current_path.is_empty() && p.current_path != p.opts.cwd {
+                set(Opt::Cwd, &p.current_path);
             }
         }
         sets
@@ -911,7 +911,7 @@ impl State {
         ev.detail = Some(v.why.clone());
         // What the pane option already says, of an agent just seen, is where things stood
         // when this instance started (the supervisor before it wrote it): no news.
-        let known = card.pane.opt_state == v.doing.word();
+        let known = card.pane.opts.state == v.doing.word();
         // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
         // agent asking one question after another while its user answers them is one call.
         if v.doing == Doing::Waiting && !(first && known) {
@@ -1315,10 +1315,10 @@ impl State {
             )
                 .hash(&mut h);
             (
-                &p.opt_session_id,
+                &p.opts.session_id,
                 &p.current_path,
-                &p.opt_cwd,
-                &p.opt_previous,
+                &p.opts.cwd,
+                &p.opts.previous,
             )
                 .hash(&mut h);
             (

@@ -145,8 +145,8 @@ impl State {
         fx.push(Effect::LoadRecords {
             pane: id,
             host: self.host_name(card).map(str::to_string),
-            session_id: (!card.pane.opt_session_id.is_empty())
-                .then(|| card.pane.opt_session_id.clone()),
+            session_id: (!card.pane.opts.session_id.is_empty())
+                .then(|| card.pane.opts.session_id.clone()),
         });
     }
 

@@ -58,7 +58,7 @@ impl State {
         if let Ok(plan) = &result {
             let card = &mut self.cards[i];
             if let Some(id) = &plan.session_id {
-                card.pane.opt_session_id = id.clone();
+                card.pane.opts.session_id = id.clone();
             }
             // A resume by id that dies soon after is read for the agent's "no such session".
             card.resumed = match (&plan.session_id, plan.fresh || plan.again) {
@@ -93,7 +93,7 @@ impl State {
         card.notice = Some(match result {
             Ok(plan) => {
                 if let Some(id) = &plan.session_id {
-                    card.pane.opt_session_id = id.clone();
+                    card.pane.opts.session_id = id.clone();
                 }
                 let text = match (&plan.session_id, plan.fresh) {
                     (Some(id), true) => format!("started fresh: new session {}", short_id(id)),
@@ -151,19 +151,15 @@ impl State {
         ) else {
             return;
         };
-        if !def.id.accepts(&id) || !card.pane.opt_session_id.is_empty() {
+        if !def.id.accepts(&id) || !card.pane.opts.session_id.is_empty() {
             return;
         }
         fx.push(Effect::Log(Log::info(format!(
             "{}: session id {id} found in {source}",
             card.pane.id
         ))));
-        card.pane.opt_session_id = id.clone();
-        fx.push(Effect::SetOptions(vec![(
-            pane,
-            "@agentwatch_session_id".into(),
-            id,
-        )]));
+        card.pane.opts.session_id = id.clone();
+        fx.push(Effect::SetOptions(vec![(pane, Opt::SessionId, id)]));
     }
 
     /// One session id lookup at a time: for a dead agent that lacks an id (once per death),

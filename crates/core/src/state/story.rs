@@ -64,7 +64,7 @@ impl State {
                 .filter(|e| e.pane == pane && e.ts < started)
                 .filter(|e| e.server.as_deref() == Some(self.servers.socket.as_str()))
                 .filter(
-                    |e| match (&e.session_id, card.pane.opt_session_id.as_str()) {
+                    |e| match (&e.session_id, card.pane.opts.session_id.as_str()) {
                         (Some(id), ours) if !ours.is_empty() => id == ours,
                         _ => true,
                     },

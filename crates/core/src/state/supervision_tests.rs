@@ -30,7 +30,7 @@ struct World {
 impl World {
     fn new() -> World {
         let mut p = pane(1, 1, "claude");
-        p.opt_session_id = ID.into();
+        p.opts.session_id = ID.into();
         World {
             panes: vec![p],
             auto_all: String::new(),
@@ -63,7 +63,7 @@ impl World {
                 Effect::SetOptions(sets) => {
                     for (id, k, v) in sets {
                         if let Some(p) = self.panes.iter_mut().find(|p| p.id == id) {
-                            p.set_option(&k, v);
+                            p.set_option(k.name(), v);
                         }
                     }
                     Some(Msg::OptionsSet(Ok(())))
@@ -247,7 +247,7 @@ fn a_dashboard_that_wins_the_election_later_takes_over_what_it_showed() {
 #[test]
 fn gave_up_survives_a_restart_in_the_header_and_on_the_card() {
     let mut w = World::new();
-    w.panes[0].opt_attempts = "3".into();
+    w.panes[0].opts.attempts = "3".into();
     let mut s = instance(true);
     w.look(&mut s, T0);
     w.kill(1);
@@ -405,7 +405,7 @@ fn an_agent_born_and_dead_between_two_looks_is_a_death_seen_not_an_old_one() {
     w.panes.clear();
     w.look(&mut s, T0);
     let mut p = pane(1, 1, "claude");
-    p.opt_session_id = ID.into();
+    p.opts.session_id = ID.into();
     w.panes.push(p);
     w.kill(1);
     let mut t = T0 + 500;
@@ -653,7 +653,7 @@ fn a_resume_claude_answers_with_no_such_session_starts_the_same_id_again() {
 fn a_resume_the_agent_has_no_session_for_is_not_repeated_and_the_card_says_why() {
     let (mut w, mut s) = (World::new(), instance(true));
     w.panes[0] = pane(1, 1, "opencode");
-    w.panes[0].opt_session_id = "ses_dcee8e322fferoOTCq05rLS6Ah".into();
+    w.panes[0].opts.session_id = "ses_dcee8e322fferoOTCq05rLS6Ah".into();
     w.tail = "Error: Session not found: ses_dcee8e322fferoOTCq05rLS6Ah\n".into();
     w.look(&mut s, T0);
     crash_loop(&mut w, &mut s, T0 + 500, T0 + 60_000);
@@ -781,7 +781,7 @@ fn c_beside_the_supervisor_is_taken_up_when_it_writes_what_the_supervisor_wrote_
 #[test]
 fn a_malformed_recorded_id_is_said_at_the_death_not_when_r_is_pressed() {
     let (mut w, mut s) = (World::new(), instance(true));
-    w.panes[0].opt_session_id = "$(touch /tmp/pwned)".into();
+    w.panes[0].opts.session_id = "$(touch /tmp/pwned)".into();
     w.look(&mut s, T0);
     w.kill(1);
     for k in 1..20 {
@@ -810,7 +810,7 @@ fn a_supervisor_killed_while_it_resumes_leaves_the_resume_to_the_next_one() {
         w.look(&mut next, T0 + 4_000 + k * 500);
     }
     assert_eq!(w.relaunches, 1, "{:?}", w.argvs);
-    assert_eq!(w.panes[0].opt_attempts, "1");
+    assert_eq!(w.panes[0].opts.attempts, "1");
     assert_eq!(w.count("died"), 1, "judged once: {:#?}", w.journal);
 }
 

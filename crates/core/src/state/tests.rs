@@ -155,7 +155,7 @@ fn live_agent_panes_get_remain_on_exit_and_their_cwd_and_id_recorded() {
     else {
         panic!("no option writes in {fx:?}");
     };
-    let names: Vec<&str> = sets.iter().map(|(_, k, _)| k.as_str()).collect();
+    let names: Vec<&str> = sets.iter().map(|(_, k, _)| k.name()).collect();
     assert_eq!(
         names,
         vec![
@@ -187,7 +187,11 @@ fn retain_dead_false_leaves_remain_on_exit_alone_and_a_bad_id_is_never_recorded(
     let sets: Vec<String> = fx
         .iter()
         .filter_map(|e| match e {
-            Effect::SetOptions(v) => Some(v.iter().map(|(_, k, _)| k.clone()).collect::<Vec<_>>()),
+            Effect::SetOptions(v) => Some(
+                v.iter()
+                    .map(|(_, k, _)| k.name().to_string())
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         })
         .flatten()
@@ -484,7 +488,7 @@ mod auto {
 
     fn claude(id: u32) -> crate::pane::Pane {
         let mut p = pane(id, id, "claude");
-        p.opt_session_id = ID.into();
+        p.opts.session_id = ID.into();
         p
     }
 
@@ -659,8 +663,8 @@ mod auto {
     #[test]
     fn a_restart_mid_backoff_keeps_the_count_and_the_due_time() {
         let mut p = dead(claude(1), Some(1), None);
-        p.opt_attempts = "1".into();
-        p.opt_next = (T0 + 5_000).to_string();
+        p.opts.attempts = "1".into();
+        p.opts.next = (T0 + 5_000).to_string();
         let mut s = state((80, 24));
         let fx = run(&mut s, &[p.clone()], T0, T0 + 4_500);
         assert_eq!(
@@ -876,7 +880,7 @@ mod lost {
             let mut s = state((80, 24));
             let mut a = pane(1, 1, "claude");
             if with_id {
-                a.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+                a.opts.session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
             }
             poll(&mut s, vec![a], T0);
             s.update(Msg::Tick, T0 + 500);
@@ -971,9 +975,9 @@ mod lost {
     fn a_server_that_goes_away_is_one_banner_with_a_roster_saved() {
         let mut s = state((80, 24));
         let mut a = pane(1, 1, "claude");
-        a.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
-        a.opt_cwd = "/w/a".into();
-        a.opt_args = r#"["--model","x"]"#.into();
+        a.opts.session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        a.opts.cwd = "/w/a".into();
+        a.opts.args = r#"["--model","x"]"#.into();
         let b = pane(2, 2, "claude"); // no session id
         poll(&mut s, vec![a, b, pane(3, 3, "vim")], T0);
         s.update(Msg::Tick, T0 + 500);
@@ -1066,7 +1070,7 @@ mod lost {
         s.update(Msg::RosterLoaded(Some(roster)), T0);
         assert!(s.lost_view());
         let mut back = pane(4, 1, "claude");
-        back.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        back.opts.session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
         let fx = s.update(Msg::polled(Ok(obs(vec![back]))), T0 + 100);
         assert!(s.lost.roster.is_none(), "its agent is back");
         assert!(fx.contains(&Effect::SaveRoster(None)));
@@ -1110,7 +1114,7 @@ fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() 
     s.update(Msg::Tick, T0);
     let fx = s.update(Msg::polled(Ok(o)), T0);
     let wrote = fx.iter().any(|e| {
-        matches!(e, Effect::SetOptions(v) if v.iter().any(|(_, k, v)| k == "@agentwatch_session_id" && v.starts_with("0e6a1c1e")))
+        matches!(e, Effect::SetOptions(v) if v.iter().any(|(_, k, v)| k.name() == "@agentwatch_session_id" && v.starts_with("0e6a1c1e")))
     });
     assert!(wrote, "{fx:?}");
     // Later polls (argv read only once per process) keep knowing it.
@@ -1125,7 +1129,7 @@ fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() 
 /// A poll whose agent pane %1's window last had output at `at` (any changing value).
 fn output(s: &mut State, at: u64, now: Millis) -> Vec<Effect> {
     let mut p = pane(1, 1, "claude");
-    p.opt_agent = "claude".into();
+    p.opts.agent = "claude".into();
     let mut o = obs(vec![p]);
     o.activity.insert(PaneId(1), at);
     s.update(Msg::Tick, now);
@@ -1226,7 +1230,7 @@ fn a_dead_agent_waits_for_nothing() {
     );
     assert_eq!(s.counts().waiting, 1);
     let mut p = dead(pane(1, 1, "claude"), Some(1), None);
-    p.opt_agent = "claude".into();
+    p.opts.agent = "claude".into();
     poll(&mut s, vec![p], T0 + 500);
     assert_eq!(s.counts().waiting, 0);
     assert_eq!(s.cards[0].attention.state(), None);
@@ -1246,7 +1250,7 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
         fx.iter().find_map(|e| match e {
             Effect::SetOptions(v) => v
                 .iter()
-                .find(|(_, k, _)| k == "@agentwatch_state")
+                .find(|(_, k, _)| k.name() == "@agentwatch_state")
                 .map(|(_, _, v)| v.clone()),
             _ => None,
         })
@@ -1306,7 +1310,7 @@ fn four(s: &mut State, activity: [u64; 4], dead2: bool, now: Millis) -> Vec<Effe
     let panes: Vec<Pane> = (1..=4)
         .map(|i| {
             let mut p = pane(i, i, "claude");
-            p.opt_agent = "claude".into();
+            p.opts.agent = "claude".into();
             if i == 2 && dead2 {
                 p = dead(p, Some(1), None);
             }
@@ -1474,7 +1478,7 @@ fn many_quiet_agents_seen_at_once_are_looked_at_two_hundred_at_a_time_poll_after
         let mut o = obs((1..=250)
             .map(|i| {
                 let mut p = pane(i, i, "claude");
-                p.opt_agent = "claude".into();
+                p.opts.agent = "claude".into();
                 p
             })
             .collect());
@@ -1501,8 +1505,8 @@ fn a_supervisor_that_starts_again_finds_a_wait_the_last_one_told_and_says_nothin
     let mut s = state((120, 40));
     s.supervision.supervising = true;
     let mut p = pane(1, 1, "claude");
-    p.opt_agent = "claude".into();
-    p.opt_state = "waiting".into();
+    p.opts.agent = "claude".into();
+    p.opts.state = "waiting".into();
     let mut o = obs(vec![p]);
     o.activity.insert(PaneId(1), 100);
     s.update(Msg::Tick, T0);
@@ -1566,7 +1570,7 @@ mod hosts {
         s.update(Msg::Tick, T0);
         s.update(Msg::polled(Ok(obs(vec![pane(1, 0, "claude")]))), T0);
         let mut agent = pane(1, 0, "claude");
-        agent.opt_session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        agent.opts.session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
         s.update(remote_obs_of(Some(100), vec![agent]), T0);
         assert_eq!(s.cards.len(), 2);
         // Rebooted: pane %1 there is now a plain shell.

@@ -1,7 +1,7 @@
 //! The auto-resume policy, as pure data and verdicts: which deaths are resumed, after what
 //! delay, how many times, and when the budget refills. No I/O, no clock: `now` is given.
 
-use crate::pane::{signal_name, signal_number, Exit};
+use crate::pane::{signal_name, signal_number, Exit, Opt};
 use crate::settings::{AutoResume, AutoResumeOverride};
 use crate::time::Millis;
 
@@ -103,17 +103,17 @@ impl Budget {
     }
 
     /// The options that store this budget.
-    pub fn to_options(&self) -> Vec<(String, String)> {
+    pub fn to_options(&self) -> Vec<(Opt, String)> {
         let recent: Vec<String> = self.recent.iter().map(|t| t.to_string()).collect();
         vec![
-            ("@agentwatch_attempts".into(), self.attempts.to_string()),
-            ("@agentwatch_resumes".into(), recent.join(",")),
+            (Opt::Attempts, self.attempts.to_string()),
+            (Opt::Resumes, recent.join(",")),
             (
-                "@agentwatch_next".into(),
+                Opt::Next,
                 self.next_due.map(|t| t.to_string()).unwrap_or_default(),
             ),
             (
-                "@agentwatch_paused".into(),
+                Opt::Paused,
                 if self.paused {
                     "1".into()
                 } else {

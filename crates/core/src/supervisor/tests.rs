@@ -271,7 +271,7 @@ fn the_budget_round_trips_through_pane_options_and_ignores_junk() {
     let o = b.to_options();
     let get = |k: &str| {
         o.iter()
-            .find(|(n, _)| n == k)
+            .find(|(n, _)| n.name() == k)
             .map(|(_, v)| v.as_str())
             .unwrap_or("")
     };
