@@ -1,6 +1,7 @@
-//! Carrying out a relaunch: check the directory and the program, capture the dead pane's
-//! whole output into a crash record, then `respawn-pane` without `-k` (tmux refuses a live
-//! pane, so two relaunchers can never both win). Does I/O, decides nothing.
+//! Carrying out a relaunch: gather the facts the core decides on (`core::relaunch`),
+//! capture the dead pane's whole output into a crash record, then `respawn-pane` without
+//! `-k` (tmux refuses a live pane, so two relaunchers can never both win) or type at the
+//! prompt. Does I/O, decides nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +10,7 @@ use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::core::agent::SESSION_ID;
 use crate::core::msg::{CrashMeta, DiscoverRequest};
 use crate::core::pane::Opt;
+use crate::core::relaunch::{self, Facts, How, PaneNow, Program};
 use crate::core::resume::{Failure, Plan};
 use crate::core::time::Millis;
 use crate::core::words;
@@ -18,8 +20,11 @@ pub fn default_crash_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "agentwatch").map(|d| d.data_dir().join("crashes"))
 }
 
-/// Relaunches per `plan`; returns the plan as carried out (a fresh start's new id filled in,
-/// or the session started again under its id when the agent keeps no record of it).
+/// Relaunches per `plan`: gathers what the core decides on (the directory, the program, a
+/// live process holding the session, the agent's records, the pane now), has the core
+/// decide, then saves the crash record and respawns (or types at the prompt). Returns the
+/// plan as carried out (a fresh start's new id filled in, or the session started again
+/// under its id when the agent keeps no record of it).
 pub async fn relaunch(
     tmux: &Tmux,
     mut plan: Plan,
@@ -28,26 +33,15 @@ pub async fn relaunch(
     stores: &Dirs,
     now: Millis,
 ) -> Result<Plan, Failure> {
-    // Another host's files are not this machine's: what is checked here of a directory, a
-    // session held open or recorded is left to tmux and the agent there.
-    let here = !tmux.remote();
-    if here && !Path::new(&plan.cwd).is_dir() {
-        return Err(Failure::lasting(format!(
-            "directory {} no longer exists",
-            plan.cwd
-        )));
+    if plan.session_id.as_deref() == Some(SESSION_ID) {
+        let id = uuid::Uuid::new_v4().to_string();
+        plan.argv = crate::core::agent::fill(&plan.argv, Some(&id));
+        plan.session_id = Some(id);
     }
-    // tmux reports a program it cannot exec as the pane's exit 1, a death like any other:
-    // said before instead, and nothing relaunched.
-    if plan.shell.is_none() {
-        if let Some(why) = program_missing(tmux, &plan).await {
-            // Not lasting: an upgrade that replaced the agent under it (and crashed it) may
-            // be half done, so auto-resume tries again after its backoff, within its cap.
-            return Err(Failure::from(why));
-        }
-    }
-    // Saved only now: a relaunch refused above leaves the dead pane and its output as they
-    // are (each refused r would otherwise add a record of the same death).
+    let facts = facts(tmux, &plan, stores).await?;
+    let (plan, how) = relaunch::decide(plan, &facts)?;
+    // Saved only now: a relaunch refused leaves the dead pane and its output as they are
+    // (each refused r would otherwise add a record of the same death).
     let output = tmux.capture_history(plan.pane).await.map_err(|e| match e {
         TmuxError::NoSuchPane { .. } => Failure::lasting("the pane is gone"),
         e => Failure::from(format!("could not read its output first: {e}")),
@@ -60,102 +54,137 @@ pub async fn relaunch(
             ))
         })?;
     }
+    let mut args = match &how {
+        How::Respawn => respawn_args(&plan),
+        How::Type(line) => type_args(&plan, line),
+    };
+    record_args(&mut args, &plan, meta);
+    match tmux.run(&args).await {
+        Ok(_) => Ok(plan),
+        Err(e) => Err(relaunch::failed(&e)),
+    }
+}
+
+/// What the core decides a relaunch on, asked where it would run. Another host's files and
+/// processes are not this machine's: there only tmux is asked.
+async fn facts(tmux: &Tmux, plan: &Plan, stores: &Dirs) -> Result<Facts, Failure> {
+    let here = !tmux.remote();
+    let mut facts = Facts {
+        remote: !here,
+        dir_exists: here.then(|| Path::new(&plan.cwd).is_dir()),
+        ..Facts::default()
+    };
+    if facts.dir_exists == Some(false) {
+        return Ok(facts);
+    }
+    if plan.shell.is_none() {
+        facts.program = program(tmux, plan).await;
+    }
     if let (Some(id), false, true) = (plan.session_id.clone(), plan.fresh, here) {
         let (agent, not) = (
             plan.agent.clone(),
             plan.dead_pid.into_iter().collect::<Vec<_>>(),
         );
-        let (lookup, dirs) = (id.clone(), stores.clone());
-        let holder = tokio::task::spawn_blocking(move || {
-            crate::adapters::discover::live_elsewhere_in(&agent, &lookup, &not, &dirs)
+        let dirs = stores.clone();
+        facts.held_by = tokio::task::spawn_blocking(move || {
+            crate::adapters::discover::live_elsewhere_in(&agent, &id, &not, &dirs)
         })
         .await
         .ok()
         .flatten();
-        match holder {
-            Some(pid) if !plan.reconnects => {
-                // Relaunching would run the session twice. Short enough for a card.
-                return Err(Failure::lasting(format!(
-                    "session {} is also open in pid {pid}: end that one, then r",
-                    crate::core::text::short_id(&id)
-                )));
-            }
-            held => plan.held_by = held,
-        }
     }
-    if let (Some(instead), Some(id), true) = (&plan.unrecorded, &plan.session_id, here) {
-        // A session that never got a first message cannot be resumed (`claude --resume`
-        // says "No conversation found"); it can be started again under the same id.
+    if let (Some(_), Some(id), true) = (&plan.unrecorded, &plan.session_id, here) {
         let (agent, cwd, id) = (plan.agent.clone(), plan.cwd.clone(), id.clone());
         let dirs = stores.clone();
-        let recorded = tokio::task::spawn_blocking(move || {
+        facts.recorded = tokio::task::spawn_blocking(move || {
             crate::adapters::discover::recorded_in(&agent, &cwd, &id, &dirs)
         })
         .await
         .ok()
         .flatten();
-        if recorded == Some(false) {
-            plan.argv = instead.clone();
-            plan.again = true;
-        }
     }
-    if plan.session_id.as_deref() == Some(SESSION_ID) {
-        let id = uuid::Uuid::new_v4().to_string();
-        plan.argv = crate::core::agent::fill(&plan.argv, Some(&id));
-        plan.session_id = Some(id);
-    }
-    let mut args = match &plan.shell {
-        Some(shell) => typed(tmux, &plan, shell).await?,
-        None => {
-            still_the_same_death(tmux, &plan).await?;
-            respawn_args(&plan)
-        }
-    };
-    record_args(&mut args, &plan, meta);
-    match tmux.run(&args).await {
-        Ok(_) => Ok(plan),
-        Err(TmuxError::Failed { detail }) if detail.contains("still active") => {
-            Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
-        }
-        Err(TmuxError::NoSuchPane { .. }) => Err(Failure::lasting("the pane is gone")),
-        Err(e) => Err(e.to_string().into()),
-    }
+    facts.pane = pane_now(tmux, plan).await?;
+    Ok(facts)
 }
 
-/// Why the plan's program would not start, when it is sure not to: tmux would fork, fail to
-/// exec it, and show the pane dead with exit 1 (and no words).
+/// The pane as it is now (`None`: gone), with its terminal's foreground group for a shell
+/// prompt to type at.
+async fn pane_now(tmux: &Tmux, plan: &Plan) -> Result<Option<PaneNow>, Failure> {
+    let f = match pane_fields(
+        tmux,
+        plan,
+        &[
+            "pane_pid",
+            "pane_dead",
+            "pane_current_command",
+            "pane_current_path",
+        ],
+    )
+    .await
+    {
+        Ok(f) => f,
+        Err(None) => return Ok(None),
+        Err(Some(e)) => return Err(Failure::from(format!("could not read the pane: {e}"))),
+    };
+    let [pid, dead, command, path] = f.as_slice() else {
+        return Ok(None);
+    };
+    let pid = pid.trim().parse::<u32>().ok();
+    let foreground = match (&plan.shell, pid) {
+        // On another host, its /proc is asked there: this machine's pid of that number is
+        // another process.
+        (Some(_), Some(pid)) => match tmux.reach() {
+            crate::adapters::tmux::reach::Reach::Local => {
+                crate::adapters::probe::foreground_group(pid)
+            }
+            crate::adapters::tmux::reach::Reach::Ssh(host) => {
+                crate::adapters::probe::remote_foreground_group(host, pid).await
+            }
+        },
+        _ => None,
+    };
+    Ok(Some(PaneNow {
+        pid,
+        dead: dead == "1",
+        current_command: command.clone(),
+        current_path: path.clone(),
+        foreground,
+    }))
+}
+
+/// Whether tmux would find the plan's program: `None` when that cannot be told.
 ///
 /// Where tmux looks: here, agentwatch's own PATH, since a `respawn-pane` run by a client
 /// that is not attached (ours) gives the pane that client's PATH; there, the PATH of the
 /// pane's session, since the command goes over the control connection, an attached client
 /// (tmux then keeps the session's environment). A name with `/` is a path from the pane's
-/// directory. Anything that cannot be told is not refused.
-async fn program_missing(tmux: &Tmux, plan: &Plan) -> Option<String> {
-    // One word is not exec'd: tmux runs it with the pane's shell (`$SHELL -c word`), whose
-    // startup files may add to PATH.
+/// directory. One word is run by the pane's shell: not asked.
+async fn program(tmux: &Tmux, plan: &Plan) -> Option<Program> {
     let [program, _, ..] = plan.argv.as_slice() else {
         return None;
     };
-    let name = crate::core::agent::program_name(program);
     match tmux.reach() {
         crate::adapters::tmux::reach::Reach::Local => {
             let cwd = Path::new(&plan.cwd);
-            let found = if program.contains('/') {
+            let path = program.contains('/');
+            let found = if path {
                 crate::adapters::which::find_program(&cwd.join(program).to_string_lossy())
             } else {
                 crate::adapters::which::find_in_from(program, &tmux.client_path()?, cwd)
             };
-            found.is_none().then(|| {
-                if program.contains('/') {
-                    format!("{program} is not an executable file")
-                } else {
-                    format!("{name} is not on agentwatch's PATH, which the pane gets")
-                }
+            Some(match (found, path) {
+                (Some(_), _) => Program::Found,
+                (None, true) => Program::NotExecutable,
+                (None, false) => Program::NotOnPath,
             })
         }
         crate::adapters::tmux::reach::Reach::Ssh(_) => {
             let found = found_there(tmux, &plan.pane.to_string(), &plan.argv).await?;
-            (!found).then(|| format!("{name} is not on the PATH of tmux there"))
+            Some(if found {
+                Program::Found
+            } else {
+                Program::NotOnPath
+            })
         }
     }
 }
@@ -251,28 +280,14 @@ async fn session_path(tmux: &Tmux, target: &str) -> Option<String> {
 /// tmux's PATH for a pane whose environment has none (`_PATH_DEFPATH`).
 const DEFAULT_PATH: &str = "/usr/bin:/bin";
 
-/// The pane still holds the process that died (not a newer one that another agentwatch, or
-/// the user, started and that may have died again).
-async fn still_the_same_death(tmux: &Tmux, plan: &Plan) -> Result<(), String> {
-    let Some(dead_pid) = plan.dead_pid else {
-        return Ok(());
-    };
-    let f = pane_fields(tmux, plan, &["pane_pid", "pane_dead"]).await?;
-    match f.as_slice() {
-        [pid, dead] => {
-            if *dead != "1" || pid.parse::<u32>().ok() != Some(dead_pid) {
-                Err("the pane is alive again (relaunched elsewhere?): nothing done".into())
-            } else {
-                Ok(())
-            }
-        }
-        _ => Err("the pane is gone".into()),
-    }
-}
-
 /// Fields of the plan's pane, read now (`display-message` prints an empty line for a missing
-/// pane, so the pane id is asked for too and checked): `Err` when the pane is gone.
-async fn pane_fields(tmux: &Tmux, plan: &Plan, names: &[&str]) -> Result<Vec<String>, String> {
+/// pane, so the pane id is asked for too and checked): `Err(None)` when the pane is gone,
+/// `Err(Some(why))` when tmux could not be asked.
+async fn pane_fields(
+    tmux: &Tmux,
+    plan: &Plan,
+    names: &[&str],
+) -> Result<Vec<String>, Option<String>> {
     let pane = plan.pane.to_string();
     // A printable mark with this process's nonce: a path may hold anything, and tmux 3.5a
     // escapes control bytes in the format itself.
@@ -285,11 +300,14 @@ async fn pane_fields(tmux: &Tmux, plan: &Plan, names: &[&str]) -> Result<Vec<Str
     let out = tmux
         .run(["display-message", "-p", "-t", &pane, &format])
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            TmuxError::NoSuchPane { .. } => None,
+            e => Some(e.to_string()),
+        })?;
     let text = String::from_utf8_lossy(&out);
     let mut f = text.trim_end_matches('\n').split(sep.as_str());
     if f.next() != Some(pane.as_str()) {
-        return Err("the pane is gone".into());
+        return Err(None);
     }
     Ok(f.map(str::to_string).collect())
 }
@@ -309,58 +327,22 @@ fn respawn_args(plan: &Plan) -> Vec<String> {
     args
 }
 
-/// For an agent typed at a shell prompt: `send-keys` the resume command, only when the
-/// shell itself is in the foreground (else the keys would go to whatever runs there).
-async fn typed(tmux: &Tmux, plan: &Plan, shell: &str) -> Result<Vec<String>, String> {
+/// For an agent typed at a shell prompt: `send-keys` the command line the core built.
+fn type_args(plan: &Plan, line: &str) -> Vec<String> {
     let pane = plan.pane.to_string();
-    let f = pane_fields(
-        tmux,
-        plan,
-        &["pane_current_command", "pane_current_path", "pane_pid"],
-    )
-    .await?;
-    let current = f.first().map_or("", String::as_str);
-    let here = f.get(1).map_or("", String::as_str);
-    if crate::core::agent::program_name(current).trim_start_matches('-') != shell {
-        return Err(format!(
-            "{current} is running in the pane, not the {shell} prompt: nothing typed"
-        ));
-    }
-    // A script run at the prompt shows as the shell too (`#!/bin/bash`): the shell itself
-    // must hold the terminal's foreground, else the keys would go to that script's job.
-    let shell_pid = f.get(2).and_then(|p| p.trim().parse::<u32>().ok());
-    if let Some(pid) = shell_pid {
-        // On another host, its /proc is asked there: this machine's pid of that number is
-        // another process.
-        let fg = match tmux.reach() {
-            crate::adapters::tmux::reach::Reach::Local => {
-                crate::adapters::probe::foreground_group(pid)
-            }
-            crate::adapters::tmux::reach::Reach::Ssh(host) => {
-                crate::adapters::probe::remote_foreground_group(host, pid).await
-            }
-        };
-        if fg.is_some_and(|fg| fg != pid) {
-            return Err(format!(
-                "a job runs at the {shell} prompt: nothing typed (r again when it is back)"
-            ));
-        }
-    }
-    let cd = (here != plan.cwd).then_some(plan.cwd.as_str());
-    let line = crate::core::launcher::typed_command(shell, &plan.argv, cd)?;
-    Ok(vec![
+    vec![
         "send-keys".into(),
         "-t".into(),
         pane.clone(),
         "-l".into(),
         "--".into(),
-        words::arg(&line),
+        words::arg(line),
         ";".into(),
         "send-keys".into(),
         "-t".into(),
         pane,
         "Enter".into(),
-    ])
+    ]
 }
 
 /// Records on the pane, in the same tmux call, how the previous run ended and the session id.

@@ -32,6 +32,8 @@ pub mod msg;
 pub mod pane;
 /// The peek view's model: parsed output, scrolling, search.
 pub mod peek_model;
+/// Whether a planned relaunch may run, and how, on the facts gathered just before.
+pub mod relaunch;
 /// Pure relaunch planning: argv, directory and session id, or why not.
 pub mod resume;
 /// Agents lost with a tmux server, as data.
