@@ -1,0 +1,262 @@
+//! A look at a server folded into the cards: each pane routed (an agent, a launcher, an
+//! agent typed at a prompt), its card made anew from the last one, deaths born while
+//! watched, lost exit statuses kicked for, panes gone while their agent ran; and what
+//! tmux forgets at death written on the panes while they live.
+
+use super::*;
+
+impl State {
+    /// Folds a look at one server into the cards: that server's cards are made anew from
+    /// it, the others' are left as they are.
+    pub(super) fn absorb(
+        &mut self,
+        srv: ServerId,
+        mut obs: Observation,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let activity = std::mem::take(&mut obs.activity);
+        let files = std::mem::take(&mut obs.agent_files);
+        let trees = Arc::clone(&obs.tree);
+        let malformed = self.servers.get(srv).map_or(0, |s| s.malformed);
+        if obs.listing.malformed != malformed {
+            if obs.listing.malformed > 0 {
+                fx.push(Effect::Log(Log::warn(format!(
+                    "{} pane record(s) in tmux's listing did not parse and were skipped",
+                    obs.listing.malformed
+                ))));
+            } else {
+                fx.push(Effect::Log(Log::info("every pane record parses again")));
+            }
+        }
+        if let Some(s) = self.servers.get_mut(srv) {
+            s.malformed = obs.listing.malformed;
+        }
+        let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
+            .into_iter()
+            .partition(|c| c.pane.id.server() == srv);
+        let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
+        let selected_pos = self
+            .grid
+            .selected
+            .and_then(|id| old.get(&id).map(Card::place));
+        let listed: std::collections::HashSet<PaneId> =
+            obs.listing.panes.iter().map(|p| p.id).collect();
+        let mut cards = Vec::with_capacity(obs.listing.panes.len());
+        let mut marks = Vec::new();
+        self.overlays
+            .closing
+            .retain(|id| id.server() != srv || listed.contains(id));
+        for pane in obs.listing.panes {
+            if self.overlays.closing.contains(&pane.id) {
+                continue;
+            }
+            let fg = obs.foreground.get(&pane.id).map(Vec::as_slice);
+            let comm = obs.comm.get(&pane.id).map(String::as_str).unwrap_or("");
+            let procs = obs.tree.get(&pane.id);
+            let tree = procs.map(|t| t.below.as_slice()).unwrap_or(&[]);
+            let own = fg.or_else(|| procs.map(|t| t.own.as_slice()).filter(|a| !a.is_empty()));
+            let prev = old.remove(&pane.id);
+            let host = prev.as_ref().and_then(|c| c.launcher.as_ref());
+            let before = crate::agent::Before {
+                hosted: host.is_some_and(|h| h.alive) || pane.exited_mark().is_some(),
+                prompt: host.is_none_or(|h| h.prompt),
+            };
+            let routed =
+                crate::agent::route(&self.agents, &self.shells, &pane, comm, own, tree, before);
+            if let Route::Hosted {
+                prompt,
+                agent,
+                kind,
+            } = routed
+            {
+                let hosting = PaneProcess {
+                    name: comm.trim_start_matches('-'),
+                    prompt,
+                    argv: own,
+                    kind: kind.map(|d| d.name.as_str()),
+                    background: procs.map(|t| t.background.as_slice()).unwrap_or(&[]),
+                };
+                let started = obs.started.get(&pane.id).copied();
+                if let Some(card) =
+                    self.host_card(prev, pane, &hosting, agent, started, now, &mut marks)
+                {
+                    cards.push(card);
+                }
+                continue;
+            }
+            let agent = self.agents.recognise(&pane, own).map(|d| d.name.clone());
+            if agent.is_none()
+                && !self.grid.show_all
+                && prev.as_ref().is_none_or(|c| c.agent.is_none())
+            {
+                continue;
+            }
+            let started = obs.started.get(&pane.id).copied();
+            // A pane that was not there at the last look was born while we watched, however
+            // quickly it died: its death is news, not an old one.
+            let listed = self.servers.get(srv).and_then(|s| s.listed.as_ref());
+            let born = listed.is_some_and(|l| !l.contains(&pane.id));
+            let mut card = observe(prev, pane, agent, started, now);
+            if born && card.pane.dead && !card.seen_alive {
+                card.seen_alive = true;
+                card.died_at = card.died_at.or(Some(now));
+            }
+            if card.pane.dead {
+                // The pane died after (or with) the agent its process hosted: the host is
+                // gone, nothing can be typed there, and tmux has the pane's status.
+                if let Some(h) = card.launcher.as_mut() {
+                    h.alive = false;
+                    h.prompt = false;
+                }
+            }
+            if let Some(argv) = obs.foreground.get(&card.pane.id) {
+                let kind = card.agent.as_deref().unwrap_or_default();
+                card.argv_id = crate::agent::session_id_from_argv(kind, argv).or(card.argv_id);
+            }
+            cards.push(card);
+        }
+        cards.extend(others);
+        self.cards = cards;
+        self.sort_cards();
+        if self.supervision.waits_told.len() > self.cards.len() {
+            let ids: std::collections::HashSet<PaneId> =
+                self.cards.iter().map(|c| c.pane.id).collect();
+            self.supervision.waits_told.retain(|id, _| ids.contains(id));
+        }
+        if let Some(s) = self.servers.get_mut(srv) {
+            s.listed = Some(listed);
+        }
+        // Agent panes that vanished while their agent ran: never silence. (Not when a
+        // record did not parse: that pane may still be there.)
+        if self.supervision.supervising && obs.listing.malformed == 0 {
+            let mut gone: Vec<Card> = old
+                .into_values()
+                .filter(|c| c.agent.is_some() && !c.pane.dead && c.life == Life::Running)
+                .collect();
+            gone.sort_by_key(|c| c.pane.id.0);
+            for c in gone {
+                let mut ev = self.event(&c, "gone", now);
+                ev.detail = Some(if c.pane.remain_on_exit {
+                    "the pane was closed while its agent ran".into()
+                } else {
+                    "the pane closed before agentwatch could keep it (remain-on-exit): its exit and output are lost".into()
+                });
+                fx.push(Effect::Log(Log::warn(format!(
+                    "{}: {}",
+                    c.pane.id,
+                    ev.detail.as_deref().unwrap_or_default()
+                ))));
+                fx.push(Effect::Journal(ev));
+            }
+        }
+        if !marks.is_empty() {
+            fx.push(Effect::SetOptions(marks));
+        }
+
+        // Keep the selection on the same pane, or the one that took its place.
+        if self.selected_index().is_none() {
+            self.select_in_place_of(selected_pos);
+        }
+
+        // Lost SIGCHLD: kick the server and look again at once (another host's server is
+        // asked to signal itself).
+        let due: Vec<usize> = (0..self.cards.len())
+            .filter(|&i| self.cards[i].pane.id.server() == srv && self.cards[i].kick_due(now))
+            .collect();
+        let kick = match (srv, obs.listing.server_pid) {
+            (ServerId::Local, None) => None,
+            (server, pid) => Some(Effect::Kick { server, pid }),
+        };
+        if let (false, Some(kick)) = (due.is_empty(), kick) {
+            for i in due {
+                self.cards[i].kicks += 1;
+                self.cards[i].kicked_at = Some(now);
+            }
+            fx.push(kick);
+            match srv {
+                ServerId::Local => self.poll(srv, false, fx),
+                host => {
+                    if let Some(s) = self.servers.get_mut(host) {
+                        s.poll_again = true;
+                    }
+                }
+            }
+        }
+
+        if srv.is_local() {
+            self.follow_server_auto(&obs.listing.auto_all);
+        }
+        self.attend(srv, &activity, &files, &trees, now, fx);
+        self.want_discovery(now, fx);
+        self.supervise(now, fx);
+        self.tell_story();
+        self.prune_lost(fx);
+        if !self.supervision.notes.is_empty() {
+            fx.push(Effect::Notify {
+                events: std::mem::take(&mut self.supervision.notes),
+                bell_only: !self.supervision.supervising,
+            });
+        }
+        if !self.reads.options_in_flight {
+            let sets = self.option_writes();
+            if !sets.is_empty() {
+                self.reads.options_in_flight = true;
+                fx.push(Effect::SetOptions(sets));
+            }
+        }
+    }
+
+    /// What tmux forgets at death, recorded while the agent pane is alive; and
+    /// remain-on-exit so its output outlives it.
+    pub(super) fn option_writes(&self) -> Vec<(PaneId, Opt, String)> {
+        let mut sets = Vec::new();
+        for card in &self.cards {
+            let Some(kind) = &card.agent else {
+                continue;
+            };
+            // A server that does not answer is written to when it does.
+            if !card.pane.id.server().is_local() && self.card_stale(card) {
+                continue;
+            }
+            let p = &card.pane;
+            let mut set = |k: Opt, v: &str| sets.push((p.id, k, v.to_string()));
+            // The id named on the command line is worth recording even on a dead pane (only
+            // for kinds that have ids: no command line is parsed every poll for nothing).
+            let def = self
+                .agents
+                .get(kind)
+                .filter(|d| d.id != crate::agent::IdShape::None);
+            if let (true, Some(def)) = (p.opts.session_id.is_empty(), def) {
+                if let Some(id) = resume::named_session_id(card).filter(|id| def.id.accepts(id)) {
+                    set(Opt::SessionId, &id);
+                }
+            }
+            // What the agent does, for tmux status lines: by the supervisor only (dashboards
+            // beside it would race it).
+            if self.supervision.supervising {
+                let word = card.state_word();
+                if p.opts.state != word {
+                    set(Opt::State, word);
+                }
+            }
+            if p.dead {
+                continue;
+            }
+            // Not for a shell typed at: its pane ends when the user ends the shell.
+            if self.retain_dead
+                && !p.remain_on_exit
+                && card.launcher.as_ref().is_none_or(|h| !h.prompt)
+            {
+                set(Opt::RemainOnExit, "on");
+            }
+            if &p.opts.agent != kind {
+                set(Opt::Agent, kind);
+            }
+            if !p.current_path.is_empty() && p.current_path != p.opts.cwd {
+                set(Opt::Cwd, &p.current_path);
+            }
+        }
+        sets
+    }
+}

@@ -1,0 +1,208 @@
+//! What each live agent does (working, waiting for its user, idle), from its own file, a
+//! hook, its output and a look at its screen; each edge announced and journaled, and the
+//! attention order kept.
+
+use super::*;
+
+impl State {
+    /// What each live agent does: its window's output time and a hook's pane options as
+    /// read this poll, and the screen of one whose output stopped, read once until it
+    /// writes again.
+    /// What the look at server `srv` tells of its live agents (its files, hooks and output
+    /// times are about its cards only; another server's are told by its own look).
+    pub(super) fn attend(
+        &mut self,
+        srv: ServerId,
+        activity: &HashMap<PaneId, u64>,
+        files: &HashMap<u32, AgentFile>,
+        trees: &HashMap<PaneId, Arc<ProcTree>>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let mut look = Vec::new();
+        for card in &mut self.cards {
+            if card.pane.id.server() != srv {
+                continue;
+            }
+            if card.agent.is_none() || card.life != Life::Running {
+                if *card.attention != Attention::default() {
+                    *card.attention = Attention::default();
+                }
+                continue;
+            }
+            let a = &mut card.attention;
+            // The agent's own file, about the pane's process or one in its foreground.
+            let below = trees
+                .get(&card.pane.id)
+                .map(|t| &t.below[..])
+                .unwrap_or(&[]);
+            let file = card
+                .pane
+                .pid
+                .into_iter()
+                .chain(below.iter().map(|p| p.pid))
+                .find_map(|pid| files.get(&pid).map(|f| (pid, f)));
+            a.file_says(file.map(|(pid, _)| pid), file.and_then(|(_, f)| f.report()));
+            a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
+            if let Some(&output) = activity.get(&card.pane.id) {
+                a.saw_output(output, now);
+            }
+            // Due whether or not this poll read its output time; its own word needs no look
+            // at its screen.
+            if a.look_due() && a.file.is_none() && !self.reads.look_in_flight {
+                look.push(card.pane.id);
+            }
+        }
+        self.settle_attention(now, fx);
+        // A few screens at a time: a thousand quiet agents seen at once are read over a few
+        // polls, not held in memory together (the rest are still due at the next poll).
+        look.truncate(LOOK_AT_ONCE);
+        if !look.is_empty() {
+            self.reads.look_in_flight = true;
+            fx.push(Effect::LookAtScreens(look));
+        }
+    }
+
+    /// Decides again what each live agent does; each edge is announced (into waiting) and
+    /// journaled; the cards take their places in the order.
+    pub(super) fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        let mut edges = Vec::new();
+        for card in &mut self.cards {
+            let first = card.attention.now.is_none();
+            if let Some(edge) = card.attention.settle(now, card.started_at) {
+                fx.push(Effect::Log(Log::info(format!(
+                    "{}: {}",
+                    card.pane.id,
+                    edge.as_ref().map_or("not known".to_string(), |v| format!(
+                        "{} ({}: {})",
+                        v.doing.word(),
+                        v.told.describe(),
+                        v.why
+                    ))
+                ))));
+                edges.push((card.pane.id, edge, first));
+            }
+        }
+        for (id, edge, first) in edges {
+            self.attention_edge(id, edge, first, now, fx);
+        }
+        // Output times are wanted often while an agent works or waits (to see it stop, or
+        // its prompt answered) with no state file of its own, or is not read yet. Of the
+        // local server: the word goes to its poller; other hosts are listed every 2 s.
+        let often = self.cards.iter().any(|c| {
+            c.pane.id.server().is_local()
+                && c.agent.is_some()
+                && c.life == Life::Running
+                && c.attention.file.is_none()
+                && (c.attention.output.is_none()
+                    || !c.attention.looked
+                    || c.attention.recheck.is_some()
+                    || matches!(
+                        c.attention.state(),
+                        Some((Doing::Working | Doing::Waiting, _))
+                    ))
+        });
+        if self.attending != Some(often) {
+            self.attending = Some(often);
+            fx.push(Effect::Attend(often));
+        }
+        self.reorder(now);
+    }
+
+    /// An agent began working, waiting or idling (or it can no longer be told): announced
+    /// by every instance when it waits (the bell of a dashboard that does not supervise),
+    /// journaled by the supervising instance only (one line per edge, however many
+    /// dashboards are open).
+    /// `first`: nothing was known of the agent before (it was just seen, or agentwatch just
+    /// started).
+    pub(super) fn attention_edge(
+        &mut self,
+        id: PaneId,
+        edge: Option<Report>,
+        first: bool,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(v) = edge else {
+            return;
+        };
+        let Some(card) = self.cards.iter().find(|c| c.pane.id == id) else {
+            return;
+        };
+        let mut ev = self.event(card, v.doing.word(), now);
+        ev.detail = Some(v.why.clone());
+        // What the pane option already says, of an agent just seen, is where things stood
+        // when this instance started (the supervisor before it wrote it): no news.
+        let known = card.pane.opts.state == v.doing.word();
+        // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
+        // agent asking one question after another while its user answers them is one call.
+        if v.doing == Doing::Waiting && !(first && known) {
+            let last = self.supervision.waits_told.insert(id, now);
+            if last.is_none_or(|t| now.saturating_sub(t) >= NOTIFY_AGAIN_MS) {
+                self.supervision.notes.push(ev.clone());
+            }
+        }
+        // Not again what the pane option already says: a supervisor that starts again (or
+        // takes over) finds the agents as the last one left them, and that is no edge.
+        if self.supervision.supervising && !known {
+            fx.push(Effect::Journal(ev));
+        }
+    }
+
+    pub(super) fn looked(
+        &mut self,
+        result: Result<HashMap<PaneId, String>, TmuxError>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.reads.look_in_flight = false;
+        let Ok(screens) = result else {
+            return;
+        };
+        for card in &mut self.cards {
+            let Some(screen) = screens.get(&card.pane.id) else {
+                continue;
+            };
+            let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
+            card.attention
+                .looked_at(def.and_then(|d| d.screen_says(screen)));
+            if let Some(s) = self.servers.get_mut(card.pane.id.server()) {
+                s.reread.insert(card.pane.id);
+            }
+        }
+        self.settle_attention(now, fx);
+    }
+
+    /// Each card's place in the attention order settled at `now`, and the cards sorted.
+    pub(super) fn reorder(&mut self, now: Millis) {
+        for card in &mut self.cards {
+            card.settle_rank(now);
+        }
+        // The selection follows in refilter, at the end of the update.
+        self.sort_cards();
+    }
+
+    /// What needs its user first (dead, waiting, idle, working), each rank in tmux's order
+    /// (session, window, pane); or tmux's order alone, as configured.
+    pub(super) fn sort_cards(&mut self) {
+        let attention = self.grid.order == Order::Attention;
+        // The local server's panes first, then each host's, in the order of [[hosts]].
+        fn key(c: &Card, attention: bool) -> (u8, ServerId, &str, u32, u32) {
+            (
+                if attention { c.order.0 } else { 0 },
+                c.pane.id.server(),
+                &c.pane.session,
+                c.pane.window_index,
+                c.pane.pane_index,
+            )
+        }
+        // Mostly in order already: checked first, for a sort moves whole cards.
+        if !self
+            .cards
+            .is_sorted_by(|a, b| key(a, attention) <= key(b, attention))
+        {
+            self.cards
+                .sort_by(|a, b| key(a, attention).cmp(&key(b, attention)));
+        }
+    }
+}
