@@ -81,23 +81,6 @@ fn unseen(events: &[Event], looking: &HashSet<String>) -> Vec<Event> {
         .collect()
 }
 
-/// The panes shown in a focused tmux client (tmux 3.2+ says `focused` in `client_flags`; a
-/// terminal without focus reporting stays focused): the user is looking at them.
-pub fn looked_at(list_clients: &str) -> HashSet<String> {
-    list_clients
-        .lines()
-        .filter_map(|l| {
-            let (flags, pane) = l.split_once(' ')?;
-            let flags: Vec<&str> = flags.split(',').collect();
-            (flags.contains(&"focused") && !flags.contains(&"control-mode"))
-                .then(|| pane.trim().to_string())
-        })
-        .collect()
-}
-
-/// The `list-clients -F` format [`looked_at`] reads.
-pub const CLIENTS_FORMAT: &str = "#{client_flags} #{pane_id}";
-
 async fn desktop(title: &str, body: &str) {
     if let Some(path) = crate::adapters::which::find_program("notify-send") {
         let status = tokio::process::Command::new(path)
@@ -199,10 +182,7 @@ mod tests {
 
     #[test]
     fn nothing_is_announced_for_the_pane_in_a_focused_client_only_for_the_others() {
-        let clients = "attached,focused,UTF-8 %1\nattached,UTF-8 %2\n\
-                       attached,focused,control-mode,no-output %3\n";
-        let looking = looked_at(clients);
-        assert_eq!(looking, HashSet::from(["%1".to_string()]));
+        let looking = HashSet::from(["%1".to_string()]);
         let events = [ev("waiting", "%1"), ev("died", "%2"), ev("waiting", "%3")];
         let unseen: Vec<String> = unseen(&events, &looking)
             .into_iter()

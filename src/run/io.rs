@@ -7,6 +7,7 @@ use super::clock::Clock;
 use crate::adapters::probe::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
+use crate::adapters::tmux::clients;
 use crate::core::msg::{Effect, Msg};
 use crate::core::pane::{Opt, PaneId, ServerId};
 use crate::core::peek_model::PeekRecord;
@@ -145,31 +146,12 @@ impl Io {
         pane: crate::core::pane::PaneId,
         viewer: &crate::core::msg::Viewer,
     ) -> Result<(), String> {
-        let out = self
-            .tmux()
-            .run(["list-clients", "-F", CLIENTS])
+        let clients = clients::list(self.tmux(), None)
             .await
             .map_err(|e| e.to_string())?;
-        let tty = viewer_client(&String::from_utf8_lossy(&out), viewer)?;
-        let t = pane.to_string();
-        self.tmux()
-            .run([
-                "switch-client",
-                "-c",
-                &tty,
-                "-t",
-                &t,
-                ";",
-                "select-window",
-                "-t",
-                &t,
-                ";",
-                "select-pane",
-                "-t",
-                &t,
-            ])
+        let tty = crate::core::viewer::showing(&clients, viewer)?;
+        clients::switch(self.tmux(), &tty, pane)
             .await
-            .map(|_| ())
             .map_err(|e| e.to_string())
     }
 
@@ -312,16 +294,9 @@ impl Io {
                         cfg
                     };
                     let looking = if cfg.bell || cfg.desktop {
-                        self.tmux()
-                            .run([
-                                "list-clients",
-                                "-F",
-                                crate::adapters::notify::CLIENTS_FORMAT,
-                            ])
+                        clients::list(self.tmux(), None)
                             .await
-                            .map(|out| {
-                                crate::adapters::notify::looked_at(&String::from_utf8_lossy(&out))
-                            })
+                            .map(|c| crate::core::viewer::looked_at(&c))
                             .unwrap_or_default()
                     } else {
                         Default::default()
@@ -523,99 +498,5 @@ impl Answer for Io {
             let waits = all.iter().map(|n| Box::pin(n.wake.notified()));
             futures_util::future::select_all(waits).await;
         }
-    }
-}
-
-/// `list-clients -F`: what [`viewer_client`] reads.
-pub(super) const CLIENTS: &str =
-    "#{client_control_mode} #{client_activity} #{client_tty} #{pane_id} #{session_id}";
-
-/// The tty of the client agentwatch is shown on, from `list-clients` lines of [`CLIENTS`]:
-/// of the clients showing its pane (or, for a popup, on its session), the one that last had
-/// a key; for a popup whose client is known, that client while it is attached.
-/// Control-mode clients (agentwatch's own among them) show nothing to anyone.
-pub(super) fn viewer_client(
-    list: &str,
-    viewer: &crate::core::msg::Viewer,
-) -> Result<String, String> {
-    use crate::core::msg::Viewer;
-    list.lines()
-        .filter_map(|l| {
-            let mut f = l.split(' ');
-            let control = f.next()?;
-            let activity = f.next()?.parse::<u64>().unwrap_or(0);
-            let tty = f.next()?;
-            let (pane, session) = (f.next()?, f.next()?);
-            let ours = match viewer {
-                Viewer::Pane(p) => pane == p,
-                Viewer::Popup {
-                    client: Some(c), ..
-                } => tty == c,
-                Viewer::Popup { session: s, .. } => session == s,
-            };
-            (control == "0" && ours && !tty.is_empty()).then_some((activity, tty))
-        })
-        .max_by_key(|(activity, _)| *activity)
-        .map(|(_, tty)| tty.to_string())
-        .ok_or_else(|| match viewer {
-            Viewer::Pane(_) => "no tmux client is showing agentwatch's pane".to_string(),
-            Viewer::Popup {
-                client: Some(c), ..
-            } => format!("the client that opened agentwatch's popup ({c}) is gone"),
-            Viewer::Popup { session, .. } => {
-                format!("no tmux client is attached to session {session}, agentwatch's popup's")
-            }
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::viewer_client;
-    use crate::core::msg::Viewer;
-
-    const LIST: &str = "\
-1 900 /dev/pts/9 %4 $1
-0 100 /dev/pts/1 %4 $1
-0 300 /dev/pts/2 %7 $2
-0 200 /dev/pts/3 %4 $1
-0 500 /dev/pts/5 %8 $1
-";
-
-    #[test]
-    fn a_pane_is_shown_by_the_last_active_client_showing_it_never_a_control_client() {
-        let pane = Viewer::Pane("%4".into());
-        assert_eq!(viewer_client(LIST, &pane).unwrap(), "/dev/pts/3");
-        let gone = Viewer::Pane("%5".into());
-        assert!(viewer_client(LIST, &gone)
-            .unwrap_err()
-            .contains("no tmux client is showing"));
-    }
-
-    #[test]
-    fn a_popup_is_over_the_client_that_opened_it_else_the_last_active_of_its_session() {
-        let popup = |session: &str, client: Option<&str>| Viewer::Popup {
-            session: session.into(),
-            client: client.map(str::to_string),
-        };
-        // Known at start: that one, though another on the session had a key since.
-        assert_eq!(
-            viewer_client(LIST, &popup("$1", Some("/dev/pts/1"))).unwrap(),
-            "/dev/pts/1"
-        );
-        assert!(viewer_client(LIST, &popup("$1", Some("/dev/pts/7")))
-            .unwrap_err()
-            .contains("(/dev/pts/7) is gone"));
-        // Not known: the session's last active one.
-        assert_eq!(
-            viewer_client(LIST, &popup("$1", None)).unwrap(),
-            "/dev/pts/5"
-        );
-        assert_eq!(
-            viewer_client(LIST, &popup("$2", None)).unwrap(),
-            "/dev/pts/2"
-        );
-        assert!(viewer_client(LIST, &popup("$3", None))
-            .unwrap_err()
-            .contains("session $3"));
     }
 }

@@ -57,12 +57,9 @@ pub async fn viewer(tmux: &Tmux) -> Option<Viewer> {
         return Some(Viewer::Pane(id));
     }
     let session = env.session?;
-    let client = match tmux
-        .run_for(["list-clients", "-F", super::io::CLIENTS], ASK)
-        .await
-    {
-        Ok(list) => super::io::viewer_client(
-            &String::from_utf8_lossy(&list),
+    let client = match crate::adapters::tmux::clients::list(tmux, Some(ASK)).await {
+        Ok(list) => crate::core::viewer::showing(
+            &list,
             &Viewer::Popup {
                 session: session.clone(),
                 client: None,

@@ -54,5 +54,7 @@ pub mod testkit;
 pub mod text;
 /// Time as epoch milliseconds, and clock times and durations in words.
 pub mod time;
+/// Which tmux client shows agentwatch, and which panes someone looks at.
+pub mod viewer;
 /// Splitting and quoting words for tmux and shells.
 pub mod words;

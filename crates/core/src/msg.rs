@@ -330,22 +330,7 @@ pub enum Effect {
     Jump { pane: PaneId, viewer: Viewer },
 }
 
-/// Where agentwatch itself is on screen, when it runs inside the server it watches: what `g`
-/// switches is the client showing it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Viewer {
-    /// In a pane (`$TMUX_PANE`): the client showing that pane.
-    Pane(String),
-    /// In a popup (tmux gives a popup no pane), drawn over a client of this session (`$N`,
-    /// from `$TMUX`): `client`, the tty of the one that last had a key when agentwatch
-    /// started, which is the one that opened it (keys typed in a popup do not count as a
-    /// client's activity); `None` when tmux could not be asked then. The popup hides the pane
-    /// it goes to, so agentwatch quits after the switch and `-E` closes it.
-    Popup {
-        session: String,
-        client: Option<String>,
-    },
-}
+pub use crate::viewer::Viewer;
 
 /// One lifecycle event, as written to the journal (one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

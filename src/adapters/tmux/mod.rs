@@ -1,6 +1,7 @@
 //! Everything that talks tmux: the listing format, control mode and the async client.
 
 pub mod client;
+pub mod clients;
 pub mod control;
 pub mod format;
 pub mod reach;
