@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::adapters::tmux::client::ServerChoice;
+use crate::adapters::tmux::server::ServerChoice;
 
 /// What `--help` says before the options: the dashboard is what `agentwatch` alone opens.
 const LONG_ABOUT: &str = concat!(

@@ -4,7 +4,8 @@ use std::time::Duration;
 use clap::Parser;
 
 use agentwatch::adapters::probe::Prober;
-use agentwatch::adapters::tmux::client::{resolve_socket, Tmux, TmuxError, TmuxVersion};
+use agentwatch::adapters::tmux::client::{Tmux, TmuxError, TmuxVersion};
+use agentwatch::adapters::tmux::server::resolve_socket;
 use agentwatch::cli::{Cli, Command};
 use agentwatch::config;
 use agentwatch::run;

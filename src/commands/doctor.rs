@@ -589,7 +589,7 @@ pub async fn host_checks(host: &crate::config::Host) -> Vec<Check> {
 pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
     let loaded = crate::config::load(cli.config.as_deref());
     let tmux = Tmux::new(
-        crate::adapters::tmux::client::resolve_socket(&cli.server()),
+        crate::adapters::tmux::server::resolve_socket(&cli.server()),
         Duration::from_secs(3),
     );
     let ctx = Context {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use jiff::tz::TimeZone;
 
-use crate::adapters::tmux::client::socket_identity;
+use crate::adapters::tmux::server::socket_identity;
 use crate::core::msg::Event;
 use crate::core::time::Millis;
 

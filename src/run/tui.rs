@@ -11,7 +11,8 @@ use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 
 use crate::adapters::probe::Prober;
-use crate::adapters::tmux::client::{Tmux, TmuxEnv};
+use crate::adapters::tmux::client::Tmux;
+use crate::adapters::tmux::server::TmuxEnv;
 use crate::cli::Cli;
 use crate::config;
 use crate::core::msg::Msg;
@@ -30,7 +31,7 @@ pub async fn viewer(tmux: &Tmux) -> Option<Viewer> {
     /// long is not waited for.
     const ASK: Duration = Duration::from_millis(500);
     let env = TmuxEnv::current()?;
-    use crate::adapters::tmux::client::socket_identity;
+    use crate::adapters::tmux::server::socket_identity;
     let same = socket_identity(&env.socket) == socket_identity(tmux.socket());
     if !same {
         return None;
@@ -275,7 +276,7 @@ pub async fn dashboard(
 #[cfg(test)]
 mod tests {
     use super::{viewer_from, Frames, SYNC_BEGIN, SYNC_END};
-    use crate::adapters::tmux::client::TmuxEnv;
+    use crate::adapters::tmux::server::TmuxEnv;
     use crate::core::msg::Viewer;
     use std::io::Write;
 

@@ -2,81 +2,13 @@
 //! only (never a shell string), stdin null, a timeout, killed if dropped, typed errors.
 //! It decides nothing.
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::format::{list_panes_format, parse_listing, Listing};
 pub use crate::core::errors::TmuxError;
-use crate::core::pane::PaneId;
-use crate::core::words;
-
-/// Which tmux server to talk to, as the user said it (tmux's own `-L`/`-S`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerChoice {
-    /// `$TMUX` if set, else the default socket: the server tmux itself would use.
-    Default,
-    Name(String),
-    Path(PathBuf),
-}
-
-/// `$TMUX` as tmux sets it in its panes and popups: `socket,server pid,session id number`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TmuxEnv {
-    pub socket: PathBuf,
-    /// The session it was set for, as tmux names it (`$3`); none in a job of no session.
-    pub session: Option<String>,
-}
-
-impl TmuxEnv {
-    pub fn parse(value: &str) -> Option<TmuxEnv> {
-        let mut f = value.split(',');
-        let socket = f.next().filter(|s| !s.is_empty())?;
-        let session = f.nth(1).and_then(|n| n.parse::<u32>().ok());
-        Some(TmuxEnv {
-            socket: PathBuf::from(socket),
-            session: session.map(|n| format!("${n}")),
-        })
-    }
-
-    /// This process's `$TMUX`, when it is set (it runs inside tmux).
-    pub fn current() -> Option<TmuxEnv> {
-        TmuxEnv::parse(&std::env::var("TMUX").ok()?)
-    }
-}
-
-/// A socket path as one server is known by, however it was written (`./a.sock`, a
-/// symlink): resolved where the socket exists, else made absolute as written.
-pub fn socket_identity(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    })
-}
-
-/// The socket path tmux would use for this choice (tmux's own rules).
-pub fn resolve_socket(choice: &ServerChoice) -> PathBuf {
-    let dir = || {
-        let base = std::env::var_os("TMUX_TMPDIR")
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| OsString::from("/tmp"));
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::getuid() };
-        Path::new(&base).join(format!("tmux-{uid}"))
-    };
-    match choice {
-        ServerChoice::Path(p) => p.clone(),
-        ServerChoice::Name(n) => dir().join(n),
-        ServerChoice::Default => match TmuxEnv::current() {
-            Some(env) => env.socket,
-            None => dir().join("default"),
-        },
-    }
-}
 
 /// A handle on one tmux server. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -206,7 +138,7 @@ impl Tmux {
 
     /// Runs one command over the control connection, if there is one (or one can be made
     /// now). `None`: use a process for this call.
-    async fn via_control(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
+    pub(super) async fn via_control(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
         let mut blocks = match self.via_control_many(&[args]).await? {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
@@ -217,7 +149,7 @@ impl Tmux {
     /// Several commands over the control connection in one round trip: each answers with
     /// its own block (`Err` holding tmux's words for one that failed). `None`: no control
     /// connection, use a process.
-    async fn via_control_many<S: AsRef<str>>(
+    pub(super) async fn via_control_many<S: AsRef<str>>(
         &self,
         commands: &[&[S]],
     ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
@@ -298,7 +230,7 @@ impl Tmux {
 
     /// What tmux's error words mean. A pane or window that is not there any more means the
     /// server's shape changed: the next poll lists the panes.
-    fn failed(&self, stderr: &[u8]) -> TmuxError {
+    pub(super) fn failed(&self, stderr: &[u8]) -> TmuxError {
         let e = classify(&self.socket, stderr);
         if matches!(e, TmuxError::NoSuchPane { .. }) {
             self.notices
@@ -494,171 +426,6 @@ impl Tmux {
         Err(self.failed(&out.stderr))
     }
 
-    /// One `list-panes -a` with the agentwatch format.
-    pub async fn list_panes(&self) -> Result<Listing, TmuxError> {
-        let format = list_panes_format();
-        let args = ["list-panes", "-a", "-F", format.as_str()];
-        let out = match self.via_control(&args).await {
-            Some(r) => r?,
-            None => self.run(args).await?,
-        };
-        Ok(parse_listing(&out))
-    }
-
-    /// Runs a poll's commands in one round trip (pipelined over control mode, else joined
-    /// with `;` in one process) and returns what they printed, in order. A command that
-    /// fails alone (a pane that vanished) adds nothing; the server failing fails the call.
-    pub async fn ask(&self, commands: &[Vec<String>]) -> Result<Vec<u8>, TmuxError> {
-        let refs: Vec<&[String]> = commands.iter().map(Vec::as_slice).collect();
-        if let Some(r) = self.via_control_many(&refs).await {
-            return Ok(r?.into_iter().flatten().flatten().collect());
-        }
-        let mut args: Vec<&str> = Vec::new();
-        for (i, c) in commands.iter().enumerate() {
-            if i > 0 {
-                args.push(";");
-            }
-            args.extend(c.iter().map(String::as_str));
-        }
-        self.run(args).await
-    }
-
-    /// The visible screens of several panes, each with its own number of history lines
-    /// above it, in one round trip (one tmux invocation on the fallback), split per pane.
-    pub async fn capture_screens(
-        &self,
-        panes: &[(PaneId, u32)],
-    ) -> Result<HashMap<PaneId, String>, TmuxError> {
-        if panes.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let asks: Vec<(String, String)> = panes
-            .iter()
-            .map(|(id, history)| (id.to_string(), format!("-{history}")))
-            .collect();
-        // Over control mode, one line per pane, all in one round trip: each answers on its
-        // own, and a pane that vanished fails alone.
-        let commands: Vec<[&str; 7]> = asks
-            .iter()
-            .map(|(t, start)| ["capture-pane", "-p", "-J", "-S", start, "-t", t])
-            .collect();
-        let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
-        if let Some(r) = self.via_control_many(&refs).await {
-            let mut map = HashMap::new();
-            for ((id, _), block) in panes.iter().zip(r?) {
-                if let Ok(bytes) = block {
-                    map.insert(*id, String::from_utf8_lossy(&bytes).into_owned());
-                }
-            }
-            return Ok(map);
-        }
-        let mut args: Vec<String> = Vec::new();
-        for (i, (target, start)) in asks.iter().enumerate() {
-            if i > 0 {
-                args.push(";".into());
-            }
-            args.extend([
-                "display-message".into(),
-                "-p".into(),
-                format!("{}{target}", block_mark()),
-                ";".into(),
-                "capture-pane".into(),
-                "-p".into(),
-                "-J".into(),
-                "-S".into(),
-                start.clone(),
-                "-t".into(),
-                target.clone(),
-            ]);
-        }
-        let out = self.run(&args).await?;
-        Ok(split_marked(&out))
-    }
-
-    /// The last `lines` lines of a pane (history and screen), plain text.
-    pub async fn capture_tail(&self, pane: PaneId, lines: u32) -> Result<Vec<u8>, TmuxError> {
-        let target = pane.to_string();
-        let start = format!("-{lines}");
-        let args = ["capture-pane", "-p", "-J", "-S", &start, "-t", &target];
-        if let Some(r) = self.via_control(&args).await {
-            return r;
-        }
-        self.run(args).await
-    }
-
-    /// Whole retained history of one pane, with colour escapes.
-    pub async fn capture_history(&self, pane: PaneId) -> Result<Vec<u8>, TmuxError> {
-        let target = pane.to_string();
-        let args = [
-            "capture-pane",
-            "-p",
-            "-e",
-            "-J",
-            "-S",
-            "-",
-            "-E",
-            "-",
-            "-t",
-            &target,
-        ];
-        if let Some(r) = self.via_control(&args).await {
-            return r;
-        }
-        self.run(args).await
-    }
-
-    /// Sets pane options in one round trip: `(pane, option, value)`. Says for each whether
-    /// it was set (over control mode each answers alone; in one process, a failure leaves
-    /// all unknown, so all are counted as not set).
-    pub async fn set_pane_options(
-        &self,
-        sets: &[(PaneId, String, String)],
-    ) -> Vec<Result<(), TmuxError>> {
-        if sets.is_empty() {
-            return Vec::new();
-        }
-        // Over control mode, one line each (a value with a newline cannot go on a line),
-        // all in one round trip.
-        let one_line = sets
-            .iter()
-            .all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
-        if one_line {
-            let targets: Vec<String> = sets.iter().map(|(id, _, _)| id.to_string()).collect();
-            let commands: Vec<[&str; 6]> = sets
-                .iter()
-                .zip(&targets)
-                .map(|((_, name, value), t)| ["set-option", "-p", "-t", t, name, value])
-                .collect();
-            let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
-            match self.via_control_many(&refs).await {
-                Some(Ok(blocks)) => {
-                    return blocks
-                        .into_iter()
-                        .map(|b| b.map(|_| ()).map_err(|msg| self.failed(msg.as_bytes())))
-                        .collect()
-                }
-                Some(Err(e)) => return sets.iter().map(|_| Err(e.clone())).collect(),
-                None => {}
-            }
-        }
-        let mut args: Vec<String> = Vec::new();
-        for (i, (id, name, value)) in sets.iter().enumerate() {
-            if i > 0 {
-                args.push(";".into());
-            }
-            args.extend([
-                "set-option".into(),
-                "-p".into(),
-                "-t".into(),
-                id.to_string(),
-                words::arg(name),
-                words::arg(value),
-            ]);
-        }
-        let r = self.run(&args).await.map(|_| ());
-        sets.iter().map(|_| r.clone()).collect()
-    }
-
     /// `tmux -V`, parsed.
     pub async fn version(&self) -> Result<TmuxVersion, TmuxError> {
         let out = self.exec_for(["-V"], self.timeout).await?;
@@ -713,30 +480,6 @@ fn classify(socket: &Path, stderr: &[u8]) -> TmuxError {
     }
 }
 
-/// What starts each pane's block in a batch of captures: `^` and this process's nonce (a
-/// control byte would be escaped by tmux 3.5a; a screen cannot know the nonce).
-fn block_mark() -> String {
-    let m = super::format::Marks::ours();
-    format!("{}{}", char::from(m.record), m.nonce)
-}
-
-/// Splits output made of `<block mark><pane id>\n<lines...>` blocks.
-fn split_marked(out: &[u8]) -> HashMap<PaneId, String> {
-    let mark = block_mark();
-    let mut map = HashMap::new();
-    let starts: Vec<usize> = memchr::memmem::find_iter(out, mark.as_bytes()).collect();
-    for (i, &at) in starts.iter().enumerate() {
-        let end = starts.get(i + 1).copied().unwrap_or(out.len());
-        let block = &out[at + mark.len()..end];
-        let text = String::from_utf8_lossy(block);
-        let (head, body) = text.split_once('\n').unwrap_or((&text, ""));
-        if let Some(id) = PaneId::parse(head.trim()) {
-            map.insert(id, body.to_string());
-        }
-    }
-    map
-}
-
 /// A tmux version such as 3.3a.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TmuxVersion {
@@ -785,16 +528,6 @@ mod tests {
             Some(TmuxVersion { major: 3, minor: 6 })
         );
         assert_eq!(TmuxVersion::parse("screen 4"), None);
-    }
-
-    #[test]
-    fn marked_blocks_split_per_pane() {
-        let m = block_mark();
-        let out = format!("{m}%1\nhello\nworld\n{m}%22\n\n");
-        let out = out.as_bytes();
-        let m = split_marked(out);
-        assert_eq!(m[&PaneId(1)], "hello\nworld\n");
-        assert_eq!(m[&PaneId(22)], "\n");
     }
 
     #[test]

@@ -4,5 +4,7 @@ pub mod client;
 pub mod clients;
 pub mod control;
 pub mod format;
+pub mod panes;
 pub mod reach;
+pub mod server;
 pub mod window;
