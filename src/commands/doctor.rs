@@ -604,7 +604,7 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
     let mut checks = run(&tmux, &ctx).await;
     let mut with_ssh = loaded.as_ref().map(|(c, _)| c.clone()).unwrap_or_default();
     if let Err(e) = with_ssh.add_ssh(&cli.ssh) {
-        checks.push(Check::new(Level::Fail, "hosts", e, None));
+        checks.push(Check::new(Level::Fail, "hosts", e.to_string(), None));
     }
     for h in &with_ssh.hosts {
         checks.extend(host_checks(h).await);

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::adapters::tmux::client::Tmux;
+use crate::adapters::tmux::client::{Tmux, TmuxError};
 use crate::adapters::tmux::window::open_window;
 use crate::adapters::which::find_program;
 use crate::core::agent::{fill, AgentDef, Agents};
@@ -24,44 +24,69 @@ pub struct Request {
     pub args: Vec<String>,
 }
 
+/// Why an agent was not started. Each names the thing and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("{flag} {name:?}: {why}")]
+    BadName {
+        flag: &'static str,
+        name: String,
+        why: &'static str,
+    },
+    #[error("unknown agent kind {kind:?}: known kinds are {known}; add [agents.{kind}] to the config for a new one")]
+    UnknownKind { kind: String, known: String },
+    #[error("{program} not found on PATH: install {kind}, or set start = [\"/path/to/{program}\", ...] in [agents.{kind}]")]
+    NotInstalled { program: String, kind: String },
+    #[error("{program} is not on the PATH of tmux there: install {kind} there, or set start = [\"/path/to/{program}\", ...] in [agents.{kind}]")]
+    NotInstalledThere { program: String, kind: String },
+    #[error("--host needs --cwd /a/directory/there (an absolute path on that host)")]
+    NoCwdThere,
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    #[error("--cwd {}: no such directory", .0.display())]
+    NoSuchDir(PathBuf),
+    #[error("the extra arguments cannot be recorded on the pane: {0}")]
+    Args(serde_json::Error),
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+}
+
 /// A checked request: the kind, the directory, the argv, and the pane options to set.
 pub type Prepared = (AgentDef, PathBuf, Vec<String>, Vec<(Opt, String)>);
 
 /// Checks the request and builds the argv and pane options. Every error is one line that
 /// names the thing and the fix.
-pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared, String> {
+pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared, SpawnError> {
     // Checked before anything starts: tmux would start the agent and then fail to address
     // the window, leaving a pane with nothing recorded on it.
     check_name("--target", &req.session, true)?;
     if let Some(name) = &req.name {
         check_name("--name", name, false)?;
     }
-    let def = agents.get(&req.agent).cloned().ok_or_else(|| {
-        let known: Vec<&str> = agents.all().iter().map(|d| d.name.as_str()).collect();
-        format!(
-            "unknown agent kind {:?}: known kinds are {}; add [agents.{}] to the config for a new one",
-            req.agent,
-            known.join(", "),
-            req.agent
-        )
-    })?;
+    let def = agents
+        .get(&req.agent)
+        .cloned()
+        .ok_or_else(|| SpawnError::UnknownKind {
+            kind: req.agent.clone(),
+            known: agents
+                .all()
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
     let program = def.start.first().cloned().unwrap_or_default();
     if !req.remote && find_program(&program).is_none() {
-        return Err(format!(
-            "{program} not found on PATH: install {}, or set start = [\"/path/to/{program}\", ...] in [agents.{}]",
-            def.name, def.name
-        ));
+        return Err(SpawnError::NotInstalled {
+            program,
+            kind: def.name,
+        });
     }
     let cwd = match (&req.cwd, req.remote) {
         (Some(d), true) if d.is_absolute() => d.clone(),
-        (_, true) => {
-            return Err(
-                "--host needs --cwd /a/directory/there (an absolute path on that host)".into(),
-            )
-        }
+        (_, true) => return Err(SpawnError::NoCwdThere),
         (Some(d), false) => d.clone(),
-        (None, false) => std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        (None, false) => std::env::current_dir().map_err(SpawnError::CurrentDir)?,
     };
     let cwd = if req.remote {
         cwd
@@ -69,7 +94,7 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
         std::fs::canonicalize(&cwd)
             .ok()
             .filter(|d| d.is_dir())
-            .ok_or_else(|| format!("--cwd {}: no such directory", cwd.display()))?
+            .ok_or(SpawnError::NoSuchDir(cwd))?
     };
     let id = def.start_takes_id().then(|| new_id.to_string());
     let mut argv = fill(&def.start, id.as_deref());
@@ -83,7 +108,7 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
         options.push((Opt::SessionId, id));
     }
     if !req.args.is_empty() {
-        let json = serde_json::to_string(&req.args).map_err(|e| e.to_string())?;
+        let json = serde_json::to_string(&req.args).map_err(SpawnError::Args)?;
         options.push((ARGS_OPTION, json));
     }
     Ok((def, cwd, argv, options))
@@ -91,26 +116,30 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
 
 /// A session (`target`) or window name tmux can be addressed by and that shows as typed: not
 /// empty, no control characters, and for a session none of the target separators `:` `.`.
-fn check_name(flag: &str, name: &str, session: bool) -> Result<(), String> {
-    let shown = crate::core::text::printable(name);
+fn check_name(flag: &'static str, name: &str, session: bool) -> Result<(), SpawnError> {
+    let bad = |why| {
+        Err(SpawnError::BadName {
+            flag,
+            name: crate::core::text::printable(name),
+            why,
+        })
+    };
     if name.trim().is_empty() {
-        return Err(format!("{flag} {name:?}: a name cannot be empty"));
+        return bad("a name cannot be empty");
     }
     if name.chars().any(char::is_control) {
-        return Err(format!(
-            "{flag} {shown:?}: a name cannot hold control characters (shown as ?)"
-        ));
+        return bad("a name cannot hold control characters (shown as ?)");
     }
     if session && name.contains([':', '.']) {
-        return Err(format!(
-            "{flag} {shown:?}: tmux reads ':' and '.' in a session name as window and pane; use a name without them"
-        ));
+        return bad(
+            "tmux reads ':' and '.' in a session name as window and pane; use a name without them",
+        );
     }
     Ok(())
 }
 
 /// Starts the window; returns the new pane id (`%N`).
-pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String, String> {
+pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String, SpawnError> {
     let new_id = uuid::Uuid::new_v4().to_string();
     let (def, cwd, argv, options) = prepare(req, agents, &new_id)?;
     // There, tmux would fail to exec it and show the new pane dead with exit 1.
@@ -119,13 +148,13 @@ pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String
         && crate::adapters::respawn::found_there(tmux, &format!("={}", req.session), &argv).await
             == Some(false)
     {
-        return Err(format!(
-            "{program} is not on the PATH of tmux there: install {} there, or set start = [\"/path/to/{program}\", ...] in [agents.{}]",
-            def.name, def.name
-        ));
+        return Err(SpawnError::NotInstalledThere {
+            program: program.to_string(),
+            kind: def.name,
+        });
     }
     let name = req.name.clone().unwrap_or_else(|| def.name.clone());
-    open_window(tmux, &req.session, &name, &cwd, &argv, &options).await
+    Ok(open_window(tmux, &req.session, &name, &cwd, &argv, &options).await?)
 }
 
 #[cfg(test)]
@@ -145,7 +174,9 @@ mod tests {
 
     #[test]
     fn an_unknown_kind_names_the_known_ones_and_the_fix() {
-        let e = prepare(&req("klaude"), &Agents::default(), "x").unwrap_err();
+        let e = prepare(&req("klaude"), &Agents::default(), "x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown agent kind \"klaude\""), "{e}");
         assert!(e.contains("claude, codex"), "{e}");
     }
@@ -154,7 +185,9 @@ mod tests {
     fn a_missing_program_and_a_missing_directory_are_refused() {
         let mut defs = crate::core::agent::builtin();
         defs[0].start = vec!["definitely-not-installed-xyz".into()];
-        let e = prepare(&req("claude"), &Agents::new(defs), "x").unwrap_err();
+        let e = prepare(&req("claude"), &Agents::new(defs), "x")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("definitely-not-installed-xyz not found on PATH"),
             "{e}"
@@ -164,7 +197,9 @@ mod tests {
         defs[0].start = vec!["sh".into(), "--session-id".into(), "{session_id}".into()];
         let mut r = req("claude");
         r.cwd = Some(PathBuf::from("/no/such/dir"));
-        let e = prepare(&r, &Agents::new(defs), "x").unwrap_err();
+        let e = prepare(&r, &Agents::new(defs), "x")
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "--cwd /no/such/dir: no such directory");
     }
 
@@ -205,7 +240,7 @@ mod tests {
             let mut r = req("claude");
             r.session = session.into();
             r.name = name.map(str::to_string);
-            let e = prepare(&r, &agents, "x").unwrap_err();
+            let e = prepare(&r, &agents, "x").unwrap_err().to_string();
             assert!(e.starts_with(want), "{e}");
             assert!(!e.chars().any(char::is_control), "{e:?}");
         }

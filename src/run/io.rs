@@ -8,6 +8,7 @@ use crate::adapters::probe::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::adapters::tmux::clients;
+use crate::core::errors::{JumpError, OutputError, RecreateError, StoreError};
 use crate::core::msg::{Effect, Msg};
 use crate::core::pane::{Opt, PaneId, ServerId};
 use crate::core::peek_model::PeekRecord;
@@ -145,14 +146,10 @@ impl Io {
         &self,
         pane: crate::core::pane::PaneId,
         viewer: &crate::core::msg::Viewer,
-    ) -> Result<(), String> {
-        let clients = clients::list(self.tmux(), None)
-            .await
-            .map_err(|e| e.to_string())?;
+    ) -> Result<(), JumpError> {
+        let clients = clients::list(self.tmux(), None).await?;
         let tty = crate::core::viewer::showing(&clients, viewer)?;
-        clients::switch(self.tmux(), &tty, pane)
-            .await
-            .map_err(|e| e.to_string())
+        Ok(clients::switch(self.tmux(), &tty, pane).await?)
     }
 
     /// Carries out one effect and returns the message that answers it, if any.
@@ -278,7 +275,11 @@ impl Io {
                 let path = self.journal.as_ref()?;
                 let result = crate::adapters::store::journal::append(path, &event).map_err(|e| {
                     tracing::warn!("journal {}: {e}", path.display());
-                    format!("journal {} not written: {e}", path.display())
+                    StoreError {
+                        what: "journal",
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    }
                 });
                 Msg::Journaled(result)
             }
@@ -359,8 +360,9 @@ impl Io {
                             &p.options,
                         )
                         .await
+                        .map_err(RecreateError::from)
                     } else {
-                        Err(format!("directory {} no longer exists", p.cwd))
+                        Err(RecreateError::DirGone(p.cwd.clone()))
                     };
                     tracing::info!("recreating {}: {r:?}", p.target);
                     results.push((p.target, r));
@@ -375,9 +377,9 @@ impl Io {
                             Arc::new(crate::adapters::ansi::parse(&bytes))
                         })
                         .await
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| OutputError::Parse(e.to_string()))
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e.into()),
                 };
                 Msg::Output { pane, result }
             }
@@ -423,8 +425,7 @@ impl Io {
                     .tmux_of(pane)
                     .run(["kill-pane", "-t", &target])
                     .await
-                    .map(|_| ())
-                    .map_err(|e| e.to_string());
+                    .map(|_| ());
                 Msg::Closed { pane, result }
             }
             Effect::Jump { pane, viewer } => Msg::Jumped {

@@ -133,7 +133,7 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         spans.push(st(" · auto-resume off (A)".into()));
     }
     if let Some(e) = &state.supervision.journal_error {
-        spans.push(st(format!(" · {}", text::printable(e))));
+        spans.push(st(format!(" · {}", text::printable(&e.to_string()))));
     }
     let malformed = state.servers.local().malformed;
     if malformed > 0 {

@@ -494,8 +494,12 @@ fn skipped_pane_records_are_said_in_the_header() {
 #[test]
 fn a_journal_that_cannot_be_written_is_said_in_the_header_until_a_write_succeeds() {
     let mut s = fleet((160, 30));
-    let e = "journal /s/journal.jsonl not written: No space left on device (os error 28)";
-    s.update(Msg::Journaled(Err(e.into())), s.now);
+    let e = crate::core::errors::StoreError {
+        what: "journal",
+        path: "/s/journal.jsonl".into(),
+        reason: "No space left on device (os error 28)".into(),
+    };
+    s.update(Msg::Journaled(Err(e)), s.now);
     let t = render(&s, 160, 30, &Look::plain());
     assert!(
         find(&t, "No space left on device").is_some(),

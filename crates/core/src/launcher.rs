@@ -404,16 +404,19 @@ mod tests {
     }
 }
 
+/// An argument with a control character (a typed newline would run a half command): the
+/// argument, cut to 30 columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("argument {0:?} has a control character: it cannot be typed at a prompt")]
+pub struct Untypeable(pub String);
+
 /// The command line typed at a shell prompt to relaunch an agent: each word quoted for that
 /// shell, after a `cd` when the prompt is elsewhere. Refuses words with control characters
 /// (a typed newline would run a half command).
-pub fn typed_command(shell: &str, argv: &[String], cd: Option<&str>) -> Result<String, String> {
-    let quote = |w: &str| -> Result<String, String> {
+pub fn typed_command(shell: &str, argv: &[String], cd: Option<&str>) -> Result<String, Untypeable> {
+    let quote = |w: &str| -> Result<String, Untypeable> {
         if w.chars().any(char::is_control) {
-            return Err(format!(
-                "argument {:?} has a control character: it cannot be typed at a prompt",
-                crate::text::fit(w, 30)
-            ));
+            return Err(Untypeable(crate::text::fit(w, 30)));
         }
         Ok(if shell == "fish" {
             fish_quote(w)

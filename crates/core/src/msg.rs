@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::peek_model::{PeekRecord, PeekText};
 use crate::roster::Roster;
 
-use crate::errors::TmuxError;
+use crate::errors::{JumpError, OutputError, RecreateError, StoreError, TmuxError};
 use crate::pane::Listing;
 use crate::pane::{Opt, PaneId, ServerId};
 use crate::resume::{Failure, Plan};
@@ -144,7 +144,7 @@ pub enum Msg {
     /// A pane's whole retained output, parsed, for the peek view.
     Output {
         pane: PaneId,
-        result: Result<Arc<PeekText>, String>,
+        result: Result<Arc<PeekText>, OutputError>,
     },
     /// A pane's crash records, newest first.
     Records {
@@ -154,17 +154,17 @@ pub enum Msg {
     /// `kill-pane` finished.
     Closed {
         pane: PaneId,
-        result: Result<(), String>,
+        result: Result<(), TmuxError>,
     },
     /// The jump to a pane in tmux finished.
     Jumped {
         pane: PaneId,
-        result: Result<(), String>,
+        result: Result<(), JumpError>,
     },
     /// The roster saved by an earlier run, for this socket.
     RosterLoaded(Option<Roster>),
     /// The lost agents were recreated: per target, the new pane id or why not.
-    Recreated(Vec<(String, Result<String, String>)>),
+    Recreated(Vec<(String, Result<String, RecreateError>)>),
     /// Who supervises the server now.
     Elected(Election),
     /// Recent journal events, read once at start: what happened while this instance was
@@ -176,7 +176,7 @@ pub enum Msg {
         found: Option<(String, &'static str)>,
     },
     /// An event was appended to the journal, or could not be (a full disk).
-    Journaled(Result<(), String>),
+    Journaled(Result<(), StoreError>),
     /// The last lines a dead pane printed (`None`: they could not be read).
     Tail {
         pane: PaneId,

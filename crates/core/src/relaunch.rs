@@ -151,7 +151,7 @@ fn typed(plan: &Plan, shell: &str, pane: &PaneNow) -> Result<String, Failure> {
         }
     }
     let cd = (pane.current_path != plan.cwd).then_some(plan.cwd.as_str());
-    Ok(crate::launcher::typed_command(shell, &plan.argv, cd)?)
+    crate::launcher::typed_command(shell, &plan.argv, cd).map_err(|e| e.to_string().into())
 }
 
 /// Why tmux did not carry the relaunch out, in the card's words.

@@ -47,24 +47,33 @@ pub const MAX_HOSTS: usize = 32;
 impl Config {
     /// `--ssh DEST`: hosts beside those of `[[hosts]]`, named by their destination (one
     /// named so already is not added twice). An error names the flag and what is wrong.
-    pub fn add_ssh(&mut self, dests: &[String]) -> Result<(), String> {
+    pub fn add_ssh(&mut self, dests: &[String]) -> Result<(), SshFlagError> {
         for dest in dests {
             let host = Host::ad_hoc(dest);
             if let Some(why) = host.problem() {
-                return Err(format!("--ssh {dest}: {why}"));
+                return Err(SshFlagError::Bad {
+                    dest: dest.clone(),
+                    why,
+                });
             }
             if !self.hosts.iter().any(|h| h.name == host.name) {
                 self.hosts.push(host);
             }
         }
         if self.hosts.len() > MAX_HOSTS {
-            return Err(format!(
-                "{} hosts: at most {MAX_HOSTS} (drop some --ssh or [[hosts]])",
-                self.hosts.len()
-            ));
+            return Err(SshFlagError::TooMany(self.hosts.len()));
         }
         Ok(())
     }
+}
+
+/// A `--ssh` that cannot be watched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SshFlagError {
+    #[error("--ssh {dest}: {why}")]
+    Bad { dest: String, why: String },
+    #[error("{0} hosts: at most {MAX_HOSTS} (drop some --ssh or [[hosts]])")]
+    TooMany(usize),
 }
 
 /// `[[hosts]]`: a tmux server on another machine, reached with `ssh` alone (nothing of

@@ -35,10 +35,21 @@ pub struct Client {
     pub session: String,
 }
 
+/// No client shows agentwatch: why, in the words `g` answers with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoViewer {
+    #[error("no tmux client is showing agentwatch's pane")]
+    Pane,
+    #[error("the client that opened agentwatch's popup ({0}) is gone")]
+    PopupClientGone(String),
+    #[error("no tmux client is attached to session {0}, agentwatch's popup's")]
+    NoClientOnSession(String),
+}
+
 /// The tty of the client agentwatch is shown on: of the clients showing its pane (or, for a
 /// popup, on its session), the one that last had a key; for a popup whose client is known,
 /// that client while it is attached.
-pub fn showing(clients: &[Client], viewer: &Viewer) -> Result<String, String> {
+pub fn showing(clients: &[Client], viewer: &Viewer) -> Result<String, NoViewer> {
     clients
         .iter()
         .filter(|c| {
@@ -54,13 +65,11 @@ pub fn showing(clients: &[Client], viewer: &Viewer) -> Result<String, String> {
         .max_by_key(|c| c.activity)
         .map(|c| c.tty.clone())
         .ok_or_else(|| match viewer {
-            Viewer::Pane(_) => "no tmux client is showing agentwatch's pane".to_string(),
+            Viewer::Pane(_) => NoViewer::Pane,
             Viewer::Popup {
                 client: Some(c), ..
-            } => format!("the client that opened agentwatch's popup ({c}) is gone"),
-            Viewer::Popup { session, .. } => {
-                format!("no tmux client is attached to session {session}, agentwatch's popup's")
-            }
+            } => NoViewer::PopupClientGone(c.clone()),
+            Viewer::Popup { session, .. } => NoViewer::NoClientOnSession(session.clone()),
         })
 }
 
@@ -106,6 +115,7 @@ mod tests {
         let gone = Viewer::Pane("%5".into());
         assert!(showing(&list(), &gone)
             .unwrap_err()
+            .to_string()
             .contains("no tmux client is showing"));
     }
 
@@ -122,12 +132,14 @@ mod tests {
         );
         assert!(showing(&list(), &popup("$1", Some("/dev/pts/7")))
             .unwrap_err()
+            .to_string()
             .contains("(/dev/pts/7) is gone"));
         // Not known: the session's last active one.
         assert_eq!(showing(&list(), &popup("$1", None)).unwrap(), "/dev/pts/5");
         assert_eq!(showing(&list(), &popup("$2", None)).unwrap(), "/dev/pts/2");
         assert!(showing(&list(), &popup("$3", None))
             .unwrap_err()
+            .to_string()
             .contains("session $3"));
     }
 

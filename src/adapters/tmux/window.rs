@@ -16,7 +16,7 @@ pub async fn open_window(
     cwd: &Path,
     argv: &[String],
     options: &[(Opt, String)],
-) -> Result<String, String> {
+) -> Result<String, TmuxError> {
     for _ in 0..5 {
         let exists = tmux
             .run(["has-session", "-t", &format!("={session}")])
@@ -31,8 +31,7 @@ pub async fn open_window(
                     "-F",
                     "#{window_index}",
                 ])
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let next = String::from_utf8_lossy(&out)
                 .lines()
                 .filter_map(|l| l.trim().parse::<u32>().ok())
@@ -103,8 +102,10 @@ pub async fn open_window(
             {
                 continue
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e),
         }
     }
-    Err("could not create the window: the session kept changing under us; try again".into())
+    Err(TmuxError::Failed {
+        detail: "could not create the window: the session kept changing under us; try again".into(),
+    })
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::agent::fill;
+use crate::errors::RecreateError;
 use crate::msg::{Event, Recreate};
 use crate::roster::{LostAgent, Roster};
 
@@ -153,7 +154,7 @@ impl State {
             let Some(def) = self.agents.get(&a.agent) else {
                 skipped.push((
                     a.target.clone(),
-                    Err(format!("unknown agent kind {}", a.agent)),
+                    Err(RecreateError::UnknownKind(a.agent.clone())),
                 ));
                 continue;
             };
@@ -162,15 +163,12 @@ impl State {
                 (true, _, _) => {
                     skipped.push((
                         a.target.clone(),
-                        Err(format!("no resume command for {}", def.name)),
+                        Err(RecreateError::NoResume(def.name.clone())),
                     ));
                     continue;
                 }
                 (false, true, None) => {
-                    skipped.push((
-                        a.target.clone(),
-                        Err("no session id: not recreated (never a fresh start)".into()),
-                    ));
+                    skipped.push((a.target.clone(), Err(RecreateError::NoSessionId)));
                     continue;
                 }
                 _ => {
@@ -208,7 +206,7 @@ impl State {
 
     pub(super) fn recreated(
         &mut self,
-        results: Vec<(String, Result<String, String>)>,
+        results: Vec<(String, Result<String, RecreateError>)>,
         fx: &mut Vec<Effect>,
     ) {
         let Some(lost) = self.lost.roster.as_mut() else {

@@ -128,7 +128,7 @@ pub struct Supervision {
     /// When each pane's last wait was announced.
     pub(super) waits_told: HashMap<PaneId, Millis>,
     /// Why the last journal write failed, until one succeeds: said in the header.
-    pub journal_error: Option<String>,
+    pub journal_error: Option<crate::errors::StoreError>,
     pub(super) policies: HashMap<String, Policy>,
     pub(super) default_policy: Policy,
 }
@@ -155,7 +155,7 @@ pub struct Lost {
     /// `d` on the lost-server screen asked to forget the list: awaiting y/n.
     pub forget: bool,
     /// What recreating did, per target.
-    pub results: Vec<(String, Result<String, String>)>,
+    pub results: Vec<(String, Result<String, crate::errors::RecreateError>)>,
     /// The roster on disk has been asked for.
     pub(super) roster_asked: bool,
 }

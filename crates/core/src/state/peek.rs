@@ -194,7 +194,7 @@ impl State {
     pub(super) fn output_read(
         &mut self,
         pane: PaneId,
-        result: Result<Arc<crate::peek_model::PeekText>, String>,
+        result: Result<Arc<crate::peek_model::PeekText>, crate::errors::OutputError>,
     ) {
         let Some(p) = self.peek.as_mut().filter(|p| p.pane == pane) else {
             return;
@@ -207,7 +207,7 @@ impl State {
                     p.show(text);
                 }
             }
-            Err(e) => p.error = Some(e),
+            Err(e) => p.error = Some(e.to_string()),
         }
     }
 
@@ -228,7 +228,7 @@ impl State {
         }
     }
 
-    pub(super) fn closed(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
+    pub(super) fn closed(&mut self, pane: PaneId, result: Result<(), TmuxError>, now: Millis) {
         match result {
             // Gone at once, not at the next poll: closing a server's last pane ends the
             // server (tmux's `exit-empty`), and a card still there would be counted lost.
@@ -257,7 +257,12 @@ impl State {
         }
     }
 
-    pub(super) fn jumped(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
+    pub(super) fn jumped(
+        &mut self,
+        pane: PaneId,
+        result: Result<(), crate::errors::JumpError>,
+        now: Millis,
+    ) {
         match result {
             // A popup would hide the pane the client now shows: done, as the user asked.
             Ok(()) if matches!(self.client, Some(crate::msg::Viewer::Popup { .. })) => {

@@ -414,7 +414,7 @@ fn the_panes_read_whole_are_the_deaths_being_handled_and_once_a_second_those_on_
 #[test]
 fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
     use crate::msg::Viewer;
-    let jump = |viewer: Option<Viewer>, result: Result<(), String>| {
+    let jump = |viewer: Option<Viewer>, result: Result<(), crate::errors::JumpError>| {
         let mut s = state((80, 24));
         s.client = viewer;
         poll(&mut s, vec![pane(1, 0, "claude")], T0);
@@ -441,7 +441,8 @@ fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
     assert_eq!(asked.unwrap().1, popup);
     assert!(s.quit);
     // A switch that failed says why, and quits nothing.
-    let (_, s) = jump(Some(popup), Err("no tmux client is attached".into()));
+    let gone = crate::viewer::NoViewer::NoClientOnSession("$0".into());
+    let (_, s) = jump(Some(popup), Err(gone.into()));
     assert!(!s.quit);
     let notice = s.cards[0].notice.as_ref().unwrap();
     assert!(notice
@@ -926,7 +927,9 @@ mod lost {
         s.update(
             Msg::Closed {
                 pane: PaneId(1),
-                result: Err("no such pane".into()),
+                result: Err(TmuxError::NoSuchPane {
+                    detail: "can't find pane: %1".into(),
+                }),
             },
             T0 + 600,
         );
@@ -1022,6 +1025,7 @@ mod lost {
             .1
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("no session id"));
         let fx = s.update(
             Msg::Recreated(vec![("work:1.0".into(), Ok("%7".into()))]),
