@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::{Tmux, TmuxError, TmuxVersion};
 use agentwatch::adapters::tmux::server::resolve_socket;
 use agentwatch::cli::{Cli, Command};

@@ -236,7 +236,7 @@ pub fn parse(text: &[u8]) -> Option<AgentFile> {
 /// Field 22 of `/proc/<pid>/stat` (the process start time in clock ticks since boot), as
 /// claude writes it in `procStart`: read by the poller's own parser of that file.
 pub(crate) fn proc_start(pid: u32) -> Option<String> {
-    crate::adapters::probe::start_ticks(pid).map(|t| t.to_string())
+    crate::adapters::procs::local::start_ticks(pid).map(|t| t.to_string())
 }
 
 #[cfg(test)]

@@ -13,8 +13,10 @@ pub mod exits;
 pub mod mirror;
 /// Announcing deaths: bell, desktop notification, hook.
 pub mod notify;
-/// The poller: list-panes plus /proc.
-pub mod probe;
+/// The poller: asks tmux, then the panes' processes (`/proc` here, ssh on another host).
+pub mod poll;
+/// Facts about processes: `/proc`, foreground trees, another host's processes, clock skew.
+pub(crate) mod procs;
 /// Carrying out a relaunch: capture, crash record, respawn-pane (or typing at a prompt).
 pub mod respawn;
 /// agentwatch's own files: journal, crash records, roster of lost agents.

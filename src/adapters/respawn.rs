@@ -135,10 +135,10 @@ async fn pane_now(tmux: &Tmux, plan: &Plan) -> Result<Option<PaneNow>, Failure> 
         // another process.
         (Some(_), Some(pid)) => match tmux.reach() {
             crate::adapters::tmux::reach::Reach::Local => {
-                crate::adapters::probe::foreground_group(pid)
+                crate::adapters::procs::local::foreground_group(pid)
             }
             crate::adapters::tmux::reach::Reach::Ssh(host) => {
-                crate::adapters::probe::remote_foreground_group(host, pid).await
+                crate::adapters::procs::remote::remote_foreground_group(host, pid).await
             }
         },
         _ => None,

@@ -4,7 +4,7 @@
 
 use jiff::tz::TimeZone;
 
-use crate::adapters::probe::Prober;
+use crate::adapters::poll::Prober;
 use crate::config::Config;
 use crate::core::attention::{Attention, Doing, Report, Told, QUIET_MS};
 use crate::core::card::{Card, Life};

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::adapters::probe::Prober;
+use crate::adapters::poll::Prober;
 use crate::adapters::tmux::client::{kick_server, TmuxError};
 use crate::config::Config;
 use crate::core::card::{Auto, Card, Life};

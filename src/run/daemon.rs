@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 
 use super::elector::Elector;
 use super::event_loop::{drive, Screenless};
-use crate::adapters::probe::Prober;
+use crate::adapters::poll::Prober;
 use crate::adapters::store::lock::{self, ServerLocks};
 use crate::adapters::tmux::client::Tmux;
 use crate::config::Config;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::clock::Clock;
-use crate::adapters::probe::Prober;
+use crate::adapters::poll::Prober;
 use crate::adapters::respawn;
 use crate::adapters::tmux::client::{kick_server, Tmux};
 use crate::adapters::tmux::clients;

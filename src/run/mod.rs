@@ -29,11 +29,11 @@ pub use settle::{look_once, send, settle};
 /// The pollers of the configured hosts' servers (`[[hosts]]`, `--ssh`), in order: each
 /// over one ssh process carrying a tmux control-mode client (whatever `control_mode` says:
 /// the alternative would be an ssh login per call), polled on its own.
-pub fn remote_probers(config: &crate::config::Config) -> Vec<crate::adapters::probe::Prober> {
+pub fn remote_probers(config: &crate::config::Config) -> Vec<crate::adapters::poll::Prober> {
     config
         .hosts
         .iter()
-        .map(|h| crate::adapters::probe::Prober::new(remote_tmux(h)).with_shells(&config.shells))
+        .map(|h| crate::adapters::poll::Prober::new(remote_tmux(h)).with_shells(&config.shells))
         .collect()
 }
 

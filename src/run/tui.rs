@@ -10,7 +10,7 @@ use crossterm::event::EventStream;
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 
-use crate::adapters::probe::Prober;
+use crate::adapters::poll::Prober;
 use crate::adapters::tmux::client::Tmux;
 use crate::adapters::tmux::server::TmuxEnv;
 use crate::cli::Cli;

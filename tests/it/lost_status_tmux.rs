@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::TmuxServer;
-use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::Life;

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::TmuxServer;
-use agentwatch::adapters::probe::Prober;
+use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::{Card, Life};

@@ -32,7 +32,7 @@ async fn control_mode_survives_a_client_attaching_detaching_and_resizing() {
     )
     .with_env(server.env_pairs())
     .with_control_mode(true);
-    let io = agentwatch::run::Io::new(agentwatch::adapters::probe::Prober::new(client_tmux), None)
+    let io = agentwatch::run::Io::new(agentwatch::adapters::poll::Prober::new(client_tmux), None)
         .with_stores(server.stores());
     let tmux_pid = server.server_pid().unwrap();
     let ordinary = || {

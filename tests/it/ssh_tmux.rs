@@ -270,8 +270,8 @@ fn host_prober(
     sshd: &Sshd,
     server: &TmuxServer,
     program: String,
-) -> agentwatch::adapters::probe::Prober {
-    agentwatch::adapters::probe::Prober::new(
+) -> agentwatch::adapters::poll::Prober {
+    agentwatch::adapters::poll::Prober::new(
         Tmux::over_ssh(
             SshServer {
                 dest: sshd::HOST.into(),
@@ -287,7 +287,7 @@ fn host_prober(
 }
 
 /// One look through `p`: the dead pane's death time (s) and the live pane's start (ms).
-async fn observe(p: agentwatch::adapters::probe::Prober, dead: &str, live: &str) -> (u64, u64) {
+async fn observe(p: agentwatch::adapters::poll::Prober, dead: &str, live: &str) -> (u64, u64) {
     let o = p.observe().await.expect("observed over ssh");
     let pane = |id: &str| {
         o.listing

@@ -466,7 +466,7 @@ impl TmuxServer {
         .with_env(self.env_pairs());
         let state = agentwatch::core::state::State::new(&config, false, String::new(), (200, 50));
         let io = agentwatch::run::Io::new(
-            agentwatch::adapters::probe::Prober::new(tmux),
+            agentwatch::adapters::poll::Prober::new(tmux),
             Some(self.dir.path().join("crashes")),
         )
         .with_stores(self.stores())

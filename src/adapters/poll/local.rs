@@ -1,0 +1,176 @@
+//! The local poller's half: what this machine's `/proc` says of the panes' processes
+//! (start times, names, argv, and each pane's foreground process tree, where a wrapper or
+//! a shell runs the agent), read again only where something says it changed.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::{lock, Prober, SWEEP, YOUNG};
+use crate::adapters::procs::local::{last_pid, read_cmdline, read_stat, ProcInfo};
+use crate::adapters::procs::tree::{Stale, TreeMap};
+use crate::core::agent::{is_launcher, program_name};
+use crate::core::msg::Observation;
+use crate::core::pane::{Listing, PaneId};
+
+impl Prober {
+    /// The panes' processes, read from this machine's `/proc`: each pane process's name and
+    /// start (cached by pid), its argv when it is new or a launcher, the foreground trees,
+    /// and the agents' state files.
+    pub(super) fn local_procs(
+        &self,
+        mut obs: Observation,
+        listing: Listing,
+        ended: &HashSet<u32>,
+        now: std::time::Instant,
+    ) -> Observation {
+        let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = std::collections::HashSet::new();
+        for pane in &listing.panes {
+            let (false, Some(pid)) = (pane.dead, pane.pid) else {
+                continue;
+            };
+            seen.insert(pid);
+            let new_process = !cache.contains_key(&pid);
+            let Some(info) = self.info(&mut cache, pid) else {
+                continue;
+            };
+            obs.comm.insert(pane.id, info.comm.clone());
+            let launcher = is_launcher(program_name(&pane.current_command));
+            if launcher || new_process {
+                // A launcher's script is read every poll (it names the agent); any other
+                // pane process once, when it is new (its argv may name a session id that
+                // the start command does not, as after `exec claude --session-id X`, and
+                // says whether a shell is interactive).
+                if let Some(argv) = read_cmdline(pid) {
+                    obs.foreground.insert(pane.id, argv);
+                }
+            }
+            if let Some(t) = info.start {
+                obs.started.insert(pane.id, t);
+            }
+        }
+        cache.retain(|pid, _| seen.contains(pid));
+        drop(cache);
+        self.note_shells(&listing.panes, &obs.comm);
+        obs.tree = self.trees(&listing.panes, &obs.comm, ended);
+        obs.listing = listing;
+        obs.agent_files = self.agent_files(now);
+        obs
+    }
+
+    /// The foreground tree of every live pane: looked at again for panes whose process or
+    /// current command changed, for panes with processes below their own when a process
+    /// started or one of theirs ended, and on a slow sweep; one pass over `/proc` serves
+    /// every pane that needs it, and reads only the processes it has not read before. When
+    /// nothing changed, the map of the last look is handed out again, not rebuilt.
+    fn trees(
+        &self,
+        panes: &[crate::core::pane::Pane],
+        comm: &HashMap<PaneId, String>,
+        gone: &HashSet<u32>,
+    ) -> TreeMap {
+        let mut trees = lock(&self.trees);
+        let now = std::time::Instant::now();
+        let sweep = trees.swept.is_none_or(|t| now.duration_since(t) >= SWEEP);
+        if sweep {
+            trees.swept = Some(now);
+        }
+        // A changed pane's own process is read again; a swept one that did not change keeps
+        // its argv and has its foreground group read again; a busy one keeps both.
+        let mut stale: Vec<Stale> = Vec::new();
+        // Panes with processes below their own (a wrapper's agent, a shell's job, an
+        // `npm exec` that will start one): their children come and go without tmux
+        // noticing. Looked at again when one of their processes ended, or while their tree
+        // is young when a process started on the machine below them.
+        let mut busy: Vec<Stale> = Vec::new();
+        for &pid in gone {
+            if let Some(k) = trees.table.known.get_mut(&pid) {
+                k.ended = true;
+            }
+        }
+        let mut live = 0;
+        for p in panes.iter().filter(|p| !p.dead) {
+            let Some(pid) = p.pid else { continue };
+            live += 1;
+            let known = trees.by_pane.get(&p.id);
+            let changed =
+                known.is_none_or(|t| t.pane_pid != pid || t.current_command != p.current_command);
+            // Swept: a shell (a script typed at its prompt leaves the current command the
+            // shell's name) or a pane with processes below its own. A pane whose process is
+            // the agent itself, with nothing below, has nothing to find.
+            let swept = sweep
+                && (known
+                    .is_some_and(|t| !t.procs.below.is_empty() || !t.procs.background.is_empty())
+                    || comm
+                        .get(&p.id)
+                        .is_some_and(|c| crate::core::launcher::is_shell(c, &self.shells)));
+            let look = Stale {
+                id: p.id,
+                pid,
+                current_command: &p.current_command,
+                changed,
+            };
+            if changed || swept || known.is_some_and(|t| t.unsettled) {
+                stale.push(look);
+            } else if let Some(t) = known.filter(|t| !t.procs.below.is_empty()) {
+                if t.procs.below.iter().any(|p| gone.contains(&p.pid)) {
+                    stale.push(look);
+                } else if now.duration_since(t.changed_at) < YOUNG {
+                    busy.push(look);
+                }
+            }
+        }
+        // The newest pid on the machine: unchanged, no process was started since.
+        let born = !busy.is_empty() && {
+            let newest = last_pid();
+            let born = newest.is_none() || newest != trees.newest;
+            trees.newest = newest;
+            born
+        };
+        if stale.is_empty() && !born && live == trees.by_pane.len() {
+            // The same panes, none changed: the same trees.
+            return Arc::clone(&trees.shared);
+        }
+        if !stale.is_empty() || born {
+            trees.walk(self.boot_ms, self.ticks_per_sec, stale, &busy, sweep, now);
+        }
+        let ids: std::collections::HashSet<PaneId> = panes
+            .iter()
+            .filter(|p| !p.dead && p.pid.is_some())
+            .map(|p| p.id)
+            .collect();
+        trees.by_pane.retain(|id, _| ids.contains(id));
+        // The panes' own processes and those below them: the kernel says when one ends.
+        let watched: HashSet<u32> = trees
+            .by_pane
+            .values()
+            .flat_map(|t| t.procs.below.iter().map(|p| p.pid))
+            .chain(panes.iter().filter(|p| !p.dead).filter_map(|p| p.pid))
+            .collect();
+        trees.exits.set(&watched);
+        trees.shared = Arc::new(
+            trees
+                .by_pane
+                .iter()
+                .map(|(id, t)| (*id, Arc::clone(&t.procs)))
+                .collect(),
+        );
+        Arc::clone(&trees.shared)
+    }
+
+    /// Start time and name of a process, cached by pid (neither changes for a pid's life).
+    fn info(&self, cache: &mut HashMap<u32, ProcInfo>, pid: u32) -> Option<ProcInfo> {
+        if let Some(i) = cache.get(&pid) {
+            return Some(i.clone());
+        }
+        let st = read_stat(pid)?;
+        let info = ProcInfo {
+            start: self
+                .boot_ms
+                .map(|boot| boot + st.start_ticks * 1000 / self.ticks_per_sec),
+            comm: st.comm,
+        };
+        cache.insert(pid, info.clone());
+        Some(info)
+    }
+}

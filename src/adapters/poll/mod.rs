@@ -1,0 +1,211 @@
+//! The poller: what tmux says about the panes (asked as [`crate::adapters::mirror`] plans,
+//! so that a quiet server of a thousand panes is asked one line a tick), then what the
+//! panes' processes are. Two pollers share the question to tmux and part ways after it: on
+//! this machine the processes are read from `/proc` ([`local`]); on another host they are
+//! asked of that machine over ssh, and its times moved onto this clock ([`remote`]). What
+//! wakes the loop between polls is in [`signals`]. Does I/O, decides nothing.
+
+mod local;
+mod remote;
+mod signals;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::adapters::claude_state::ClaudeStates;
+use crate::adapters::mirror::{Ask, Mirror};
+use crate::adapters::procs::local::{boot_time_ms, ProcInfo};
+use crate::adapters::procs::tree::Trees;
+use crate::adapters::tmux::client::{Tmux, TmuxError};
+use crate::adapters::tmux::format::parse_batch;
+use crate::core::msg::Observation;
+use crate::core::pane::PaneId;
+use crate::core::time::Millis;
+
+use remote::RemoteState;
+use signals::Signs;
+
+pub struct Prober {
+    tmux: Tmux,
+    boot_ms: Option<Millis>,
+    ticks_per_sec: u64,
+    /// Process start times and names by pid: neither changes for a pid's life.
+    procs: Mutex<HashMap<u32, ProcInfo>>,
+    /// Each live pane's foreground tree, and when the last full look at `/proc` was.
+    trees: Mutex<Trees>,
+    /// Programs that hand the terminal to jobs of their own (the configured shells).
+    shells: Vec<String>,
+    /// tmux's panes as last told, and what to ask next.
+    mirror: Mutex<Mirror>,
+    /// Signs of change between polls that tmux does not report.
+    signs: Mutex<Signs>,
+    /// The task that wakes the loop when a watched process ends, started with the first poll.
+    waker: std::sync::OnceLock<()>,
+    /// The last question to tmux failed.
+    failing: std::sync::atomic::AtomicBool,
+    /// claude's per-process state files.
+    claude: Mutex<ClaudeStates>,
+    /// Another host's panes' processes, as last told, and the question under way.
+    remote: Arc<Mutex<RemoteState>>,
+    /// How far another host's clock is ahead of this one's, and when that was measured.
+    skew: Mutex<Option<(std::time::Instant, i64)>>,
+    /// When the last clock question went unanswered.
+    skew_failed: Mutex<Option<std::time::Instant>>,
+    /// The core wants agents' output times often (see
+    /// [`Heard::attending`](crate::adapters::mirror::Heard::attending)).
+    attending: std::sync::atomic::AtomicBool,
+}
+
+/// How often every pane's tree is looked at again, changed or not: an agent started later
+/// by a wrapper that keeps its process group (`bash -c 'sleep 5; claude'`) shows no other
+/// sign.
+const SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long after its tree last changed a pane is looked at again when a process starts
+/// below it (a launcher downloading its agent, a wrapper about to start one); after that a
+/// new process shows at the next sweep, or sooner when one of the pane's processes ends.
+const YOUNG: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Prober {
+    pub fn new(tmux: Tmux) -> Prober {
+        // SAFETY: sysconf has no preconditions.
+        let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        Prober {
+            tmux,
+            boot_ms: boot_time_ms(),
+            ticks_per_sec: u64::try_from(tck).ok().filter(|&t| t > 0).unwrap_or(100),
+            procs: Mutex::new(HashMap::new()),
+            trees: Mutex::new(Trees::default()),
+            shells: crate::config::Config::default().shells,
+            mirror: Mutex::new(Mirror::default()),
+            signs: Mutex::new(Signs::default()),
+            waker: std::sync::OnceLock::new(),
+            failing: std::sync::atomic::AtomicBool::new(false),
+            claude: Mutex::new(ClaudeStates::new(None)),
+            remote: Arc::new(Mutex::new(RemoteState::default())),
+            skew: Mutex::new(None),
+            skew_failed: Mutex::new(None),
+            attending: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    /// The shells, as configured: only a pane whose process is one (or that runs processes
+    /// of its own) can get a new foreground job without tmux noticing, so only those are
+    /// swept.
+    pub fn with_shells(mut self, shells: &[String]) -> Prober {
+        self.shells = shells.to_vec();
+        self
+    }
+
+    pub fn tmux(&self) -> &Tmux {
+        &self.tmux
+    }
+
+    /// Whether agents' output times are wanted every 2 s (some agent works or waits), or
+    /// every 10 s will do.
+    pub fn attend(&self, often: bool) {
+        self.attending
+            .store(often, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Options agentwatch wrote to panes: known from now on without asking tmux.
+    pub fn wrote(&self, sets: &[(PaneId, String, String)]) {
+        lock(&self.mirror).wrote(sets);
+    }
+
+    /// One look at every pane, as of now.
+    /// For a one-shot look (`status`): another host's processes are asked and waited for,
+    /// not left to a later poll.
+    pub async fn observe(&self) -> Result<Observation, TmuxError> {
+        self.observe_with(&[], true).await
+    }
+
+    /// One poll. `hot`: panes the core wants read whole this time (cards on screen, deaths
+    /// being handled); the others are read whole when something says they changed.
+    pub async fn observe_hot(&self, hot: &[PaneId]) -> Result<Observation, TmuxError> {
+        self.observe_with(hot, false).await
+    }
+
+    /// tmux is asked alike wherever its server is; then the panes' processes are read from
+    /// this machine's `/proc` ([`Self::local_procs`]) or asked of another host
+    /// ([`Self::remote_procs`]).
+    /// `settle`: wait for the answer about another host's processes asked by this poll.
+    async fn observe_with(&self, hot: &[PaneId], settle: bool) -> Result<Observation, TmuxError> {
+        let remote = self.is_remote();
+        if !remote {
+            self.start_waker();
+        }
+        let now = std::time::Instant::now();
+        let heard = if remote {
+            self.heard_remote()
+        } else {
+            self.heard()
+        };
+        let mut ask = lock(&self.mirror).ask(now, &heard, hot);
+        // After a failure every poll asks, until tmux answers again: a quiet poll must not
+        // say from memory that a server is there.
+        ask.head |= self.failing.load(std::sync::atomic::Ordering::SeqCst);
+        // Nothing to ask (a quiet poll): the server is not woken at all.
+        let out = if ask.is_empty() {
+            Vec::new()
+        } else {
+            let r = self.tmux.ask(&ask.commands()).await;
+            self.failing
+                .store(r.is_err(), std::sync::atomic::Ordering::SeqCst);
+            r?
+        };
+        let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
+        let more_ids = more.clone();
+        if !more.is_empty() {
+            let ask = Ask {
+                fetch: more,
+                ..Ask::default()
+            };
+            let out = self.tmux.ask(&ask.commands()).await?;
+            lock(&self.mirror).take_more(&ask.fetch, parse_batch(&out));
+        }
+        let listing = {
+            let mut mirror = lock(&self.mirror);
+            // A death tmux has not caught up with, or whose status it lost: look again soon,
+            // whatever the tick.
+            if let Some(after) = mirror.look_again_in() {
+                let notices = Arc::clone(self.tmux.notices());
+                tokio::spawn(async move {
+                    tokio::time::sleep(after).await;
+                    notices.wake.notify_one();
+                });
+            }
+            mirror.listing()
+        };
+        // When each live pane's window last had output, where read this poll (all of them
+        // with a brief or full listing, else those read whole): no news is no news. The core
+        // knows which are agents (a one-shot `status` sees panes never marked as such).
+        let fresh =
+            |id: &PaneId| ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id);
+        let obs = Observation {
+            activity: listing
+                .panes
+                .iter()
+                .filter(|p| !p.dead && fresh(&p.id))
+                .map(|p| (p.id, p.window_activity))
+                .collect(),
+            ..Observation::default()
+        };
+        Ok(if remote {
+            self.remote_procs(obs, listing, settle).await
+        } else {
+            self.local_procs(obs, listing, &heard.ended, now)
+        })
+    }
+
+    /// The server is on another host (reached over ssh).
+    pub fn is_remote(&self) -> bool {
+        !matches!(
+            self.tmux.reach(),
+            crate::adapters::tmux::reach::Reach::Local
+        )
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
