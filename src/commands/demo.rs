@@ -66,7 +66,7 @@ const MAX_SOCKET_PATH: usize = 100;
 
 /// Runs the demo: returns when the dashboard exits. `agentwatch` is the path of the
 /// running binary (`std::env::current_exe()`).
-pub fn run(agentwatch: &Path) -> Result<ExitStatus, String> {
+pub fn run(agentwatch: &Path) -> Result<ExitStatus, DemoError> {
     let _signals = Signals::catch();
     let mut demo = Demo::create()?;
     let result = demo.play(agentwatch);
@@ -104,7 +104,7 @@ struct Demo {
 
 impl Demo {
     /// Makes the temp directory (0700, new: never an existing one).
-    fn create() -> Result<Demo, String> {
+    fn create() -> Result<Demo, DemoError> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         // Short: the socket path is shown in the header and in attach commands.
         let name = format!("aw-demo-{}-{}", std::process::id(), &id[..8]);
@@ -117,7 +117,9 @@ impl Demo {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&dir)
-            .map_err(|e| format!("cannot create the demo directory {}: {e}", dir.display()))?;
+            .map_err(|e| {
+                DemoError::io(format!("create the demo directory {}", dir.display()), e)
+            })?;
         Ok(Demo {
             socket: dir.join("demo.sock"),
             dir,
@@ -127,7 +129,7 @@ impl Demo {
         })
     }
 
-    fn play(&mut self, agentwatch: &Path) -> Result<ExitStatus, String> {
+    fn play(&mut self, agentwatch: &Path) -> Result<ExitStatus, DemoError> {
         self.install()?;
         interrupted()?;
         self.start_server()?;
@@ -148,13 +150,13 @@ impl Demo {
     }
 
     /// The script under every kind's name, the config, the project directories.
-    fn install(&self) -> Result<(), String> {
+    fn install(&self) -> Result<(), DemoError> {
         let mkdir = |d: &Path| {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(d)
-                .map_err(|e| format!("cannot create {}: {e}", d.display()))
+                .map_err(|e| DemoError::io(format!("create {}", d.display()), e))
         };
         mkdir(&self.bin())?;
         for kind in KINDS {
@@ -195,7 +197,7 @@ impl Demo {
     }
 
     /// Starts the private server (no user config) and reads its pid.
-    fn start_server(&mut self) -> Result<(), String> {
+    fn start_server(&mut self) -> Result<(), DemoError> {
         let mut cmd = Command::new("tmux");
         self.env(&mut cmd);
         cmd.args(["-f", "/dev/null", "-S"]).arg(&self.socket).args([
@@ -207,12 +209,12 @@ impl Demo {
             "off",
         ]);
         self.server_started = true;
-        call(cmd, "start the demo's tmux server").map_err(|e| {
-            if e.contains("not found") {
-                "tmux is not installed (not found on PATH): the demo needs it, e.g. `apt-get install tmux` or `brew install tmux`".to_string()
-            } else {
-                e
-            }
+        call(cmd, "start the demo's tmux server").map_err(|e| match e {
+            DemoError::Call {
+                why: CallFailure::NotFound(_),
+                ..
+            } => DemoError::NoTmux,
+            e => e,
         })?;
         let mut cmd = self.tmux();
         cmd.args(["display-message", "-p", "#{pid}"]);
@@ -223,7 +225,7 @@ impl Demo {
 
     /// `agentwatch spawn`, with the demo's config (a user's [agents.claude] start path must
     /// not start their real agent).
-    fn spawn(&self, agentwatch: &Path, kind: &str, name: &str) -> Result<(), String> {
+    fn spawn(&self, agentwatch: &Path, kind: &str, name: &str) -> Result<(), DemoError> {
         let mut cmd = Command::new(agentwatch);
         self.env(&mut cmd);
         cmd.arg("-S")
@@ -236,21 +238,21 @@ impl Demo {
     }
 
     /// The dashboard, in this terminal; signals that reach us are passed on to it.
-    fn dashboard(&self, agentwatch: &Path) -> Result<ExitStatus, String> {
+    fn dashboard(&self, agentwatch: &Path) -> Result<ExitStatus, DemoError> {
         let mut cmd = Command::new(agentwatch);
         self.env(&mut cmd);
         cmd.arg("-S").arg(&self.socket).arg("-c").arg(self.config());
         let terminal = Terminal::save();
         let mut child = cmd
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", agentwatch.display()))?;
+            .map_err(|e| DemoError::io(format!("start {}", agentwatch.display()), e))?;
         CHILD.store(
             libc::pid_t::try_from(child.id()).unwrap_or(0),
             Ordering::SeqCst,
         );
         let status = child.wait();
         CHILD.store(0, Ordering::SeqCst);
-        let status = status.map_err(|e| format!("lost the dashboard: {e}"))?;
+        let status = status.map_err(DemoError::Lost)?;
         // Killed by a signal, it could not put the terminal back: do it for it.
         if status.signal().is_some() {
             terminal.restore();
@@ -324,7 +326,7 @@ impl Drop for Demo {
     }
 }
 
-fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), String> {
+fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), DemoError> {
     use std::io::Write;
     std::fs::OpenOptions::new()
         .write(true)
@@ -332,21 +334,72 @@ fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), String> {
         .mode(mode)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|e| DemoError::io(format!("write {}", path.display()), e))
+}
+
+/// Why the demo could not run. Each says what it was doing.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("cannot {what}: {error}")]
+    Io { what: String, error: std::io::Error },
+    #[error("cannot {what}: {why}")]
+    Call { what: String, why: CallFailure },
+    #[error("tmux is not installed (not found on PATH): the demo needs it, e.g. `apt-get install tmux` or `brew install tmux`")]
+    NoTmux,
+    #[error("lost the dashboard: {0}")]
+    Lost(std::io::Error),
+    #[error("interrupted: the demo was stopped")]
+    Interrupted,
+}
+
+impl DemoError {
+    fn io(what: String, error: std::io::Error) -> DemoError {
+        DemoError::Io { what, error }
+    }
+}
+
+/// Why a short command the demo runs failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallFailure {
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("{program}: {error}")]
+    Start {
+        program: String,
+        error: std::io::Error,
+    },
+    #[error("{program} gave no answer in {secs} s")]
+    NoAnswer { program: String, secs: u64 },
+    #[error("{0}")]
+    Wait(std::io::Error),
+    #[error("{program} failed ({status})")]
+    Failed { program: String, status: ExitStatus },
+    /// What it said on stderr.
+    #[error("{0}")]
+    Said(String),
 }
 
 /// Runs a short command (stdin null, output captured) with a timeout; its stdout, or an
 /// error naming what it was for and what it said.
-fn call(mut cmd: Command, what: &str) -> Result<String, String> {
+fn call(mut cmd: Command, what: &str) -> Result<String, DemoError> {
     let program = cmd.get_program().to_string_lossy().into_owned();
+    let failed = |why| DemoError::Call {
+        what: what.to_string(),
+        why,
+    };
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!("cannot {what}: {program} not found"),
-            _ => format!("cannot {what}: {program}: {e}"),
+        .map_err(|e| {
+            failed(match e.kind() {
+                std::io::ErrorKind::NotFound => CallFailure::NotFound(program.clone()),
+                _ => CallFailure::Start {
+                    program: program.clone(),
+                    error: e,
+                },
+            })
         })?;
     let deadline = Instant::now() + CALL_TIMEOUT;
     loop {
@@ -356,26 +409,29 @@ fn call(mut cmd: Command, what: &str) -> Result<String, String> {
             Ok(None) => {
                 _ = child.kill();
                 _ = child.wait();
-                return Err(format!(
-                    "cannot {what}: {program} gave no answer in {} s",
-                    CALL_TIMEOUT.as_secs()
-                ));
+                return Err(failed(CallFailure::NoAnswer {
+                    program,
+                    secs: CALL_TIMEOUT.as_secs(),
+                }));
             }
-            Err(e) => return Err(format!("cannot {what}: {e}")),
+            Err(e) => return Err(failed(CallFailure::Wait(e))),
         }
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| format!("cannot {what}: {e}"))?;
+        .map_err(|e| failed(CallFailure::Wait(e)))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
     let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    Err(if said.is_empty() {
-        format!("cannot {what}: {program} failed ({})", out.status)
+    Err(failed(if said.is_empty() {
+        CallFailure::Failed {
+            program,
+            status: out.status,
+        }
     } else {
-        format!("cannot {what}: {said}")
-    })
+        CallFailure::Said(said)
+    }))
 }
 
 /// The terminal's modes before the dashboard started, if stdin is a terminal.
@@ -425,9 +481,9 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-fn interrupted() -> Result<(), String> {
+fn interrupted() -> Result<(), DemoError> {
     if STOP.load(Ordering::SeqCst) {
-        Err("interrupted: the demo was stopped".into())
+        Err(DemoError::Interrupted)
     } else {
         Ok(())
     }

@@ -50,7 +50,7 @@ impl Check {
 
 /// What doctor knows besides tmux: where the config came from (or why it failed).
 pub struct Context<'a> {
-    pub config: Result<(&'a Config, Option<&'a Path>), String>,
+    pub config: Result<(&'a Config, Option<&'a Path>), &'a crate::config::ConfigError>,
     pub state_dir: Option<std::path::PathBuf>,
     pub home: Option<std::path::PathBuf>,
     pub shell: Option<String>,
@@ -214,11 +214,13 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
         let what = format!("{} hooks", agent.name());
         match crate::commands::hooks::check(agent) {
             None => {}
-            Some(Ok(detail)) => out.push(Check::new(Level::Ok, &what, detail, None)),
-            Some(Err(detail)) => out.push(Check::new(
+            Some(ok @ crate::commands::hooks::HookCheck::Installed(_)) => {
+                out.push(Check::new(Level::Ok, &what, ok.to_string(), None))
+            }
+            Some(dangling) => out.push(Check::new(
                 Level::Warn,
                 &what,
-                detail,
+                dangling.to_string(),
                 Some(format!(
                     "agentwatch hooks install {} (updates them to this agentwatch)",
                     agent.name()
@@ -243,7 +245,7 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
         Err(e) => Check::new(
             Level::Fail,
             "config",
-            e.clone(),
+            e.to_string(),
             Some("fix the key named above, or move the file away to use defaults".into()),
         ),
     });
@@ -595,7 +597,7 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
     let ctx = Context {
         config: match &loaded {
             Ok((c, p)) => Ok((c, p.as_deref())),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         },
         state_dir: crate::adapters::store::state_dir(),
         home: std::env::var_os("HOME").map(std::path::PathBuf::from),

@@ -13,6 +13,15 @@ use crate::core::text::duration;
 use crate::core::time::clock;
 use crate::core::time::Millis;
 
+/// Why a pane could not be explained.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    #[error(transparent)]
+    Tmux(#[from] crate::adapters::tmux::client::TmuxError),
+    #[error("no pane {0} on this server: name one as %N (`agentwatch status` lists the agents' panes, `tmux list-panes -a` every pane)")]
+    NoPane(String),
+}
+
 /// Looks once and explains `pane` (`%3`, or a target `main:2.0`).
 pub async fn run(
     config: &Config,
@@ -20,10 +29,8 @@ pub async fn run(
     pane: &str,
     now: Millis,
     tz: &TimeZone,
-) -> Result<String, String> {
-    let state = crate::commands::status::look(config, prober, &[], true)
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<String, ExplainError> {
+    let state = crate::commands::status::look(config, prober, &[], true).await?;
     let card = find(&state, pane)?;
     // Its screen as it is now, whichever source decided (the dashboard reads it only when
     // its output stopped and nothing more exact spoke).
@@ -40,7 +47,7 @@ pub async fn run(
     Ok(explain(&state, card, screen.as_deref(), now, tz))
 }
 
-fn find<'a>(state: &'a State, pane: &str) -> Result<&'a Card, String> {
+fn find<'a>(state: &'a State, pane: &str) -> Result<&'a Card, ExplainError> {
     let want = pane.trim();
     let want = if want.chars().all(|c| c.is_ascii_digit()) && !want.is_empty() {
         format!("%{want}")
@@ -51,11 +58,7 @@ fn find<'a>(state: &'a State, pane: &str) -> Result<&'a Card, String> {
         .cards
         .iter()
         .find(|c| c.pane.id.to_string() == want || c.pane.target() == want)
-        .ok_or_else(|| {
-            format!(
-                "no pane {pane} on this server: name one as %N (`agentwatch status` lists the agents' panes, `tmux list-panes -a` every pane)"
-            )
-        })
+        .ok_or_else(|| ExplainError::NoPane(pane.to_string()))
 }
 
 /// The explanation, as printed.

@@ -130,23 +130,56 @@ fn is_ours(command: &str, agent: HookAgent) -> bool {
     )
 }
 
+/// Why the agent's hook config was not changed. Each names the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("{}: {shape}", path.display())]
+    Shape { path: PathBuf, shape: Shape },
+    #[error("{}: not valid JSON ({error}); fix it or move it aside, then run this again", path.display())]
+    NotJson {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// What in the agent's config is not as its format has it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Shape {
+    #[error("the file is not a JSON object")]
+    NotObject,
+    #[error("\"hooks\" is not an object")]
+    HooksNotObject,
+    #[error("\"hooks\".\"{0}\" is not a list")]
+    EventNotList(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> HookError + '_ {
+    move |error| HookError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
 /// The config with agentwatch's handlers added (none twice).
-pub fn installed(config: &Value, exe: &Path, agent: HookAgent) -> Result<Value, String> {
+pub fn installed(config: &Value, exe: &Path, agent: HookAgent) -> Result<Value, Shape> {
     let mut config = config.clone();
-    let root = config
-        .as_object_mut()
-        .ok_or("the file is not a JSON object")?;
+    let root = config.as_object_mut().ok_or(Shape::NotObject)?;
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or("\"hooks\" is not an object")?;
+        .ok_or(Shape::HooksNotObject)?;
     for event in agent.events() {
         let list = hooks
             .entry(event.to_string())
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
-            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not a list"))?;
+            .ok_or_else(|| Shape::EventNotList(event.to_string()))?;
         let command = hook_command(exe, agent, event);
         // Installed before from another path (agentwatch moved): the command is updated in
         // place.
@@ -194,29 +227,45 @@ pub fn installed_programs(config: &Value, agent: HookAgent) -> Vec<String> {
     programs
 }
 
+/// agentwatch's hooks for an agent, as `doctor` finds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookCheck {
+    /// Installed, in this file.
+    Installed(PathBuf),
+    /// Installed, but they run programs that are not there (agentwatch moved).
+    Dangling { path: PathBuf, gone: Vec<String> },
+}
+
+impl std::fmt::Display for HookCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookCheck::Installed(path) => write!(f, "installed in {}", path.display()),
+            HookCheck::Dangling { path, gone } => write!(
+                f,
+                "installed in {}, but they run {}, which is not there",
+                path.display(),
+                gone.join(", ")
+            ),
+        }
+    }
+}
+
 /// `doctor`'s word on agentwatch's hooks for `agent`: `None` when not installed.
-pub fn check(agent: HookAgent) -> Option<Result<String, String>> {
+pub fn check(agent: HookAgent) -> Option<HookCheck> {
     let path = agent.config_path()?;
     let (_, config) = read_config(&path).ok()?;
     let programs = installed_programs(&config, agent);
     if programs.is_empty() {
         return None;
     }
-    let gone: Vec<&String> = programs
-        .iter()
+    let gone: Vec<String> = programs
+        .into_iter()
         .filter(|p| !Path::new(p.as_str()).is_file())
         .collect();
     Some(if gone.is_empty() {
-        Ok(format!("installed in {}", path.display()))
+        HookCheck::Installed(path)
     } else {
-        Err(format!(
-            "installed in {}, but they run {}, which is not there",
-            path.display(),
-            gone.iter()
-                .map(|g| g.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        HookCheck::Dangling { path, gone }
     })
 }
 
@@ -335,38 +384,38 @@ pub fn diff(old: &str, new: &str) -> String {
 
 /// Reads the agent's config: absent is empty; unreadable or not JSON is an error that
 /// names the file (and nothing is written).
-fn read_config(path: &Path) -> Result<(String, Value), String> {
+fn read_config(path: &Path) -> Result<(String, Value), HookError> {
     match std::fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok((text, Value::Object(Map::new()))),
-        Ok(text) => serde_json::from_str(&text).map(|v| (text, v)).map_err(|e| {
-            format!(
-                "{}: not valid JSON ({e}); fix it or move it aside, then run this again",
-                path.display()
-            )
-        }),
+        Ok(text) => serde_json::from_str(&text)
+            .map(|v| (text, v))
+            .map_err(|error| HookError::NotJson {
+                path: path.to_path_buf(),
+                error,
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok((String::new(), Value::Object(Map::new())))
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(io(path)(e)),
     }
 }
 
 /// Writes `text` to `path` through a temporary file renamed over it (the file's mode kept).
-fn write_config(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path.parent().ok_or("no directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn write_config(path: &Path, text: &str) -> Result<(), HookError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let tmp = dir.join(format!(
         ".{}.agentwatch-{}",
         path.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::write(&tmp, text).map_err(io(&tmp))?;
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(&tmp, meta.permissions());
     }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
+        io(path)(e)
     })
 }
 
@@ -378,10 +427,13 @@ pub fn change(
     dry_run: bool,
     path: &Path,
     exe: &Path,
-) -> Result<String, String> {
+) -> Result<String, HookError> {
     let (old_text, old) = read_config(path)?;
     let new = if install {
-        installed(&old, exe, agent).map_err(|e| format!("{}: {e}", path.display()))?
+        installed(&old, exe, agent).map_err(|shape| HookError::Shape {
+            path: path.to_path_buf(),
+            shape,
+        })?
     } else {
         uninstalled(&old, agent)
     };
@@ -409,7 +461,7 @@ pub fn change(
     // Nothing left but agentwatch's own hooks had been there: the file goes, as it came
     // (an empty settings file and none mean the same to the agent).
     if !install && new.as_object().is_some_and(|o| o.is_empty()) {
-        std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::remove_file(path).map_err(io(path))?;
         out.push_str("Removed agentwatch's hooks; the file held nothing else, so it is gone.\n");
         return Ok(out);
     }
@@ -556,11 +608,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
         std::fs::write(&path, "{ \"model\": ").unwrap();
-        let err = change(HookAgent::Claude, true, false, &path, Path::new(EXE)).unwrap_err();
+        let err = change(HookAgent::Claude, true, false, &path, Path::new(EXE))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("settings.json: not valid JSON"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ \"model\": ");
         std::fs::write(&path, "[1]").unwrap();
-        let err = change(HookAgent::Claude, true, false, &path, Path::new(EXE)).unwrap_err();
+        let err = change(HookAgent::Claude, true, false, &path, Path::new(EXE))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a JSON object"), "{err}");
     }
 

@@ -159,3 +159,37 @@ fn adapters_and_the_screen_never_reach_into_the_loops_or_the_commands() {
     let bad = violations("ui", &["crate::adapters", "tokio"]);
     assert!(bad.is_empty(), "ui only draws:\n{}", bad.join("\n"));
 }
+
+/// Whether a file holds tests only: a `tests.rs`, a `*_tests.rs`, or a file under a
+/// `tests/` folder.
+fn is_test_file(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    name.as_deref() == Some("tests.rs")
+        || name.is_some_and(|n| n.ends_with("_tests.rs"))
+        || path.components().any(|c| c.as_os_str() == "tests")
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut long = Vec::new();
+    for dir in ["src", "crates/core/src"] {
+        for file in rust_files(&root.join(dir)) {
+            if is_test_file(&file) {
+                continue;
+            }
+            let lines = std::fs::read_to_string(&file)
+                .expect("read source")
+                .lines()
+                .count();
+            if lines > 800 {
+                long.push(format!("{}: {lines} lines", file.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these by job (tests may go to a tests.rs beside them):\n{}",
+        long.join("\n")
+    );
+}

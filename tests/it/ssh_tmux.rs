@@ -239,7 +239,8 @@ async fn a_script_ssh_cannot_run_fails_with_sshs_own_words() {
     let err = host
         .run_script("echo hi", Duration::from_secs(10))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("Connection refused"), "{err}");
 }
 

@@ -148,7 +148,7 @@ async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_re
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert_eq!(failed[0], Ok(b"a\n".to_vec()));
     assert!(
-        failed[1].as_ref().is_err_and(|e| e.contains("%99")),
+        failed[1].as_ref().is_err_and(|e| e.0.contains("%99")),
         "{failed:?}"
     );
     // A line that does not parse answers with one error.

@@ -143,7 +143,7 @@ impl Tmux {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
-        Some(blocks.pop()?.map_err(|msg| self.failed(msg.as_bytes())))
+        Some(blocks.pop()?.map_err(|e| self.failed(e.0.as_bytes())))
     }
 
     /// Several commands over the control connection in one round trip: each answers with
@@ -374,7 +374,7 @@ impl Tmux {
             for block in blocks {
                 match block {
                     Ok(bytes) => out.extend(bytes),
-                    Err(msg) => return Err(self.failed(msg.as_bytes())),
+                    Err(e) => return Err(self.failed(e.0.as_bytes())),
                 }
             }
             return Ok(out);

@@ -19,8 +19,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::client::TmuxError;
 
-/// One block's content, or the error text of an `%error` block.
-pub type Block = Result<Vec<u8>, String>;
+/// One block's content, or what an `%error` block said.
+pub type Block = Result<Vec<u8>, ErrorBlock>;
+
+/// The words of an `%error` block: tmux refused the command (the client tells what they
+/// mean, see `Tmux::failed`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ErrorBlock(pub String);
 
 /// A line sent, and how many blocks it answers with: one per command, up to and including
 /// the first that fails (tmux skips the rest of the line; a line that does not parse
@@ -313,7 +319,9 @@ impl Parser {
                 return None;
             }
             return Some(Completed::Block(if tag == Some(b"%error") {
-                Err(String::from_utf8_lossy(&content).trim().to_string())
+                Err(ErrorBlock(
+                    String::from_utf8_lossy(&content).trim().to_string(),
+                ))
             } else {
                 Ok(content)
             }));
@@ -418,7 +426,7 @@ mod tests {
         );
         assert_eq!(
             events[1],
-            Completed::Block(Err("can't find pane: %99".into()))
+            Completed::Block(Err(ErrorBlock("can't find pane: %99".into())))
         );
         assert_eq!(events[2], Completed::Exit);
     }

@@ -150,7 +150,7 @@ impl Tmux {
                 Some(Ok(blocks)) => {
                     return blocks
                         .into_iter()
-                        .map(|b| b.map(|_| ()).map_err(|msg| self.failed(msg.as_bytes())))
+                        .map(|b| b.map(|_| ()).map_err(|e| self.failed(e.0.as_bytes())))
                         .collect()
                 }
                 Some(Err(e)) => return sets.iter().map(|_| Err(e.clone())).collect(),

@@ -154,22 +154,36 @@ impl SshServer {
         &self,
         script: &str,
         timeout: std::time::Duration,
-    ) -> Result<Vec<u8>, String> {
-        let mut cmd = self
-            .shell(script)
-            .ok_or("a script with a quote, backslash or newline")?;
+    ) -> Result<Vec<u8>, ScriptError> {
+        let mut cmd = self.shell(script).ok_or(ScriptError::Unquotable)?;
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         match tokio::time::timeout(timeout, cmd.output()).await {
             Ok(Ok(o)) if o.status.code().is_some_and(|c| c != 255) => Ok(o.stdout),
             // ssh's own failure, in its words (the host, the key, the login).
-            Ok(Ok(o)) => Err(ssh_failure(o.status.code(), &o.stderr)
-                .unwrap_or_else(|| format!("ssh exited {}", o.status))),
-            Ok(Err(e)) => Err(format!("ssh did not start: {e}")),
-            Err(_) => Err(format!("no answer in {} s", timeout.as_secs())),
+            Ok(Ok(o)) => Err(ScriptError::Ssh(
+                ssh_failure(o.status.code(), &o.stderr)
+                    .unwrap_or_else(|| format!("ssh exited {}", o.status)),
+            )),
+            Ok(Err(e)) => Err(ScriptError::NotStarted(e.to_string())),
+            Err(_) => Err(ScriptError::NoAnswer(timeout.as_secs())),
         }
     }
+}
+
+/// Why a script could not be run on another host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    #[error("a script with a quote, backslash or newline")]
+    Unquotable,
+    /// ssh's own words.
+    #[error("{0}")]
+    Ssh(String),
+    #[error("ssh did not start: {0}")]
+    NotStarted(String),
+    #[error("no answer in {0} s")]
+    NoAnswer(u64),
 }
 
 /// ssh's own failures (it exits 255): the host could not be reached or would not let us
