@@ -99,7 +99,7 @@ pub enum Command {
     /// One look at the agents, as a table or JSON (`--json`); exit code 0 when no agent is
     /// dead, 1 when one is, 2 on error. For status lines and scripts.
     Status {
-        /// An array of objects (schema in the README).
+        /// An array of objects (schema in docs/guide/scripting.md).
         #[arg(long)]
         json: bool,
         /// Every pane, not only agents' (a plain shell too); the same as `agentwatch --all

@@ -329,7 +329,7 @@ fn supervision_check(socket: &Path) -> Check {
     let tz = crate::run::time_zone();
     let since = |ms| crate::core::time::local(ms, &tz);
     let fix = Some(
-        "run `agentwatch daemon --detach`, or keep it always on (README: a tmux.conf line or a systemd user unit)"
+        "run `agentwatch daemon --detach`, or keep it always on (docs/guide/daemon.md: a tmux.conf line or a systemd user unit)"
             .to_string(),
     );
     match (lock::holder(&locks.daemon), lock::holder(&locks.supervisor)) {
