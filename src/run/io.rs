@@ -182,14 +182,7 @@ impl Io {
                 return None;
             }
             Effect::Kick { server, .. } => {
-                let p = self.prober_of(server);
-                // The server signals itself: `#{pid}` is its own pid there.
-                let kick = vec![
-                    "run-shell".to_string(),
-                    "-b".to_string(),
-                    "kill -s CHLD #{pid}".to_string(),
-                ];
-                if let Err(e) = p.tmux().ask(&[kick]).await {
+                if let Err(e) = self.prober_of(server).tmux().kick_itself().await {
                     tracing::warn!("SIGCHLD to the tmux server of {server:?} failed: {e}");
                 }
                 return None;
@@ -327,7 +320,7 @@ impl Io {
                 Msg::JournalRead(events)
             }
             Effect::SetServerOption { name, value } => {
-                if let Err(e) = self.tmux().run(["set-option", "-s", &name, &value]).await {
+                if let Err(e) = self.tmux().set_server_option(&name, &value).await {
                     tracing::warn!("set-option -s {name}: {e}");
                 }
                 return None;
@@ -420,12 +413,7 @@ impl Io {
                 Msg::Records { pane, records }
             }
             Effect::KillPane(pane) => {
-                let target = pane.to_string();
-                let result = self
-                    .tmux_of(pane)
-                    .run(["kill-pane", "-t", &target])
-                    .await
-                    .map(|_| ());
+                let result = self.tmux_of(pane).kill_pane(pane).await;
                 Msg::Closed { pane, result }
             }
             Effect::Jump { pane, viewer } => Msg::Jumped {

@@ -10,6 +10,31 @@ use crate::core::pane::PaneId;
 use crate::core::words;
 
 impl Tmux {
+    /// `kill-pane`: the pane and what it retained go.
+    pub async fn kill_pane(&self, pane: PaneId) -> Result<(), TmuxError> {
+        self.run(["kill-pane", "-t", &pane.to_string()])
+            .await
+            .map(|_| ())
+    }
+
+    /// A server option (`set-option -s`): what every instance shares, like `A`.
+    pub async fn set_server_option(&self, name: &str, value: &str) -> Result<(), TmuxError> {
+        self.run(["set-option", "-s", name, value])
+            .await
+            .map(|_| ())
+    }
+
+    /// Asks the server to send itself SIGCHLD (`#{pid}` is its own pid wherever it runs),
+    /// for a server on another host, whose pid is not this machine's to signal.
+    pub async fn kick_itself(&self) -> Result<(), TmuxError> {
+        let kick = vec![
+            "run-shell".to_string(),
+            "-b".to_string(),
+            "kill -s CHLD #{pid}".to_string(),
+        ];
+        self.ask(&[kick]).await.map(|_| ())
+    }
+
     /// One `list-panes -a` with the agentwatch format.
     pub async fn list_panes(&self) -> Result<Listing, TmuxError> {
         let format = list_panes_format();
