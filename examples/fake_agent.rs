@@ -108,6 +108,9 @@ fn main() {
                     .open(base.join(arg));
             }
             "message" => session.message(),
+            "session-as" => {
+                let _ = SESSION_AS.set(arg.to_string());
+            }
             // claude's own state file, as claude 2.1.197 keeps it: `state busy`,
             // `state waiting permission prompt`, `state idle`.
             "state" => claude_state(arg),
@@ -136,6 +139,10 @@ fn main() {
 /// real one does on exit and SIGTERM; SIGKILL leaves it behind).
 static STATE_FILE: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
 
+/// The session the state file names instead of the one on the command line (plan line
+/// `session-as <id>`): an agent that came up under another id than it was asked to resume.
+static SESSION_AS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// Writes `<claude dir>/sessions/<pid>.json` with `status` (and `waitingFor`), in the real
 /// claude's fields: the file appears once claude is past its trust prompt and is rewritten in
 /// place on every change.
@@ -162,7 +169,10 @@ fn claude_state(arg: &str) {
     let cwd = std::env::current_dir().unwrap_or_default();
     // The session it runs: the one it was started or resumed with, else a new one.
     let args: Vec<String> = std::env::args().collect();
-    let session_id = flag(&args, &["--session-id"])
+    let session_id = SESSION_AS
+        .get()
+        .cloned()
+        .or_else(|| flag(&args, &["--session-id"]))
         .or_else(|| flag(&args, &["--resume", "-r"]))
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let mut v = serde_json::json!({

@@ -230,6 +230,10 @@ pub fn parse(text: &[u8]) -> Option<AgentFile> {
             Some(Value::Number(n)) => Some(n.to_string()),
             _ => None,
         },
+        session_id: v
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 

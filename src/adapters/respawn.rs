@@ -352,7 +352,11 @@ fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
         meta.exit_short,
         meta.died_at.map(|t| t.to_string()).unwrap_or_default()
     );
-    let mut sets = vec![(Opt::Previous, previous)];
+    // What runs next is agentwatch's: the records are its (see core::occupant).
+    let mut sets = vec![
+        (Opt::Previous, previous),
+        (Opt::Occupant, crate::core::occupant::NEXT.to_string()),
+    ];
     if let Some(id) = &plan.session_id {
         sets.push((Opt::SessionId, id.clone()));
     }

@@ -103,6 +103,7 @@ pub fn prepare(req: &Request, agents: &Agents, new_id: &str) -> Result<Prepared,
         (Opt::RemainOnExit, "on".to_string()),
         (Opt::Agent, def.name.clone()),
         (Opt::Cwd, cwd.to_string_lossy().into_owned()),
+        (Opt::Occupant, crate::core::occupant::NEXT.to_string()),
     ];
     if let Some(id) = id {
         options.push((Opt::SessionId, id));

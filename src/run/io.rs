@@ -343,8 +343,31 @@ impl Io {
                 let mut results = Vec::new();
                 for p in plans {
                     let cwd = std::path::Path::new(&p.cwd);
-                    let r = if cwd.is_dir() {
-                        crate::adapters::tmux::window::open_window(
+                    // The agent's own registry of live sessions (claude's), where it is kept.
+                    let held_by = match (p.agent(), p.session_id()) {
+                        (Some(agent), Some(id)) => {
+                            let (agent, id, dirs) =
+                                (agent.to_string(), id.to_string(), self.stores.clone());
+                            tokio::task::spawn_blocking(move || {
+                                crate::adapters::discover::live_elsewhere_in(
+                                    &agent,
+                                    &id,
+                                    &[],
+                                    &dirs,
+                                )
+                            })
+                            .await
+                            .ok()
+                            .flatten()
+                        }
+                        _ => None,
+                    };
+                    let r = match crate::core::relaunch::may_recreate(
+                        &p,
+                        Some(cwd.is_dir()),
+                        held_by,
+                    ) {
+                        Ok(()) => crate::adapters::tmux::window::open_window(
                             self.tmux(),
                             &p.session,
                             &p.window_name,
@@ -353,9 +376,8 @@ impl Io {
                             &p.options,
                         )
                         .await
-                        .map_err(RecreateError::from)
-                    } else {
-                        Err(RecreateError::DirGone(p.cwd.clone()))
+                        .map_err(RecreateError::from),
+                        Err(e) => Err(e),
                     };
                     tracing::info!("recreating {}: {r:?}", p.target);
                     results.push((p.target, r));

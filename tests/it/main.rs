@@ -24,6 +24,7 @@ mod help;
 mod load_tmux;
 mod loop_paused;
 mod lost_status_tmux;
+mod occupant_tmux;
 mod parser_fixtures;
 mod relaunch_tmux;
 mod resume_rules_tmux;

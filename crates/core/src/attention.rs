@@ -149,6 +149,8 @@ pub struct AgentFile {
     pub updated_at: Option<Millis>,
     /// `procStart`: the kernel's start time of the process it is about.
     pub proc_start: Option<String>,
+    /// `sessionId`: the session the process runs, by the agent's own word.
+    pub session_id: Option<String>,
 }
 
 impl AgentFile {

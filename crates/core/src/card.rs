@@ -106,6 +106,8 @@ pub struct Card {
     /// The last relaunch that resumed a session by id: a death soon after is looked at for
     /// the agent's "no such session" words.
     pub resumed: Option<Resumed>,
+    /// The session the live agent runs, by its own word (claude's registry file).
+    pub said_id: Option<String>,
     /// What the live agent is doing, as far as can be told.
     /// Boxed: every card is moved on every poll, and this is a sixth of its size.
     pub attention: Box<Attention>,
@@ -170,6 +172,8 @@ pub struct Resumed {
     pub id: String,
     pub at: Millis,
     pub tail_asked: bool,
+    /// The resumed agent said which session it runs (right or wrong): checked.
+    pub checked: bool,
 }
 
 /// Where a pane stands with auto-resume.
@@ -302,6 +306,15 @@ impl Card {
         }
     }
 
+    /// The process the pane's records are about: the agent's run below a launcher, else
+    /// the pane's own process.
+    pub fn occupant_pid(&self) -> Option<u32> {
+        self.launcher
+            .as_ref()
+            .and_then(|l| l.fg_pid)
+            .or(self.pane.pid)
+    }
+
     /// When its process started, when that is known (not only when it was first seen).
     pub fn known_start(&self) -> Option<Millis> {
         self.started_at.filter(|_| !self.start_unknown)
@@ -413,6 +426,7 @@ pub fn observe(
                 tail_asked: false,
                 ..r
             }),
+            said_id: None,
             attention: Box::default(),
             order: c.order,
             discovered_at: None,
@@ -457,6 +471,7 @@ pub fn observe(
             argv_id: None,
             no_session: None,
             resumed: None,
+            said_id: None,
             attention: Box::default(),
             order: (u8::MAX, None),
             discovered_at: None,

@@ -66,6 +66,10 @@ pub enum RecreateError {
     NoResume(String),
     #[error("no session id: not recreated (never a fresh start)")]
     NoSessionId,
+    /// The session runs elsewhere (a pane of another server, or a process its agent
+    /// registered): recreating it would run it twice.
+    #[error("session {id} is also open {place}: not recreated")]
+    OpenElsewhere { id: String, place: String },
     #[error("directory {0} no longer exists")]
     DirGone(String),
     #[error(transparent)]

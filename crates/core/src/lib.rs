@@ -28,6 +28,8 @@ pub mod launcher;
 pub mod layout;
 /// Action, Msg and Effect: the vocabularies of the loop.
 pub mod msg;
+/// Whose records a pane's options are: its occupant, and when another hand replaced it.
+pub mod occupant;
 /// Domain nouns: pane ids, pane rows, listings, exits.
 pub mod pane;
 /// The peek view's model: parsed output, scrolling, search.

@@ -205,6 +205,25 @@ pub struct Recreate {
     pub options: Vec<(Opt, String)>,
 }
 
+impl Recreate {
+    /// The agent kind and session id it is recreated with, as its options say.
+    pub fn agent(&self) -> Option<&str> {
+        self.option(Opt::Agent)
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.option(Opt::SessionId)
+    }
+
+    fn option(&self, opt: Opt) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(o, _)| *o == opt)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+}
+
 /// What a crash record says about the death, besides the output.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CrashMeta {

@@ -229,11 +229,14 @@ pub enum Opt {
     Judged,
     /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
     State,
+    /// `@agentwatch_occupant`: the process the other records are about (see
+    /// [`crate::occupant`]).
+    Occupant,
 }
 
 impl Opt {
     /// Every option agentwatch reads back, in the order of the listing's fields.
-    pub const READ: [Opt; 13] = [
+    pub const READ: [Opt; 14] = [
         Opt::Agent,
         Opt::Cwd,
         Opt::SessionId,
@@ -247,6 +250,7 @@ impl Opt {
         Opt::Exited,
         Opt::Judged,
         Opt::State,
+        Opt::Occupant,
     ];
 
     /// Its name in tmux.
@@ -266,6 +270,7 @@ impl Opt {
             Opt::Exited => "@agentwatch_exited",
             Opt::Judged => "@agentwatch_judged",
             Opt::State => "@agentwatch_state",
+            Opt::Occupant => "@agentwatch_occupant",
         }
     }
 
@@ -305,6 +310,8 @@ pub struct PaneOptions {
     pub judged: String,
     /// `@agentwatch_state`: what the supervisor last said the agent does, for status lines.
     pub state: String,
+    /// `@agentwatch_occupant`: the process the other records are about.
+    pub occupant: String,
 }
 
 impl PaneOptions {
@@ -324,6 +331,7 @@ impl PaneOptions {
             Opt::Exited => &self.exited,
             Opt::Judged => &self.judged,
             Opt::State => &self.state,
+            Opt::Occupant => &self.occupant,
         }
     }
 
@@ -343,6 +351,7 @@ impl PaneOptions {
             Opt::Exited => self.exited = value,
             Opt::Judged => self.judged = value,
             Opt::State => self.state = value,
+            Opt::Occupant => self.occupant = value,
         }
     }
 }

@@ -154,6 +154,26 @@ fn typed(plan: &Plan, shell: &str, pane: &PaneNow) -> Result<String, Failure> {
     crate::launcher::typed_command(shell, &plan.argv, cd).map_err(|e| e.to_string().into())
 }
 
+/// Whether a lost agent's window may be opened again, on what was found where it would run:
+/// its directory (`None`: not asked) and a live process holding its session.
+pub fn may_recreate(
+    plan: &crate::msg::Recreate,
+    dir_exists: Option<bool>,
+    held_by: Option<u32>,
+) -> Result<(), crate::errors::RecreateError> {
+    use crate::errors::RecreateError;
+    if dir_exists == Some(false) {
+        return Err(RecreateError::DirGone(plan.cwd.clone()));
+    }
+    if let (Some(pid), Some(id)) = (held_by, plan.session_id()) {
+        return Err(RecreateError::OpenElsewhere {
+            id: crate::text::short_id(id).to_string(),
+            place: format!("in pid {pid}"),
+        });
+    }
+    Ok(())
+}
+
 /// Why tmux did not carry the relaunch out, in the card's words.
 pub fn failed(e: &TmuxError) -> Failure {
     match e {

@@ -96,6 +96,13 @@ impl Prober {
         self
     }
 
+    /// claude's folder, where its per-process state files are (else `$CLAUDE_CONFIG_DIR`,
+    /// else `~/.claude`): a test's own.
+    pub fn with_claude_dir(self, dir: std::path::PathBuf) -> Prober {
+        *lock(&self.claude) = ClaudeStates::new(Some(dir));
+        self
+    }
+
     pub fn tmux(&self) -> &Tmux {
         &self.tmux
     }

@@ -459,6 +459,14 @@ impl TmuxServer {
     ) -> (agentwatch::core::state::State, agentwatch::run::Io) {
         let mut config = agentwatch::config::Config::default();
         config.auto_resume.backoff_secs = backoff.to_vec();
+        self.supervisor_with(config)
+    }
+
+    /// The same, with a config of the test's own.
+    pub fn supervisor_with(
+        &self,
+        config: agentwatch::config::Config,
+    ) -> (agentwatch::core::state::State, agentwatch::run::Io) {
         let tmux = agentwatch::adapters::tmux::client::Tmux::new(
             self.socket.clone(),
             Duration::from_secs(5),
@@ -466,7 +474,8 @@ impl TmuxServer {
         .with_env(self.env_pairs());
         let state = agentwatch::core::state::State::new(&config, false, String::new(), (200, 50));
         let io = agentwatch::run::Io::new(
-            agentwatch::adapters::poll::Prober::new(tmux),
+            agentwatch::adapters::poll::Prober::new(tmux)
+                .with_claude_dir(self.dir.path().join("claude")),
             Some(self.dir.path().join("crashes")),
         )
         .with_stores(self.stores())

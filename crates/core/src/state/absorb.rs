@@ -57,6 +57,7 @@ impl State {
             let tree = procs.map(|t| t.below.as_slice()).unwrap_or(&[]);
             let own = fg.or_else(|| procs.map(|t| t.own.as_slice()).filter(|a| !a.is_empty()));
             let prev = old.remove(&pane.id);
+            let (pane, prev) = self.take_occupant(pane, prev, now, &mut marks, fx);
             let host = prev.as_ref().and_then(|c| c.launcher.as_ref());
             let before = crate::agent::Before {
                 hosted: host.is_some_and(|h| h.alive) || pane.exited_mark().is_some(),
@@ -78,9 +79,10 @@ impl State {
                     background: procs.map(|t| t.background.as_slice()).unwrap_or(&[]),
                 };
                 let started = obs.started.get(&pane.id).copied();
-                if let Some(card) =
+                if let Some(mut card) =
                     self.host_card(prev, pane, &hosting, agent, started, now, &mut marks)
                 {
+                    self.take_run(&mut card, &mut marks);
                     cards.push(card);
                 }
                 continue;
@@ -150,9 +152,6 @@ impl State {
                 fx.push(Effect::Journal(ev));
             }
         }
-        if !marks.is_empty() {
-            fx.push(Effect::SetOptions(marks));
-        }
 
         // Keep the selection on the same pane, or the one that took its place.
         if self.selected_index().is_none() {
@@ -188,6 +187,7 @@ impl State {
             self.follow_server_auto(&obs.listing.auto_all);
         }
         self.attend(srv, &activity, &files, &trees, now, fx);
+        self.check_resumes(now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
         self.tell_story();
@@ -198,12 +198,19 @@ impl State {
                 bell_only: !self.supervision.supervising,
             });
         }
+        // One write, in order: what this look found (exit marks, an occupant's records
+        // dropped) first, then what is recorded of the panes now, which may set the same
+        // options anew.
+        let mut sets = marks;
         if !self.reads.options_in_flight {
-            let sets = self.option_writes();
-            if !sets.is_empty() {
+            let writes = self.option_writes();
+            if !writes.is_empty() {
                 self.reads.options_in_flight = true;
-                fx.push(Effect::SetOptions(sets));
+                sets.extend(writes);
             }
+        }
+        if !sets.is_empty() {
+            fx.push(Effect::SetOptions(sets));
         }
     }
 
@@ -252,6 +259,9 @@ impl State {
             }
             if &p.opts.agent != kind {
                 set(Opt::Agent, kind);
+            }
+            if let Some(occupant) = self.occupant_write(card) {
+                set(Opt::Occupant, &occupant);
             }
             if !p.current_path.is_empty() && p.current_path != p.opts.cwd {
                 set(Opt::Cwd, &p.current_path);

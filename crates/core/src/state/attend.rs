@@ -43,6 +43,7 @@ impl State {
                 .chain(below.iter().map(|p| p.pid))
                 .find_map(|pid| files.get(&pid).map(|f| (pid, f)));
             a.file_says(file.map(|(pid, _)| pid), file.and_then(|(_, f)| f.report()));
+            card.said_id = file.and_then(|(_, f)| f.session_id.clone());
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             if let Some(&output) = activity.get(&card.pane.id) {
                 a.saw_output(output, now);

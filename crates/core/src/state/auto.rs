@@ -379,7 +379,7 @@ impl State {
                 self.cards[i].auto = Auto::Held(Hold::Off);
                 continue;
             }
-            match resume::plan(&self.cards[i], &self.agents, false, SESSION_ID) {
+            match self.plan_relaunch(i, false) {
                 Ok(plan) => {
                     let meta = self.crash_meta(i);
                     let card = &mut self.cards[i];

@@ -159,6 +159,23 @@ impl State {
                 continue;
             };
             let id = a.session_id.clone().filter(|id| def.id.accepts(id));
+            // One writer per session: not while a live pane of another server runs it.
+            if let Some(held) = id.as_ref().and_then(|id| {
+                self.cards.iter().find(|c| {
+                    c.life == Life::Running
+                        && c.agent.as_deref() == Some(def.name.as_str())
+                        && resume::known_session_id(c, def).ok().flatten().as_ref() == Some(id)
+                })
+            }) {
+                skipped.push((
+                    a.target.clone(),
+                    Err(RecreateError::OpenElsewhere {
+                        id: short_id(id.as_deref().unwrap_or_default()).to_string(),
+                        place: format!("in {} ({})", held.pane.id, held.pane.target()),
+                    }),
+                ));
+                continue;
+            }
             let argv = match (def.resume.is_empty(), def.resume_needs_id(), &id) {
                 (true, _, _) => {
                     skipped.push((
@@ -181,6 +198,7 @@ impl State {
                 (Opt::RemainOnExit, "on".to_string()),
                 (Opt::Agent, def.name.clone()),
                 (Opt::Cwd, a.cwd.clone()),
+                (Opt::Occupant, crate::occupant::NEXT.to_string()),
             ];
             if let Some(id) = id {
                 options.push((Opt::SessionId, id));

@@ -40,6 +40,8 @@ pub const LIST_READ_AT_ONCE: usize = 12;
 pub const DOUBLE_CLICK_MS: Millis = 500;
 /// How long a relaunch result or refusal stays on the card.
 pub const NOTICE_MS: Millis = 30_000;
+/// How long after a resume by id the agent's word on the session it runs is awaited.
+pub const VERIFY_MS: Millis = 10_000;
 /// A death this soon after a resume by id may be the agent saying it has no such session.
 pub const RESUME_GRACE_MS: Millis = 15_000;
 /// How often a live agent without a session id is looked up in its own records.
@@ -306,6 +308,7 @@ mod story;
 pub use story::{story, supervisor_name};
 mod launcher;
 mod lost;
+mod occupancy;
 mod peek;
 mod relaunch;
 #[cfg(test)]

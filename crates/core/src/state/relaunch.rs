@@ -3,6 +3,42 @@
 use super::*;
 
 impl State {
+    /// The plan to relaunch card `i`, or why not: [`resume::plan`], and never a session
+    /// another live pane holds (one writer per session), on any watched server.
+    pub(super) fn plan_relaunch(&self, i: usize, fresh: bool) -> Result<resume::Plan, Refusal> {
+        let plan = resume::plan(&self.cards[i], &self.agents, fresh, SESSION_ID)?;
+        if let Some(why) = self.session_elsewhere(&self.cards[i], &plan) {
+            return Err(why);
+        }
+        Ok(plan)
+    }
+
+    /// Another live card holding the session a plan would run: the same conversation must
+    /// never be written by two agents at once. An agent whose resume reconnects to a
+    /// session its own server holds (codex) is let through.
+    fn session_elsewhere(&self, card: &Card, plan: &resume::Plan) -> Option<Refusal> {
+        let id = plan.session_id.as_ref().filter(|_| !plan.fresh)?;
+        if plan.reconnects {
+            return None;
+        }
+        let def = self.agents.get(&plan.agent)?;
+        let other = self.cards.iter().find(|c| {
+            c.pane.id != card.pane.id
+                && c.life == Life::Running
+                && c.agent.as_deref() == Some(plan.agent.as_str())
+                && resume::known_session_id(c, def).ok().flatten().as_ref() == Some(id)
+        })?;
+        let place = match self.host_name(other) {
+            Some(host) => format!("{} on {host}", other.pane.target()),
+            None => other.pane.target(),
+        };
+        Some(Refusal(format!(
+            "session {} is also open in {} ({place}): end that one, then r",
+            short_id(id),
+            other.pane.id
+        )))
+    }
+
     pub(super) fn relaunch(&mut self, fresh: bool, now: Millis, fx: &mut Vec<Effect>) {
         let Some(i) = self.selected_index() else {
             return;
@@ -12,7 +48,7 @@ impl State {
         if card.relaunch.is_some() {
             return;
         }
-        let planned = resume::plan(card, &self.agents, fresh, SESSION_ID);
+        let planned = self.plan_relaunch(i, fresh);
         let meta = self.crash_meta(i);
         let card = &mut self.cards[i];
         match planned {
@@ -66,6 +102,7 @@ impl State {
                     id: id.clone(),
                     at: now,
                     tail_asked: false,
+                    checked: false,
                 }),
                 _ => None,
             };
@@ -112,6 +149,53 @@ impl State {
             // pane dies again.
             self.cards[i].auto = Auto::Held(crate::supervisor::Hold::Refused(why));
             self.save_judged(i, fx);
+        }
+    }
+
+    /// A resumed agent that says which session it runs (claude's registry) within
+    /// [`VERIFY_MS`]: the one asked for, or the resume failed: it came up under another id.
+    /// That is said on the card and journaled by whoever relaunched it, and the session it
+    /// does run is recorded on the pane: its next relaunch resumes what ran, never the same
+    /// argv again.
+    pub(super) fn check_resumes(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        for i in 0..self.cards.len() {
+            let card = &mut self.cards[i];
+            let Some(r) = card.resumed.as_mut().filter(|r| !r.checked) else {
+                continue;
+            };
+            if card.life != Life::Running {
+                continue;
+            }
+            if now.saturating_sub(r.at) > VERIFY_MS {
+                r.checked = true;
+                continue;
+            }
+            let Some(said) = card.said_id.clone() else {
+                continue;
+            };
+            r.checked = true;
+            if said == r.id {
+                continue;
+            }
+            let want = r.id.clone();
+            let agent = card.agent.clone().unwrap_or_else(|| "the agent".into());
+            card.notice = Some(Notice::alarm(
+                format!(
+                    "resume failed: {agent} came up as session {}, not {}; the card follows {}",
+                    short_id(&said),
+                    short_id(&want),
+                    short_id(&said)
+                ),
+                Some(now + NOTICE_MS),
+            ));
+            card.pane.opts.session_id = said.clone();
+            let pane = card.pane.id;
+            let mut ev = self.event(&self.cards[i], "resume_failed", now);
+            ev.detail = Some(format!(
+                "{agent} came up as session {said}, not the {want} it was asked to resume"
+            ));
+            fx.push(Effect::Journal(ev));
+            fx.push(Effect::SetOptions(vec![(pane, Opt::SessionId, said)]));
         }
     }
 

@@ -25,6 +25,8 @@ struct World {
     argvs: Vec<Vec<String>>,
     /// What a dead pane shows at its end.
     tail: String,
+    /// Agents' own state files by pid (claude's registry).
+    files: HashMap<u32, crate::attention::AgentFile>,
 }
 
 impl World {
@@ -39,6 +41,7 @@ impl World {
             journal: Vec::new(),
             argvs: Vec::new(),
             tail: String::new(),
+            files: HashMap::new(),
         }
     }
 
@@ -52,6 +55,7 @@ impl World {
     fn obs(&self) -> Observation {
         let mut o = crate::testkit::obs(self.panes.clone());
         o.listing.auto_all = self.auto_all.clone();
+        o.agent_files = std::sync::Arc::new(self.files.clone());
         o
     }
 
@@ -86,6 +90,8 @@ impl World {
                     let p = &mut self.panes[0];
                     p.dead = false;
                     p.dead_status = None;
+                    // As the adapter does in the respawn's own tmux call.
+                    p.opts.occupant = crate::occupant::NEXT.into();
                     p.pid = Some(self.next_pid);
                     self.next_pid += 1;
                     Some(Msg::Relaunched {
@@ -839,4 +845,161 @@ fn an_agent_pane_that_vanishes_while_its_agent_runs_is_journaled_never_silence()
     w.panes.clear();
     both(&mut w, &mut sup, &mut dash, T0 + 1_000, T0 + 1_000);
     assert_eq!(w.count("gone"), 1);
+}
+
+#[test]
+fn codex_put_in_a_claude_pane_by_another_hand_is_its_own_agent_never_claude_resumed() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.panes[0].start_command = format!("claude --session-id {ID}");
+    w.look(&mut s, T0);
+    assert_eq!(w.panes[0].opts.occupant, "1001", "adopted at first sight");
+    // `respawn-pane -k -t %1 codex`: another process in the pane, its options kept.
+    let p = &mut w.panes[0];
+    p.pid = Some(3000);
+    p.current_command = "codex".into();
+    p.start_command = "codex".into();
+    w.look(&mut s, T0 + 500);
+    assert_eq!(s.cards[0].agent.as_deref(), Some("codex"));
+    assert_eq!(
+        w.panes[0].opts.session_id, "",
+        "claude's id dropped from the pane"
+    );
+    assert_eq!(w.panes[0].opts.agent, "codex");
+    assert_eq!(w.panes[0].opts.occupant, "3000");
+    let replaced: Vec<&Event> = w.journal.iter().filter(|e| e.event == "replaced").collect();
+    assert_eq!(replaced.len(), 1);
+    assert_eq!(
+        replaced[0].detail.as_deref(),
+        Some(
+            "claude (running, pid 1001) replaced by codex (pid 3000) by another hand than agentwatch's"
+        )
+    );
+    assert_eq!(w.count("died"), 0, "nothing died");
+    // codex exits 1: a codex death, with no id to resume; never claude's argv.
+    w.kill(1);
+    let mut t = T0 + 1_000;
+    while t <= T0 + 60_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 0, "{:?}", w.argvs);
+    let died: Vec<&Event> = w.journal.iter().filter(|e| e.event == "died").collect();
+    assert_eq!(died.len(), 1);
+    assert_eq!(died[0].agent.as_deref(), Some("codex"));
+    assert_eq!(died[0].session_id, None);
+    assert_eq!(s.cards[0].auto, Auto::Held(Hold::NoSessionId));
+}
+
+#[test]
+fn agentwatchs_own_resume_keeps_the_records_and_is_no_replacement() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.look(&mut s, T0);
+    w.kill(1);
+    let mut t = T0 + 500;
+    while w.relaunches == 0 && t <= T0 + 10_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 1);
+    w.look(&mut s, t);
+    assert_eq!(w.panes[0].opts.session_id, ID, "the resumed session's");
+    assert_eq!(
+        w.panes[0].opts.occupant, "2000",
+        "the relaunched process adopted"
+    );
+    assert_eq!(w.count("replaced"), 0);
+}
+
+#[test]
+fn a_session_another_live_pane_holds_is_never_resumed_a_second_time() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    let mut twin = pane(2, 2, "claude");
+    twin.opts.session_id = ID.into();
+    w.panes.push(twin);
+    w.look(&mut s, T0);
+    w.kill(1);
+    let mut t = T0 + 500;
+    while t <= T0 + 20_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 0, "{:?}", w.argvs);
+    let why = "session 0e6a1c1e is also open in %2 (work:2.0): end that one, then r";
+    assert_eq!(s.cards[0].auto, Auto::Held(Hold::Refused(why.into())));
+    assert!(w
+        .journal
+        .iter()
+        .any(|e| e.event == "resume_failed" && e.detail.as_deref() == Some(why)));
+    // r says the same, and runs nothing.
+    s.grid.selected = Some(PaneId(1));
+    let fx = s.update(Msg::Action(Action::Relaunch), t);
+    w.apply(&mut s, fx, t);
+    assert_eq!(w.relaunches, 0);
+    assert_eq!(
+        s.cards[0].notice.as_ref().map(|n| n.text.as_str()),
+        Some(why)
+    );
+    // The other one ended: r resumes it.
+    w.panes[1].dead = true;
+    w.panes[1].dead_status = Some(0);
+    w.look(&mut s, t + 500);
+    s.grid.selected = Some(PaneId(1));
+    let fx = s.update(Msg::Action(Action::Relaunch), t + 600);
+    w.apply(&mut s, fx, t + 600);
+    assert_eq!(w.relaunches, 1);
+}
+
+#[test]
+fn a_resume_that_comes_up_under_another_id_is_said_and_the_pane_follows_what_runs() {
+    let (mut w, mut s) = (World::new(), instance(true));
+    w.look(&mut s, T0);
+    w.kill(1);
+    let mut t = T0 + 500;
+    while w.relaunches == 0 && t <= T0 + 10_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 1);
+    const OTHER: &str = "99999999-2222-4333-8444-555555555555";
+    let pid = w.panes[0].pid.unwrap();
+    w.files.insert(
+        pid,
+        crate::attention::AgentFile {
+            status: "idle".into(),
+            session_id: Some(OTHER.into()),
+            ..Default::default()
+        },
+    );
+    w.look(&mut s, t);
+    let failed: Vec<&Event> = w
+        .journal
+        .iter()
+        .filter(|e| e.event == "resume_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{:?}", w.journal);
+    assert_eq!(
+        failed[0].detail.as_deref(),
+        Some(
+            "claude came up as session 99999999-2222-4333-8444-555555555555, not the 0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11 it was asked to resume"
+        )
+    );
+    assert_eq!(
+        w.panes[0].opts.session_id, OTHER,
+        "the pane follows what runs"
+    );
+    let notice = s.cards[0].notice.as_ref().map(|n| n.text.clone());
+    assert_eq!(
+        notice.as_deref(),
+        Some("resume failed: claude came up as session 99999999, not 0e6a1c1e; the card follows 99999999")
+    );
+    // Said once; its next death resumes what ran, never the same argv again.
+    w.look(&mut s, t + 500);
+    assert_eq!(w.count("resume_failed"), 1);
+    w.kill(1);
+    let mut t = t + 1_000;
+    while w.relaunches == 1 && t <= T0 + 60_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.argvs[1], ["claude", "--resume", OTHER]);
 }

@@ -163,6 +163,7 @@ fn live_agent_panes_get_remain_on_exit_and_their_cwd_and_id_recorded() {
             "@agentwatch_state",
             "remain-on-exit",
             "@agentwatch_agent",
+            "@agentwatch_occupant",
             "@agentwatch_cwd",
         ]
     );
@@ -1650,6 +1651,7 @@ mod hosts {
                 waiting_for: Some("permission prompt".into()),
                 updated_at: None,
                 proc_start: None,
+                session_id: None,
             },
         );
         o.agent_files = Arc::new(files);
