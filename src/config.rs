@@ -230,6 +230,24 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
             ),
         );
     }
+    let ar = &c.auto_resume;
+    for (key, value, max) in [
+        ("mass_deaths", u64::from(ar.mass_deaths), 10_000),
+        ("canary_secs", ar.canary_secs, MAX_DELAY_SECS),
+        ("burst", u64::from(ar.burst), 10_000),
+        ("stagger_secs", ar.stagger_secs, MAX_DELAY_SECS),
+    ] {
+        if value == 0 {
+            return err("auto_resume", key, "must be at least 1".into());
+        }
+        if value > max {
+            return err(
+                "auto_resume",
+                key,
+                format!("{value} is too large: at most {max}"),
+            );
+        }
+    }
     validate_policy_parts(
         "auto_resume",
         Some(c.auto_resume.max_attempts),

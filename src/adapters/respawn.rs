@@ -357,8 +357,12 @@ fn record_args(args: &mut Vec<String>, plan: &Plan, meta: &CrashMeta) {
         (Opt::Previous, previous),
         (Opt::Occupant, crate::core::occupant::NEXT.to_string()),
     ];
-    if let Some(id) = &plan.session_id {
-        sets.push((Opt::SessionId, id.clone()));
+    match &plan.session_id {
+        Some(id) => sets.push((Opt::SessionId, id.clone())),
+        // A fresh start of an agent that takes no id of ours (codex): the old session is
+        // not its; its own is found in its records once it has one.
+        None if plan.fresh => sets.push((Opt::SessionId, String::new())),
+        None => {}
     }
     for (name, value) in sets {
         args.extend([

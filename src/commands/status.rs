@@ -50,6 +50,17 @@ pub struct Row {
     pub since: Option<String>,
     /// For `working`, `waiting` and `idle`: what told (`file`, `hook`, `output`, `screen`).
     pub told: Option<&'static str>,
+    /// The process the pane's records are about (the agent's run at a prompt or under a
+    /// wrapper, else the pane's process): its pid and, where known, when it started.
+    pub occupant: Option<Occupant>,
+}
+
+/// An agent's process, as `status --json` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Occupant {
+    pub pid: u32,
+    /// RFC 3339, UTC; `null` when not known (a process seen only running).
+    pub started_at: Option<String>,
 }
 
 impl Row {
@@ -245,6 +256,12 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .as_ref()
                     .filter(|_| c.life == Life::Running)
                     .map(|(v, _)| v.told.word()),
+                occupant: c.occupant_pid().map(|pid| Occupant {
+                    pid,
+                    started_at: c
+                        .known_start()
+                        .map(|t| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
+                }),
             }
         })
         .collect()
@@ -342,6 +359,7 @@ mod tests {
             waiting_for: Some("\u{1b}]0;x\u{7}Do you want to proceed?".into()),
             since: None,
             told: None,
+            occupant: None,
         };
         let out = table(std::slice::from_ref(&row));
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");

@@ -32,6 +32,8 @@ pub struct CardCtx<'a> {
     pub max_per_hour: u32,
     /// The host whose server the pane is on; `None`: this machine's.
     pub host: Option<&'a str>,
+    /// Its resume is due and waits its turn in a mass death: why.
+    pub waits: Option<String>,
 }
 
 fn exit_short(card: &Card) -> String {
@@ -226,6 +228,16 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     }
     if card.life.is_dead() {
         match &card.auto {
+            Auto::Scheduled { attempt, .. } if ctx.waits.is_some() => {
+                let why = ctx.waits.clone().unwrap_or_default();
+                return Some((
+                    format!(
+                        "{} · auto-resume {attempt}/{max} {why} · c cancels",
+                        exit_short(card)
+                    ),
+                    false,
+                ));
+            }
             Auto::Scheduled { attempt, due } => {
                 let secs = due.saturating_sub(ctx.now).div_ceil(1000);
                 let when = if secs == 0 {

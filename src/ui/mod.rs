@@ -132,6 +132,12 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if !state.supervision.auto_on {
         spans.push(st(" · auto-resume off (A)".into()));
     }
+    for wave in state.supervision.waves.values() {
+        spans.push(st(format!(
+            " · {}",
+            wave.describe(&state.supervision.pacing)
+        )));
+    }
     if let Some(e) = &state.supervision.journal_error {
         spans.push(st(format!(" · {}", text::printable(&e.to_string()))));
     }
@@ -359,6 +365,13 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
         max_attempts: policy.max_attempts,
         max_per_hour: policy.max_per_hour,
         host: state.host_name(card),
+        waits: state.waits_in_wave(card).map(|w| {
+            if w.held.is_some() {
+                "waits: the first resumed died again (r resumes it now)".to_string()
+            } else {
+                "waits its turn (mass death)".to_string()
+            }
+        }),
     }
 }
 

@@ -295,3 +295,99 @@ async fn a_resume_that_comes_up_under_another_id_is_said_and_not_repeated() {
         1
     );
 }
+
+/// The fake agents' start times (ms since the epoch, as the log's order and the test's clock
+/// see them) are not logged: each start is timed here, as the log grows.
+#[tokio::test]
+async fn fifty_agents_killed_at_once_are_resumed_a_few_at_a_time_and_all_within_3_minutes() {
+    let server = TmuxServer::start();
+    // The first run hangs until killed; a resume hangs too.
+    server.write_plan("claude", "hang\n");
+    let ids: Vec<String> = (0..50)
+        .map(|i| format!("0e6a1c1e-4f7b-4a43-9d55-{i:012}"))
+        .collect();
+    let panes: Vec<String> = ids
+        .iter()
+        .map(|id| server.new_window(&["claude", "--session-id", id]))
+        .collect();
+    let (mut state, io) = server.supervisor_with(Config::default());
+    until(&mut state, &io, "all 50 run", |s| {
+        s.cards.iter().filter(|c| c.life == Life::Running).count() == 50
+    })
+    .await;
+    let pids: Vec<String> = server
+        .log_entries()
+        .iter()
+        .map(|e| e["pid"].as_u64().unwrap().to_string())
+        .collect();
+    assert_eq!(pids.len(), 50);
+    let killed = Instant::now();
+    let mut kill = std::process::Command::new("kill");
+    kill.arg("-9").args(&pids);
+    assert!(kill.status().unwrap().success());
+    let mut seen = 50;
+    let mut starts: Vec<Duration> = Vec::new();
+    while starts.len() < 50 && killed.elapsed() < Duration::from_secs(180) {
+        look_once(&mut state, &io).await;
+        let n = server.log_entries().len();
+        for _ in seen..n {
+            starts.push(killed.elapsed());
+        }
+        seen = n;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        starts.len(),
+        50,
+        "every one resumed within 3 minutes: {starts:?}"
+    );
+    let first_10s = starts
+        .iter()
+        .filter(|t| **t < Duration::from_secs(10))
+        .count();
+    assert!(first_10s <= 10, "{first_10s} in the first 10 s: {starts:?}");
+    // Each with its own session, once.
+    for (pane, id) in panes.iter().zip(&ids) {
+        let runs = server.log_entries_for(pane);
+        assert_eq!(runs.len(), 2, "{pane}");
+        assert_eq!(argv(&runs[1]), ["--resume", id.as_str()]);
+    }
+    let mass: Vec<_> = journal(&server)
+        .into_iter()
+        .filter(|e| e.event == "mass_death")
+        .collect();
+    assert_eq!(mass.len(), 1, "journaled once: {mass:?}");
+}
+
+#[tokio::test]
+async fn r_fresh_on_a_codex_drops_the_old_session_so_a_later_r_never_resumes_it() {
+    let server = TmuxServer::start();
+    server.write_plan("codex", "wait go\nexit 1\n---\nhang\n");
+    let pane = server.new_window(&["codex", "resume", A]);
+    let mut config = Config::default();
+    config.auto_resume.enabled = false;
+    let (mut state, io) = server.supervisor_with(config);
+    until(&mut state, &io, "its id is recorded", |_| {
+        server.pane_field(&pane, "#{@agentwatch_session_id}") == A
+    })
+    .await;
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "it died", |s| {
+        card(s, &pane).is_some_and(|c| c.life.is_dead())
+    })
+    .await;
+    state.grid.selected = card(&state, &pane).map(|c| c.pane.id);
+    agentwatch::run::send(
+        &mut state,
+        &io,
+        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::RelaunchFresh),
+    )
+    .await;
+    let runs = server.wait_log(&pane, 2);
+    assert!(
+        argv(&runs[1]).is_empty(),
+        "a fresh codex: {:?}",
+        argv(&runs[1])
+    );
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_session_id}"), "");
+}

@@ -72,6 +72,9 @@ pub enum RecreateError {
     OpenElsewhere { id: String, place: String },
     #[error("directory {0} no longer exists")]
     DirGone(String),
+    /// Recreated at a pace, this one waits: why.
+    #[error("waits: {0}")]
+    Waits(String),
     #[error(transparent)]
     Tmux(#[from] TmuxError),
     /// tmux opened no pane that could be told apart (it printed no pane id).

@@ -274,7 +274,19 @@ pub struct AutoResume {
     pub max_per_hour: u32,
     pub never_exit_codes: Vec<i32>,
     pub never_signals: Vec<String>,
+    /// A mass death: at least this many agents of one server dead within
+    /// [`MASS_WINDOW_SECS`] of each other.
+    pub mass_deaths: u32,
+    /// In a mass death, one agent is resumed first; the rest once it stayed up this long.
+    pub canary_secs: u64,
+    /// Then this many at a time...
+    pub burst: u32,
+    /// ...every this many seconds.
+    pub stagger_secs: u64,
 }
+
+/// Deaths this close together count towards a mass death.
+pub const MASS_WINDOW_SECS: u64 = 10;
 
 impl Default for AutoResume {
     fn default() -> Self {
@@ -286,6 +298,32 @@ impl Default for AutoResume {
             max_per_hour: 6,
             never_exit_codes: vec![0, 130],
             never_signals: vec!["HUP".into(), "INT".into(), "TERM".into()],
+            mass_deaths: 3,
+            canary_secs: 10,
+            burst: 4,
+            stagger_secs: 5,
+        }
+    }
+}
+
+/// How a mass death on one server is resumed (see `state::pacing`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pacing {
+    pub mass_deaths: u32,
+    pub mass_window_secs: u64,
+    pub canary_secs: u64,
+    pub burst: u32,
+    pub stagger_secs: u64,
+}
+
+impl AutoResume {
+    pub fn pacing(&self) -> Pacing {
+        Pacing {
+            mass_deaths: self.mass_deaths,
+            mass_window_secs: MASS_WINDOW_SECS,
+            canary_secs: self.canary_secs,
+            burst: self.burst,
+            stagger_secs: self.stagger_secs,
         }
     }
 }

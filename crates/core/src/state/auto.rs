@@ -362,11 +362,13 @@ impl State {
         true
     }
 
-    /// On every tick: carry out the resumes that are due. One failure never stops the rest.
+    /// On every tick: carry out the resumes that are due, at the pace a mass death allows
+    /// on their server. One failure never stops the rest.
     pub(super) fn run_due(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         if !self.supervision.supervising {
             return;
         }
+        let mut allowed: HashMap<ServerId, usize> = HashMap::new();
         for i in 0..self.cards.len() {
             let Auto::Scheduled { due, .. } = self.cards[i].auto else {
                 continue;
@@ -379,8 +381,24 @@ impl State {
                 self.cards[i].auto = Auto::Held(Hold::Off);
                 continue;
             }
+            // A resume already started in a mass death goes on by its own policy.
+            if !self.in_wave(i) {
+                let server = self.cards[i].pane.id.server();
+                let left = match allowed.get(&server) {
+                    Some(&n) => n,
+                    None => self.resumes_allowed(server, now, fx),
+                };
+                if left == 0 {
+                    allowed.insert(server, 0);
+                    continue;
+                }
+                // usize::MAX: no wave, no limit.
+                let after = if left == usize::MAX { left } else { left - 1 };
+                allowed.insert(server, after);
+            }
             match self.plan_relaunch(i, false) {
                 Ok(plan) => {
+                    self.resume_started(i, now);
                     let meta = self.crash_meta(i);
                     let card = &mut self.cards[i];
                     let attempt = supervisor::on_resume(&mut card.budget, now);

@@ -123,9 +123,7 @@ impl State {
             Action::Yes if self.lost.confirm => {
                 self.lost.confirm = false;
                 let plans = self.recreate_plans();
-                if !plans.is_empty() {
-                    fx.push(Effect::Recreate(plans));
-                }
+                self.send_recreates(plans, fx);
             }
             Action::No => {
                 self.lost.confirm = false;
@@ -230,6 +228,20 @@ impl State {
         let Some(lost) = self.lost.roster.as_mut() else {
             return;
         };
+        // The first of a paced recreate: its pane is watched; if it did not open, the next
+        // one goes first.
+        if let Some((target, pane)) = self.lost.canary.as_mut() {
+            match results.iter().find(|(t, _)| t == target) {
+                Some((_, Ok(id))) => *pane = Some(id.clone()),
+                Some((_, Err(_))) if !self.lost.queue.is_empty() => {
+                    let next = self.lost.queue.remove(0);
+                    *target = next.target.clone();
+                    *pane = None;
+                    fx.push(Effect::Recreate(vec![next]));
+                }
+                _ => {}
+            }
+        }
         let done: Vec<&String> = results
             .iter()
             .filter(|(_, r)| r.is_ok())
@@ -242,6 +254,61 @@ impl State {
         } else {
             fx.push(Effect::SaveRoster(Some(lost.clone())));
         }
+    }
+}
+
+impl State {
+    /// Opens the lost agents' windows: all at once when they are few, else one first and,
+    /// once it stayed up, the rest at the pace of a mass death.
+    fn send_recreates(&mut self, mut plans: Vec<Recreate>, fx: &mut Vec<Effect>) {
+        if plans.is_empty() {
+            return;
+        }
+        if plans.len() < self.supervision.pacing.mass_deaths as usize {
+            fx.push(Effect::Recreate(plans));
+            return;
+        }
+        let first = plans.remove(0);
+        self.lost.canary = Some((first.target.clone(), None));
+        self.lost.queue = plans;
+        self.lost.batch_at = self.now;
+        fx.push(Effect::Recreate(vec![first]));
+    }
+
+    /// On every tick: the next batch of a paced recreate, once the first stayed up; a
+    /// first that died again holds the rest, and says why.
+    pub(super) fn release_recreates(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if self.lost.queue.is_empty() {
+            return;
+        }
+        let pacing = &self.supervision.pacing;
+        let Some((_, Some(pane))) = &self.lost.canary else {
+            return;
+        };
+        let card = PaneId::parse(pane).and_then(|id| self.cards.iter().find(|c| c.pane.id == id));
+        let up = card.is_some_and(|c| {
+            c.life == Life::Running
+                && c.started_at
+                    .is_some_and(|s| now.saturating_sub(s) >= pacing.canary_secs * 1000)
+        });
+        if card.is_some_and(|c| c.life.is_dead()) {
+            let why = format!("the first recreated ({pane}) died again: R recreates the rest");
+            let held: Vec<(String, Result<String, RecreateError>)> =
+                std::mem::take(&mut self.lost.queue)
+                    .into_iter()
+                    .map(|p| (p.target, Err(RecreateError::Waits(why.clone()))))
+                    .collect();
+            self.lost.results.extend(held);
+            self.lost.canary = None;
+            return;
+        }
+        if !up || now.saturating_sub(self.lost.batch_at) < pacing.stagger_secs * 1000 {
+            return;
+        }
+        let n = (pacing.burst as usize).min(self.lost.queue.len());
+        let batch: Vec<Recreate> = self.lost.queue.drain(..n).collect();
+        self.lost.batch_at = now;
+        fx.push(Effect::Recreate(batch));
     }
 }
 

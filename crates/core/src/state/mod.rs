@@ -139,6 +139,8 @@ impl State {
                     })
                     .collect(),
                 default_policy: Policy::resolve(&config.auto_resume, None),
+                pacing: config.auto_resume.pacing(),
+                waves: Default::default(),
             },
             story: Story::default(),
             lost: Lost::default(),
@@ -202,6 +204,7 @@ impl State {
                     });
                 }
                 self.run_due(now, &mut fx);
+                self.release_recreates(now, &mut fx);
                 self.poll_all(false, &mut fx);
             }
             Msg::Looked(result) => self.looked(result, now, &mut fx),
@@ -309,6 +312,8 @@ pub use story::{story, supervisor_name};
 mod launcher;
 mod lost;
 mod occupancy;
+mod pacing;
+pub use pacing::Wave;
 mod peek;
 mod relaunch;
 #[cfg(test)]

@@ -131,6 +131,9 @@ pub struct Supervision {
     pub journal_error: Option<crate::errors::StoreError>,
     pub(super) policies: HashMap<String, Policy>,
     pub(super) default_policy: Policy,
+    /// How mass deaths are resumed, and the ones under way.
+    pub pacing: crate::settings::Pacing,
+    pub waves: super::pacing::Waves,
 }
 
 /// What happened while no instance watched, told on the cards it is about.
@@ -158,4 +161,9 @@ pub struct Lost {
     pub results: Vec<(String, Result<String, crate::errors::RecreateError>)>,
     /// The roster on disk has been asked for.
     pub(super) roster_asked: bool,
+    /// Recreated at a pace (see `state::pacing`): those still to open, the first one
+    /// opened (its target, its new pane once known) and when the last batch went.
+    pub(super) queue: Vec<crate::msg::Recreate>,
+    pub(super) canary: Option<(String, Option<String>)>,
+    pub(super) batch_at: Millis,
 }

@@ -93,8 +93,14 @@ impl State {
         let asked = self.cards[i].relaunch.take();
         if let Ok(plan) = &result {
             let card = &mut self.cards[i];
-            if let Some(id) = &plan.session_id {
-                card.pane.opts.session_id = id.clone();
+            match &plan.session_id {
+                Some(id) => card.pane.opts.session_id = id.clone(),
+                // The adapter cleared it on the pane with the respawn.
+                None if plan.fresh => {
+                    card.pane.opts.session_id.clear();
+                    card.argv_id = None;
+                }
+                None => {}
             }
             // A resume by id that dies soon after is read for the agent's "no such session".
             card.resumed = match (&plan.session_id, plan.fresh || plan.again) {

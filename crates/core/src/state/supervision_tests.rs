@@ -27,6 +27,8 @@ struct World {
     tail: String,
     /// Agents' own state files by pid (claude's registry).
     files: HashMap<u32, crate::attention::AgentFile>,
+    /// Which pane each relaunch was of, and when.
+    relaunched: Vec<(PaneId, Millis)>,
 }
 
 impl World {
@@ -42,6 +44,7 @@ impl World {
             argvs: Vec::new(),
             tail: String::new(),
             files: HashMap::new(),
+            relaunched: Vec::new(),
         }
     }
 
@@ -87,7 +90,10 @@ impl World {
                 Effect::Relaunch { plan, .. } => {
                     self.relaunches += 1;
                     self.argvs.push(plan.argv.clone());
-                    let p = &mut self.panes[0];
+                    self.relaunched.push((plan.pane, now));
+                    let Some(p) = self.panes.iter_mut().find(|p| p.id == plan.pane) else {
+                        continue;
+                    };
                     p.dead = false;
                     p.dead_status = None;
                     // As the adapter does in the respawn's own tmux call.
@@ -1002,4 +1008,111 @@ fn a_resume_that_comes_up_under_another_id_is_said_and_the_pane_follows_what_run
         t += 500;
     }
     assert_eq!(w.argvs[1], ["claude", "--resume", OTHER]);
+}
+
+/// A world of `n` claude panes, each with its own session id.
+fn crowd(n: u32) -> World {
+    let mut w = World::new();
+    w.panes = (1..=n)
+        .map(|i| {
+            let mut p = pane(i, i, "claude");
+            p.opts.session_id = format!("0e6a1c1e-4f7b-4a43-9d55-{:012}", i);
+            p
+        })
+        .collect();
+    w
+}
+
+fn kill_all(w: &mut World) {
+    for p in &mut w.panes {
+        p.dead = true;
+        p.dead_status = Some(1);
+        p.current_path.clear();
+    }
+}
+
+#[test]
+fn a_mass_death_is_resumed_one_first_then_a_few_at_a_time_never_all_at_once() {
+    let (mut w, mut s) = (crowd(20), instance(true));
+    w.look(&mut s, T0);
+    kill_all(&mut w);
+    let mut t = T0 + 500;
+    while t <= T0 + 180_000 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert_eq!(w.relaunches, 20, "every one, in the end");
+    let within = |from: Millis, to: Millis| {
+        w.relaunched
+            .iter()
+            .filter(|(_, at)| *at >= from && *at < to)
+            .count()
+    };
+    assert_eq!(within(T0, T0 + 10_000), 1, "{:?}", w.relaunched);
+    let first = w.relaunched[0].1;
+    assert_eq!(
+        within(first + 1, first + 10_000),
+        0,
+        "the rest wait for the first to stay up"
+    );
+    for window in w.relaunched[1..].windows(5) {
+        assert!(
+            window[4].1 - window[0].1 >= 5_000,
+            "never more than 4 in 5 s: {:?}",
+            window
+        );
+    }
+    let mass: Vec<&Event> = w
+        .journal
+        .iter()
+        .filter(|e| e.event == "mass_death")
+        .collect();
+    assert_eq!(mass.len(), 1, "journaled once");
+    assert_eq!(
+        mass[0].detail.as_deref(),
+        Some("20 agents died within 10 s: resuming one first, then 4 at a time every 5 s once it stayed up 10 s")
+    );
+}
+
+#[test]
+fn a_first_resumed_that_dies_again_holds_the_others_and_says_why() {
+    let (mut w, mut s) = (crowd(6), instance(true));
+    w.look(&mut s, T0);
+    kill_all(&mut w);
+    let mut t = T0 + 500;
+    while w.relaunches == 0 {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    let canary = w.relaunched[0].0;
+    // It dies again at once.
+    w.look(&mut s, t);
+    let p = w.panes.iter_mut().find(|p| p.id == canary).unwrap();
+    p.dead = true;
+    p.dead_status = Some(1);
+    let end = t + 8_000;
+    while t <= end {
+        w.look(&mut s, t);
+        t += 500;
+    }
+    assert!(
+        w.relaunched.iter().all(|(p, _)| *p == canary),
+        "only the first, by its own policy: {:?}",
+        w.relaunched
+    );
+    let held: Vec<&Event> = w
+        .journal
+        .iter()
+        .filter(|e| e.event == "mass_death" && e.pane == canary.to_string())
+        .collect();
+    assert_eq!(held.len(), 1, "{:?}", w.journal);
+    let wave = s.supervision.waves.get(&ServerId::Local).unwrap();
+    assert!(wave
+        .held
+        .as_deref()
+        .is_some_and(|h| h.contains("died again")));
+    assert_eq!(
+        wave.describe(&s.supervision.pacing),
+        "mass death: 6 agents, the rest wait: the first resumed died again"
+    );
 }

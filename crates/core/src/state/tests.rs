@@ -1041,6 +1041,103 @@ mod lost {
     }
 
     #[test]
+    fn many_lost_agents_are_recreated_one_first_then_a_few_at_a_time() {
+        let mut s = state((80, 24));
+        let panes: Vec<Pane> = (1..=7)
+            .map(|i| {
+                let mut p = pane(i, i, "claude");
+                p.opts.session_id = format!("0e6a1c1e-4f7b-4a43-9d55-{i:012}");
+                p
+            })
+            .collect();
+        poll(&mut s, panes, T0);
+        s.update(Msg::Tick, T0 + 500);
+        s.update(gone(), T0 + 600);
+        s.update(Msg::Action(Action::RecreateAll), T0 + 700);
+        let recreates = |fx: &[Effect]| -> Vec<String> {
+            fx.iter()
+                .filter_map(|e| match e {
+                    Effect::Recreate(p) => Some(p.iter().map(|r| r.target.clone())),
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
+        let fx = s.update(Msg::Action(Action::Yes), T0 + 800);
+        assert_eq!(recreates(&fx), ["work:1.0"], "one first");
+        s.update(
+            Msg::Recreated(vec![("work:1.0".into(), Ok("%20".into()))]),
+            T0 + 900,
+        );
+        // The new server, with the first one up: nothing more until it stayed up 10 s.
+        let up = pane(20, 1, "claude");
+        let mut opened = Vec::new();
+        let mut t = T0 + 1_000;
+        while t <= T0 + 40_000 {
+            let fx = s.update(Msg::Tick, t);
+            opened.extend(recreates(&fx).into_iter().map(|x| (t, x)));
+            s.update(Msg::polled(Ok(obs(vec![up.clone()]))), t);
+            t += 500;
+        }
+        assert_eq!(opened.len(), 6, "{opened:?}");
+        assert!(
+            opened[0].0 >= T0 + 11_000,
+            "after the first stayed up: {opened:?}"
+        );
+        assert_eq!(
+            opened.iter().filter(|(t, _)| *t == opened[0].0).count(),
+            4,
+            "a burst of 4"
+        );
+        assert!(opened[4].0 >= opened[0].0 + 5_000, "then 5 s later");
+    }
+
+    #[test]
+    fn a_first_recreated_that_dies_holds_the_rest_and_says_why() {
+        let mut s = state((80, 24));
+        let panes: Vec<Pane> = (1..=4)
+            .map(|i| {
+                let mut p = pane(i, i, "claude");
+                p.opts.session_id = format!("0e6a1c1e-4f7b-4a43-9d55-{i:012}");
+                p
+            })
+            .collect();
+        poll(&mut s, panes, T0);
+        s.update(Msg::Tick, T0 + 500);
+        s.update(gone(), T0 + 600);
+        s.update(Msg::Action(Action::RecreateAll), T0 + 700);
+        s.update(Msg::Action(Action::Yes), T0 + 800);
+        s.update(
+            Msg::Recreated(vec![("work:1.0".into(), Ok("%20".into()))]),
+            T0 + 900,
+        );
+        let up = pane(20, 1, "claude");
+        poll(&mut s, vec![up.clone()], T0 + 1_000);
+        let down = dead(up, Some(1), None);
+        let mut t = T0 + 1_500;
+        while t <= T0 + 30_000 {
+            let fx = s.update(Msg::Tick, t);
+            assert!(
+                !fx.iter().any(|e| matches!(e, Effect::Recreate(_))),
+                "nothing more at {t}"
+            );
+            s.update(Msg::polled(Ok(obs(vec![down.clone()]))), t);
+            t += 500;
+        }
+        let waits: Vec<String> = s
+            .lost
+            .results
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().err().map(|e| e.to_string()))
+            .collect();
+        assert_eq!(waits.len(), 3, "{waits:?}");
+        assert!(
+            waits[0].contains("the first recreated (%20) died again"),
+            "{waits:?}"
+        );
+    }
+
+    #[test]
     fn a_timeout_is_not_a_lost_server_and_a_roster_from_disk_shows_until_its_agents_are_back() {
         let mut s = state((80, 24));
         poll(&mut s, vec![pane(1, 1, "claude")], T0);
