@@ -85,7 +85,14 @@ fn with_no_dashboard_the_daemon_resumes_a_crash_loop_with_its_session_id_and_giv
 fn a_daemon_and_two_dashboards_resume_twenty_crash_loops_exactly_once_each_time() {
     let server = TmuxServer::start();
     server.write_plan("claude", "sleep 500\nexit 1\n");
-    let cfg = config(&server, "[1]");
+    // Exactly once each time, not the pace of a mass death (crash loops never stay up, so a
+    // mass death of them would wait for the user): no wave here.
+    let cfg = server.dir.path().join("cfg.toml");
+    std::fs::write(
+        &cfg,
+        "[auto_resume]\nbackoff_secs = [1]\nmass_deaths = 100\n[notify]\nbell = false\n",
+    )
+    .unwrap();
     let c = cfg.to_str().unwrap();
     let d1 = server.start_agentwatch_named("ui1", 120, 40, &[], &["-c", c]);
     let daemon = Daemon::start(&server, &cfg);

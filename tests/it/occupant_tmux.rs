@@ -214,10 +214,11 @@ async fn a_session_another_live_pane_holds_is_not_resumed_while_that_one_lives()
     let keeper = server.new_window(&["sh", "-c", &format!("FAKE=1 exec claude --session-id {A}")]);
     server.write_plan(&keeper, "hang\n");
     let (mut state, io) = server.supervisor(&[1]);
-    until(&mut state, &io, "both run", |s| {
-        [&dying, &keeper]
-            .iter()
-            .all(|p| card(s, p).is_some_and(|c| c.life == Life::Running))
+    until(&mut state, &io, "both run, their session known", |s| {
+        [&dying, &keeper].iter().all(|p| {
+            card(s, p).is_some_and(|c| c.life == Life::Running)
+                && server.pane_field(p, "#{@agentwatch_session_id}") == A
+        })
     })
     .await;
     // Only the first has the plan that ends; the other hangs.
