@@ -129,3 +129,24 @@ fn ui_server_runs_program_and_servers_die_on_drop() {
         gone(pid) && gone(ui_pid)
     });
 }
+
+#[test]
+fn the_slowdown_factor_is_a_positive_number_and_one_when_empty() {
+    assert_eq!(support::parse_slowdown(""), Some(1.0));
+    assert_eq!(support::parse_slowdown("3"), Some(3.0));
+    assert_eq!(support::parse_slowdown(" 1.5 "), Some(1.5));
+    for bad in ["0", "-2", "fast", "inf", "NaN", "1e9", "3x"] {
+        assert_eq!(support::parse_slowdown(bad), None, "{bad:?}");
+    }
+}
+
+/// The span is long; the third look fails, so it panics then, not at the span's end.
+#[test]
+#[should_panic(expected = "it no longer held that the count stays below 3")]
+fn holds_for_fails_at_the_first_moment_its_condition_does_not_hold() {
+    let mut n = 0;
+    support::holds_for("the count stays below 3", Duration::from_secs(600), || {
+        n += 1;
+        n < 3
+    });
+}

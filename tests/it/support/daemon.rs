@@ -3,11 +3,8 @@
 
 use std::io::Read;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
-use super::TmuxServer;
-
-const WAIT: Duration = Duration::from_secs(30);
+use super::{TmuxServer, LONG};
 
 /// A daemon started by a test, stopped by pid when dropped.
 pub struct Daemon {
@@ -35,7 +32,7 @@ impl Daemon {
             .expect("start the daemon");
         let d = Daemon { child };
         let pid = d.pid();
-        super::wait_until("the daemon holds its lock", WAIT, || {
+        super::wait_until("the daemon holds its lock", *LONG, || {
             status_of(server, config).contains(&format!("daemon {pid}"))
         });
         d
@@ -55,18 +52,16 @@ impl Daemon {
     /// SIGTERM, then the exit status and what it wrote to stderr.
     pub fn stop(mut self) -> (std::process::ExitStatus, String) {
         self.signal("TERM");
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                let mut err = String::new();
-                if let Some(mut e) = self.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                return (status, err);
-            }
-            assert!(start.elapsed() < WAIT, "the daemon ignored SIGTERM");
-            std::thread::sleep(Duration::from_millis(25));
+        let mut status = None;
+        super::wait_until("the daemon ends on SIGTERM", *LONG, || {
+            status = self.child.try_wait().unwrap();
+            status.is_some()
+        });
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
         }
+        (status.expect("it exited"), err)
     }
 }
 

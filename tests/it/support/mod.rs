@@ -1,5 +1,6 @@
 //! Shared helpers for integration tests: private tmux servers and the
-//! `fake_agent` example binary that stands in for real agent CLIs.
+//! `fake_agent` example binary that stands in for real agent CLIs, and the waits they all
+//! use, every deadline scaled by one slowdown factor (`AGENTWATCH_TEST_SLOWDOWN`).
 #![allow(dead_code)]
 
 pub mod daemon;
@@ -10,6 +11,90 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// The variable that holds the slowdown factor.
+const SLOWDOWN_VAR: &str = "AGENTWATCH_TEST_SLOWDOWN";
+
+/// How much slower than an idle developer machine this one runs the tests:
+/// `AGENTWATCH_TEST_SLOWDOWN`, a positive number (1 when unset or empty; say 3 on a slow or
+/// loaded CI box). Every deadline a test waits for is multiplied by it ([`scaled`], [`WAIT`],
+/// [`LONG`]). A wait still ends as soon as its condition holds, so a larger factor costs
+/// time only when a test is about to fail. A value that is not a positive number panics,
+/// naming the variable and what it takes, rather than running with some other factor.
+pub fn slowdown() -> f64 {
+    let raw = match std::env::var(SLOWDOWN_VAR) {
+        Ok(v) => v,
+        Err(std::env::VarError::NotPresent) => return 1.0,
+        Err(e) => panic!("{SLOWDOWN_VAR} takes a positive number (e.g. 3), not {e}"),
+    };
+    parse_slowdown(&raw).unwrap_or_else(|| {
+        panic!(
+            "{SLOWDOWN_VAR} takes a positive number, the factor every test deadline is \
+             multiplied by (1 by default, e.g. 3 on a slow machine; at most 1000), not {raw:?}"
+        )
+    })
+}
+
+/// The factor `raw` says (1 for an empty one); `None` unless it is a positive number. At
+/// most a thousand, which already makes a slow wait last 17 hours, so that no deadline
+/// overflows.
+pub fn parse_slowdown(raw: &str) -> Option<f64> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Some(1.0);
+    }
+    raw.parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1000.0)
+}
+
+/// `d` multiplied by the slowdown factor ([`slowdown`]): the deadline of a wait that has no
+/// named one ([`WAIT`], [`LONG`]), e.g. the time one attempt of a retried step gets.
+pub fn scaled(d: Duration) -> Duration {
+    d.mul_f64(slowdown())
+}
+
+/// A deadline scaled by the slowdown factor when it is first read (a `static` cannot read
+/// the environment when it is made); `*WAIT` is the scaled `Duration`. Not a `LazyLock`:
+/// that would remember a bad factor's panic as poison, and every test but the first would
+/// fail saying so instead of naming the variable.
+pub struct Scaled {
+    base: Duration,
+    value: OnceLock<Duration>,
+}
+
+impl Scaled {
+    const fn new(base: Duration) -> Scaled {
+        Scaled {
+            base,
+            value: OnceLock::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for Scaled {
+    type Target = Duration;
+
+    fn deref(&self) -> &Duration {
+        self.value.get_or_init(|| scaled(self.base))
+    }
+}
+
+/// The deadline of an ordinary wait: a screen that shows a change, a pane that dies, an
+/// agent that starts or logs, a file that appears, a command that answers. 20 s (the
+/// longest any test gave such a wait), times the slowdown factor.
+pub static WAIT: Scaled = Scaled::new(Duration::from_secs(20));
+
+/// The deadline of a slow wait: a crash loop played out across its backoffs, a daemon's
+/// work, sshd coming back, a sweep that runs every 10 s. 60 s, times the slowdown factor.
+pub static LONG: Scaled = Scaled::new(Duration::from_secs(60));
+
+/// How often the waits below look again.
+const POLL: Duration = Duration::from_millis(25);
+
+/// How often [`look_until`] and [`looks_hold`] have an in-process agentwatch look (each
+/// look is a round of tmux calls).
+const LOOK: Duration = Duration::from_millis(50);
 
 /// Names under which `fake_agent` is symlinked into the test `bin/` dir.
 pub const AGENT_NAMES: &[&str] = &["claude", "codex", "gemini", "aider", "opencode"];
@@ -48,19 +133,27 @@ pub fn fake_agent_path() -> PathBuf {
     path
 }
 
-/// Polls `f` every 25 ms until it returns true or `timeout` passes; says which.
-pub fn poll_until<F: FnMut() -> bool>(timeout: Duration, mut f: F) -> bool {
+/// Polls `f` every 25 ms until it returns true or `timeout` passes; says which. `timeout`
+/// is a deadline: give it [`WAIT`], [`LONG`] or a [`scaled`] one.
+pub fn poll_until<F: FnMut() -> bool>(timeout: Duration, f: F) -> bool {
+    poll_every(POLL, timeout, f)
+}
+
+/// Like [`poll_until`], looking every `every`: for a check that is itself costly (a command
+/// run over ssh), which would load a small machine if it ran back to back.
+pub fn poll_every<F: FnMut() -> bool>(every: Duration, timeout: Duration, mut f: F) -> bool {
     let start = Instant::now();
     while start.elapsed() < timeout {
         if f() {
             return true;
         }
-        std::thread::sleep(Duration::from_millis(25));
+        std::thread::sleep(every);
     }
     f()
 }
 
-/// Polls `f` every 25 ms until it returns true; panics after `timeout`.
+/// Polls `f` every 25 ms until it returns true; panics after `timeout` (a deadline: give it
+/// [`WAIT`], [`LONG`] or a [`scaled`] one).
 pub fn wait_until<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
     let start = Instant::now();
     loop {
@@ -70,7 +163,31 @@ pub fn wait_until<F: FnMut() -> bool>(what: &str, timeout: Duration, mut f: F) {
         if start.elapsed() > timeout {
             panic!("timed out after {timeout:?} waiting until {what}");
         }
-        std::thread::sleep(Duration::from_millis(25));
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Checks `cond` every 25 ms for the whole of `span`; panics at the first moment it fails.
+///
+/// This is for what must *not* happen within a span ("no second resume within 3 s", "the
+/// card keeps its last words"): that is no condition to wait on, since nothing marks the
+/// end of "never", so the span is spent in full, where a wait would end early. The span is
+/// not scaled by the slowdown factor: it is no timeout, and what it gives room to is the
+/// product's own clock (a 1 s backoff, a tick); on a slow machine a wrong event could come
+/// after the span and go unseen, but a right run never fails for it.
+pub fn holds_for<F: FnMut() -> bool>(what: &str, span: Duration, mut cond: F) {
+    let start = Instant::now();
+    loop {
+        if !cond() {
+            panic!(
+                "{:?} into a span of {span:?}, it no longer held that {what}",
+                start.elapsed()
+            );
+        }
+        if start.elapsed() >= span {
+            return;
+        }
+        std::thread::sleep(POLL);
     }
 }
 
@@ -118,11 +235,12 @@ fn pid_alive(pid: u32) -> bool {
 }
 
 /// `kill-server` on exactly this socket, then SIGKILL exactly `pid` if it
-/// still looks like a tmux process after a short grace period.
+/// still looks like a tmux process after a short grace period (scaled: a loaded machine
+/// takes longer to let a server exit).
 fn kill_private_server(mut tmux: Command, pid: Option<u32>) {
     let _ = tmux.arg("kill-server").output();
     let Some(pid) = pid else { return };
-    let deadline = Instant::now() + Duration::from_millis(500);
+    let deadline = Instant::now() + scaled(Duration::from_millis(500));
     while pid_alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -343,13 +461,11 @@ impl TmuxServer {
     }
 
     /// The log entries of a pane once there are `n` of them (an agent logs a moment after
-    /// tmux shows it running); panics after 10 s.
+    /// tmux shows it running); panics after [`WAIT`].
     pub fn wait_log(&self, pane: &str, n: usize) -> Vec<serde_json::Value> {
-        wait_until(
-            &format!("{pane} has {n} log entries"),
-            Duration::from_secs(10),
-            || self.log_entries_for(pane).len() >= n,
-        );
+        wait_until(&format!("{pane} has {n} log entries"), *WAIT, || {
+            self.log_entries_for(pane).len() >= n
+        });
         self.log_entries_for(pane)
     }
 
@@ -843,4 +959,52 @@ pub fn argv(entry: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|v| v.as_str().expect("argv words are strings").to_string())
         .collect()
+}
+
+/// Looks (`look_once`) every 50 ms until `done` holds or `timeout` passes; says which. For
+/// an agentwatch run inside the test process, which acts only when it looks. `timeout` is a
+/// deadline: give it [`WAIT`], [`LONG`] or a [`scaled`] one.
+pub async fn look_until(
+    state: &mut agentwatch::core::state::State,
+    io: &agentwatch::run::Io,
+    timeout: Duration,
+    mut done: impl FnMut(&agentwatch::core::state::State) -> bool,
+) -> bool {
+    let start = Instant::now();
+    loop {
+        agentwatch::run::look_once(state, io).await;
+        if done(state) {
+            return true;
+        }
+        if start.elapsed() >= timeout {
+            return false;
+        }
+        tokio::time::sleep(LOOK).await;
+    }
+}
+
+/// [`holds_for`] for an agentwatch run inside the test process: it looks every 50 ms for
+/// the whole of `span` (it acts only when it looks), and panics after the first look that
+/// leaves `cond` false. The span is not scaled, as [`holds_for`] says why.
+pub async fn looks_hold(
+    state: &mut agentwatch::core::state::State,
+    io: &agentwatch::run::Io,
+    what: &str,
+    span: Duration,
+    mut cond: impl FnMut(&agentwatch::core::state::State) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        agentwatch::run::look_once(state, io).await;
+        if !cond(state) {
+            panic!(
+                "{:?} into a span of {span:?}, it no longer held that {what}",
+                start.elapsed()
+            );
+        }
+        if start.elapsed() >= span {
+            return;
+        }
+        tokio::time::sleep(LOOK).await;
+    }
 }

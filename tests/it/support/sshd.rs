@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -121,19 +121,15 @@ impl Sshd {
             .spawn()
             .expect("start sshd");
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let answered = std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok();
-            if answered && self.ssh_ok(&["true"]) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "sshd did not start: {}",
-                std::fs::read_to_string(d.join("sshd.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // Every 50 ms, not 25: each look past the port is a whole ssh login.
+        let answered = super::poll_every(Duration::from_millis(50), *super::WAIT, || {
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() && self.ssh_ok(&["true"])
+        });
+        assert!(
+            answered,
+            "sshd did not start: {}",
+            std::fs::read_to_string(d.join("sshd.log")).unwrap_or_default()
+        );
     }
 
     /// `ssh -F <config> aw-test <words...>` ran and exited 0.
