@@ -5,9 +5,7 @@
 
 use std::time::Duration;
 
-use crate::support::TmuxServer;
-
-const WAIT: Duration = Duration::from_secs(20);
+use crate::support::{TmuxServer, WAIT};
 
 fn status_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
     let out = server
@@ -38,12 +36,12 @@ fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
     let busy = server.new_window(&["codex"]);
     let pane = server.new_window(&["claude"]);
     // Both drawn before agentwatch looks (a loaded machine starts them slowly).
-    server.wait_until("the prompt is drawn", WAIT, || {
+    server.wait_until("the prompt is drawn", *WAIT, || {
         server.capture(&pane).contains("Do you want to proceed?")
             && server.capture(&busy).contains("line 3")
     });
     let ui = server.start_agentwatch(120, 40, &[], &[]);
-    let screen = ui.wait_for_text("waiting for input", WAIT);
+    let screen = ui.wait_for_text("waiting for input", *WAIT);
     assert!(screen.contains("(1 waiting)"), "{screen}");
     assert!(screen.contains("Do you want to proceed?"), "{screen}");
     let row = status_row(&server, &pane);
@@ -51,10 +49,10 @@ fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
     assert_eq!(row["waiting_for"], "Do you want to proceed?", "{row}");
     assert!(row["since"].is_string(), "{row}");
     // Journaled once by the supervisor (this dashboard), and on the pane for status lines.
-    server.wait_until("the edge is journaled", WAIT, || {
+    server.wait_until("the edge is journaled", *WAIT, || {
         server.journal_count("waiting", Some(&pane)) == 1
     });
-    server.wait_until("the pane option follows", WAIT, || {
+    server.wait_until("the pane option follows", *WAIT, || {
         server.pane_field(&pane, "#{@agentwatch_state}") == "waiting"
     });
     // The other agent, quiet with neither a prompt nor its working line on screen, is idle
@@ -65,15 +63,15 @@ fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
     // person answers that fast; the test would).
     std::thread::sleep(Duration::from_millis(1_100));
     std::fs::write(server.agent_dir.join("answered"), "").unwrap();
-    let screen = ui.wait_for("the wait to end", WAIT, |s| {
+    let screen = ui.wait_for("the wait to end", *WAIT, |s| {
         !s.contains("waiting for input") && !s.contains("waiting)")
     });
     assert!(screen.contains("2 running"), "{screen}");
-    server.wait_until("the end of the wait is journaled", WAIT, || {
+    server.wait_until("the end of the wait is journaled", *WAIT, || {
         server.journal_count("working", Some(&pane)) == 1
     });
     // Its output over, it is idle at its input box.
-    server.wait_until("idle", WAIT, || {
+    server.wait_until("idle", *WAIT, || {
         status_row(&server, &pane)["state"] == "idle"
             && server.pane_field(&pane, "#{@agentwatch_state}") == "idle"
     });
@@ -90,18 +88,18 @@ fn claudes_own_state_file_says_working_waiting_and_idle_with_what_it_waits_for()
          wait answered\nstate idle\nhang\n",
     );
     let pane = server.new_window(&["claude"]);
-    server.wait_until("claude wrote its file", WAIT, || {
+    server.wait_until("claude wrote its file", *WAIT, || {
         std::fs::read_dir(server.dir.path().join("claude/sessions"))
             .is_ok_and(|mut d| d.next().is_some())
     });
     let ui = server.start_agentwatch(120, 40, &[], &[]);
-    server.wait_until("working, from its own file", WAIT, || {
+    server.wait_until("working, from its own file", *WAIT, || {
         let row = status_row(&server, &pane);
         row["state"] == "working" && row["told"] == "file"
     });
     std::fs::write(server.agent_dir.join("asked"), "").unwrap();
     // No output at all: the file alone says it (and wakes agentwatch: no tick to wait for).
-    let screen = ui.wait_for_text("waiting for input", WAIT);
+    let screen = ui.wait_for_text("waiting for input", *WAIT);
     assert!(screen.contains("· permission prompt"), "{screen}");
     assert!(screen.contains("(1 waiting)"), "{screen}");
     let row = status_row(&server, &pane);
@@ -147,12 +145,12 @@ fn claudes_own_state_file_says_working_waiting_and_idle_with_what_it_waits_for()
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no pane %99 on this server"));
     std::fs::write(server.agent_dir.join("answered"), "").unwrap();
-    ui.wait_for_text("· idle", WAIT);
+    ui.wait_for_text("· idle", *WAIT);
     assert_eq!(status_row(&server, &pane)["state"], "idle");
     // Each edge journaled once: working, waiting, idle. (Before the fake wrote its file, a
     // first look at its quiet screen may have said idle already: a machine under load starts
     // it slowly.)
-    server.wait_until("each edge journaled once", WAIT, || {
+    server.wait_until("each edge journaled once", *WAIT, || {
         let edges: Vec<String> = server
             .journal()
             .lines()
@@ -177,7 +175,7 @@ fn a_hook_plugins_pane_options_say_what_the_agent_does_until_they_are_unset() {
     let server = TmuxServer::start();
     server.write_plan("codex", "print 3\nhang\n");
     let pane = server.new_window(&["codex"]);
-    server.wait_until("idle from its screen", WAIT, || {
+    server.wait_until("idle from its screen", *WAIT, || {
         status_row(&server, &pane)["state"] == "idle"
     });
     // As tmux-agent-sidebar's Notification hook writes them.

@@ -7,9 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::TmuxServer;
-
-const WAIT: Duration = Duration::from_secs(15);
+use crate::support::{TmuxServer, WAIT};
 
 fn aw(server: &TmuxServer, args: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
@@ -40,8 +38,8 @@ fn status_json_lists_live_dead_and_finished_agents_and_exits_1_when_one_is_dead(
     ]);
     let dead = server.new_window(&["codex"]);
     let done = server.new_window(&["gemini"]);
-    server.wait_pane_exit(&dead, WAIT);
-    server.wait_pane_exit(&done, WAIT);
+    server.wait_pane_exit(&dead, *WAIT);
+    server.wait_pane_exit(&done, *WAIT);
     let out = aw(&server, &["status", "--json"]);
     assert_eq!(
         out.status.code(),
@@ -150,7 +148,7 @@ fn status_all_lists_plain_panes_wherever_all_is_written_and_their_deaths_exit_0(
     let agent = server.new_window(&["claude"]);
     let shell = server.new_window(&["sh"]);
     let gone = server.new_window(&["sh", "-c", "exit 3"]);
-    server.wait_pane_exit(&gone, WAIT);
+    server.wait_pane_exit(&gone, *WAIT);
     let ids = |out: &std::process::Output| -> Vec<String> {
         let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
         rows.iter()
@@ -198,7 +196,7 @@ fn status_into_a_pipe_nobody_reads_still_exits_with_its_code() {
     server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
     server.write_plan("codex", "exit 3\n");
     let dead = server.new_window(&["codex"]);
-    server.wait_pane_exit(&dead, WAIT);
+    server.wait_pane_exit(&dead, *WAIT);
     // `agentwatch status --json | true`: the reader is gone before the command writes.
     let into_nothing = |args: &[&str]| {
         let mut child = server
@@ -331,9 +329,9 @@ fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
             cfg.to_str().unwrap(),
         ],
     );
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    ui.wait_for_text("process exited (code 1)", WAIT);
+    ui.wait_for_text("process exited (code 1)", *WAIT);
 
     // The death, after what the agent was doing (working, idle) as it happened.
     let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
@@ -350,7 +348,7 @@ fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
     let _ = follow.kill();
     let _ = follow.wait();
 
-    support::wait_until("the hook ran", WAIT, || {
+    support::wait_until("the hook ran", *WAIT, || {
         std::fs::read_to_string(&hook_out).is_ok_and(|t| t.lines().count() == 1)
     });
     std::thread::sleep(Duration::from_millis(1500));
@@ -417,7 +415,7 @@ fn doctor_on_a_healthy_server_and_on_a_missing_one() {
 
     server.tmux_ok(&["kill-server"]);
     // kill-server returns before the server has finished exiting.
-    server.wait_until("the server is gone", Duration::from_secs(10), || {
+    server.wait_until("the server is gone", *WAIT, || {
         String::from_utf8_lossy(&server.tmux(&["list-sessions"]).stderr)
             .contains("no server running")
     });

@@ -6,9 +6,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::daemon::{status_of, Daemon};
-use crate::support::TmuxServer;
-
-const WAIT: Duration = Duration::from_secs(30);
+use crate::support::{TmuxServer, LONG};
 
 fn config(server: &TmuxServer, backoff: &str) -> std::path::PathBuf {
     let cfg = server.dir.path().join("cfg.toml");
@@ -22,7 +20,7 @@ fn config(server: &TmuxServer, backoff: &str) -> std::path::PathBuf {
 
 /// Waits until `pane` has run `n` times, then a while longer, and returns its runs.
 fn runs_settled(server: &TmuxServer, pane: &str, n: usize) -> Vec<serde_json::Value> {
-    support::wait_until(&format!("{pane} ran {n} times"), WAIT, || {
+    support::wait_until(&format!("{pane} ran {n} times"), *LONG, || {
         server.log_entries_for(pane).len() >= n
     });
     // Long enough for a wrongly doubled resume (backoff 1 s) to show.
@@ -44,13 +42,14 @@ fn with_no_dashboard_the_daemon_resumes_a_crash_loop_with_its_session_id_and_giv
     for run in &runs[1..] {
         assert_eq!(run["argv"], serde_json::json!(["--resume", id]), "{run}");
     }
-    server.wait_until("gave_up is journaled", WAIT, || {
+    server.wait_until("gave_up is journaled", *LONG, || {
         server.journal_count("gave_up", Some(&pane)) == 1
     });
     assert_eq!(server.journal_count("died", Some(&pane)), 4);
     assert_eq!(server.journal_count("resumed", Some(&pane)), 3);
 
-    // A second daemon for the same server refuses at once and names the first.
+    // A second daemon for the same server refuses at once and names the first (5 s is the
+    // promise under test, not a wait: never scaled).
     let start = Instant::now();
     let out = server
         .agentwatch_command(&["-c", cfg.to_str().unwrap(), "daemon"])
@@ -66,9 +65,9 @@ fn with_no_dashboard_the_daemon_resumes_a_crash_loop_with_its_session_id_and_giv
     );
     // The dashboard beside it says who supervises.
     let ui = server.start_agentwatch(120, 30, &[], &["-c", cfg.to_str().unwrap()]);
-    ui.wait_for_text(&format!("supervised by daemon {}", daemon.pid()), WAIT);
+    ui.wait_for_text(&format!("supervised by daemon {}", daemon.pid()), *LONG);
     // It tells what the daemon did while no dashboard was open.
-    let screen = ui.wait_for_text("died 4 times before this dashboard opened", WAIT);
+    let screen = ui.wait_for_text("died 4 times before this dashboard opened", *LONG);
     assert!(
         screen.contains("auto-resume gave up") && screen.contains("1 gave up"),
         "{screen}"
@@ -98,10 +97,10 @@ fn a_daemon_and_two_dashboards_resume_twenty_crash_loops_exactly_once_each_time(
     let daemon = Daemon::start(&server, &cfg);
     let d2 = server.start_agentwatch_named("ui2", 80, 24, &[], &["-c", c]);
     let who = format!("supervised by daemon {}", daemon.pid());
-    d1.wait_for_text(&who, WAIT);
-    d2.wait_for_text(&who, WAIT);
+    d1.wait_for_text(&who, *LONG);
+    d2.wait_for_text(&who, *LONG);
     let panes: Vec<String> = (0..20).map(|_| server.spawn_agent("claude")).collect();
-    support::wait_until("every pane ran 4 times", Duration::from_secs(60), || {
+    support::wait_until("every pane ran 4 times", *LONG, || {
         panes.iter().all(|p| server.log_entries_for(p).len() >= 4)
     });
     // Long enough for a wrongly doubled resume (backoff 1 s) to show.
@@ -110,7 +109,7 @@ fn a_daemon_and_two_dashboards_resume_twenty_crash_loops_exactly_once_each_time(
         let runs = server.log_entries_for(pane);
         assert_eq!(runs.len(), 4, "{pane}: 1 run + 3 resumes, never doubled");
     }
-    server.wait_until("every give-up is journaled", WAIT, || {
+    server.wait_until("every give-up is journaled", *LONG, || {
         server.journal_count("gave_up", None) == 20
     });
     std::thread::sleep(Duration::from_secs(2));
@@ -124,7 +123,7 @@ fn a_daemon_and_two_dashboards_resume_twenty_crash_loops_exactly_once_each_time(
     assert_eq!(server.journal_count("scheduled", None), 60);
     assert_eq!(server.journal_count("gave_up", None), 20);
     for ui in [&d1, &d2] {
-        ui.wait_for_text("20 gave up", WAIT);
+        ui.wait_for_text("20 gave up", *LONG);
     }
 }
 
@@ -136,7 +135,7 @@ fn restart_during_a_countdown(how: &str) {
     let c = cfg.to_str().unwrap();
     let pane = server.spawn_agent("claude");
     let ui = server.start_agentwatch(120, 30, &[], &["-c", c]);
-    ui.wait_for_text("auto-resume 1/3 in", WAIT);
+    ui.wait_for_text("auto-resume 1/3 in", *LONG);
     match how {
         "kill" => {
             let pid = ui.program_pid();
@@ -147,17 +146,17 @@ fn restart_during_a_countdown(how: &str) {
         }
         _ => ui.send_keys(&["q"]),
     }
-    ui.wait_exit(WAIT);
+    ui.wait_exit(*LONG);
     // Started again well within the countdown: it takes the resume over.
     let again = server.start_agentwatch_named("ui2", 120, 30, &[], &["-c", c]);
-    again.wait_for_text("auto-resume 1/3 in", WAIT);
+    again.wait_for_text("auto-resume 1/3 in", *LONG);
     let runs = runs_settled(&server, &pane, 2);
     assert_eq!(runs.len(), 2, "resumed exactly once: {runs:#?}");
     assert_eq!(runs[1]["argv"][0], "--resume");
     assert_eq!(server.journal_count("died", Some(&pane)), 1);
     assert_eq!(server.journal_count("scheduled", Some(&pane)), 1);
     assert_eq!(server.journal_count("resumed", Some(&pane)), 1);
-    again.wait_for_text("resumed (attempt 1/3)", WAIT);
+    again.wait_for_text("resumed (attempt 1/3)", *LONG);
 }
 
 #[test]
@@ -180,11 +179,11 @@ fn the_daemon_survives_its_tmux_server_going_away_and_supervises_the_next_one() 
     let first = server.spawn_agent("claude");
     server.wait_log(&first, 1);
     let daemon = Daemon::start(&server, &cfg);
-    server.wait_until("the daemon protects the agent pane", WAIT, || {
+    server.wait_until("the daemon protects the agent pane", *LONG, || {
         server.pane_field(&first, "#{remain-on-exit}") == "on"
     });
     server.tmux_ok(&["kill-server"]);
-    server.wait_until("one server_gone line", WAIT, || {
+    server.wait_until("one server_gone line", *LONG, || {
         server.journal_count("server_gone", None) == 1
     });
     // A new server on the same socket: the daemon finds it, never recreating the lost agent.
@@ -192,7 +191,7 @@ fn the_daemon_survives_its_tmux_server_going_away_and_supervises_the_next_one() 
     // Pane ids start again on a new server: count only the runs from here on.
     let before = server.log_entries().len();
     let pane = server.spawn_agent("claude");
-    server.wait_until("the new agent is resumed", WAIT, || {
+    server.wait_until("the new agent is resumed", *LONG, || {
         server.log_entries().len() >= before + 2
     });
     std::thread::sleep(Duration::from_secs(3));
@@ -233,7 +232,7 @@ fn detach_starts_one_daemon_in_the_background_and_stop_ends_it() {
     let (code, out, err) = run(&["--stop"]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, format!("stopped daemon {pid}"));
-    server.wait_until("the daemon is gone", WAIT, || {
+    server.wait_until("the daemon is gone", *LONG, || {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.contains(") Z "))
             .unwrap_or(true)
@@ -264,7 +263,7 @@ fn the_tmux_conf_line_from_the_readme_starts_one_daemon_for_its_server() {
     let conf = conf.to_str().unwrap();
     server.tmux_ok(&["source-file", conf]);
     let mut line = String::new();
-    server.wait_until("a daemon supervises", WAIT, || {
+    server.wait_until("a daemon supervises", *LONG, || {
         line = status_of(&server, &cfg);
         line.contains("✔ supervision: daemon ") && !line.contains("daemon 0 ")
     });

@@ -1,10 +1,6 @@
 //! End to end: auto-resume's inline notices on the real screen.
 
-use std::time::Duration;
-
-use crate::support::TmuxServer;
-
-const WAIT: Duration = Duration::from_secs(15);
+use crate::support::{TmuxServer, WAIT};
 
 #[test]
 fn the_countdown_then_the_resumed_notice_then_the_gave_up_banner_appear_on_screen() {
@@ -31,14 +27,14 @@ fn the_countdown_then_the_resumed_notice_then_the_gave_up_banner_appear_on_scree
             cfg.to_str().unwrap(),
         ],
     );
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    let screen = ui.wait_for_text("exit 1 · auto-resume 1/3 in", WAIT);
+    let screen = ui.wait_for_text("exit 1 · auto-resume 1/3 in", *WAIT);
     assert!(screen.contains("1 resuming"), "{screen}");
-    ui.wait_for_text("resumed (attempt 1/3)", WAIT);
+    ui.wait_for_text("resumed (attempt 1/3)", *WAIT);
     let screen = ui.wait_for_text(
         "auto-resume gave up after 3 attempts: press r to relaunch",
-        WAIT,
+        *WAIT,
     );
     assert!(screen.contains("process exited (code 1)"), "{screen}");
     assert!(screen.contains("1 gave up"), "{screen}");

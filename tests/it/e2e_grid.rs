@@ -3,9 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::TmuxServer;
-
-const WAIT: Duration = Duration::from_secs(10);
+use crate::support::{TmuxServer, WAIT};
 
 fn agentwatch() -> &'static str {
     env!("CARGO_BIN_EXE_agentwatch")
@@ -21,7 +19,7 @@ fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
     let pane = server.new_window(&["claude"]);
     let sock = server.socket.to_string_lossy().into_owned();
     let ui = server.start_ui(100, 30, &[agentwatch(), "-S", &sock]);
-    let screen = ui.wait_for_text("● running", WAIT);
+    let screen = ui.wait_for_text("● running", *WAIT);
     assert!(
         screen.contains("claude · main:1.0 ") && screen.contains(&format!(" · {pane} ")),
         "{screen}"
@@ -29,9 +27,9 @@ fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
     assert!(screen.contains("1 running · 0 dead"), "{screen}");
 
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    let screen = ui.wait_for_text("✖ process exited (code 3)", WAIT);
+    let screen = ui.wait_for_text("✖ process exited (code 3)", *WAIT);
     assert!(screen.contains("0 running · 1 dead"), "{screen}");
-    let screen = ui.wait_for_text("fatal: out of tokens", WAIT);
+    let screen = ui.wait_for_text("fatal: out of tokens", *WAIT);
     // The banner is in the alarm colours (white on red).
     let ansi = ui.screen_ansi();
     let line = ansi
@@ -49,11 +47,11 @@ fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
 
     // Help opens at once and closes; q quits and leaves the terminal usable.
     ui.send_keys(&["?"]);
-    ui.wait_for_text("keys · Esc or ? closes", WAIT);
+    ui.wait_for_text("keys · Esc or ? closes", *WAIT);
     ui.send_keys(&["Escape"]);
-    ui.wait_for("help closed", WAIT, |s| !s.contains("keys · Esc"));
+    ui.wait_for("help closed", *WAIT, |s| !s.contains("keys · Esc"));
     ui.send_keys(&["q"]);
-    assert_eq!(ui.wait_exit(WAIT), "status 0");
+    assert_eq!(ui.wait_exit(*WAIT), "status 0");
 }
 
 #[test]
@@ -65,13 +63,13 @@ fn at_80x24_a_killed_agent_and_a_finished_one_are_both_readable() {
     server.new_window(&["gemini"]);
     let sock = server.socket.to_string_lossy().into_owned();
     let ui = server.start_ui(80, 24, &[agentwatch(), "-S", &sock]);
-    ui.wait_for_text("2 running", WAIT);
+    ui.wait_for_text("2 running", *WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    let screen = ui.wait_for_text("killed by signal 9 (SIGKILL)", WAIT);
+    let screen = ui.wait_for_text("killed by signal 9 (SIGKILL)", *WAIT);
     let screen = if screen.contains("process exited (code 0)") {
         screen
     } else {
-        ui.wait_for_text("process exited (code 0)", WAIT)
+        ui.wait_for_text("process exited (code 0)", *WAIT)
     };
     assert!(screen.contains("1 dead · 1 finished"), "{screen}");
     assert!(screen.lines().count() <= 24);
@@ -133,17 +131,17 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
         30,
         &["tmux", "-S", &sock, "attach-session", "-t", "main:0"],
     );
-    ui.wait_for("the client to attach", WAIT, |s| !s.trim().is_empty());
+    ui.wait_for("the client to attach", *WAIT, |s| !s.trim().is_empty());
     ui.send_keys(&["C-b", "A"]);
     // No -L or -S: the popup's $TMUX names the server it is drawn on.
-    let screen = ui.wait_for_text("● running", WAIT);
+    let screen = ui.wait_for_text("● running", *WAIT);
     assert!(
         screen.contains(&format!(" · {pane} ")) && screen.contains(&sock),
         "{screen}"
     );
     // q quits agentwatch, and -E closes the popup with it.
     ui.send_keys(&["q"]);
-    ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
+    ui.wait_for("the popup to close", *WAIT, |s| !s.contains("● running"));
     // What the person's client shows (agentwatch's own control client shows nothing).
     let shown = || {
         let out = server.tmux_ok(&["list-clients", "-F", "#{?client_control_mode,,#{pane_id}}"]);
@@ -157,9 +155,9 @@ fn the_readme_popup_binding_opens_the_dashboard_over_a_window_on_the_same_server
     // g in the popup (which has no pane of its own): the client that opened it goes to the
     // agent's pane, and the popup, which would hide it, closes.
     ui.send_keys(&["C-b", "A"]);
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     ui.send_keys(&["g"]);
-    let screen = ui.wait_for("the popup to close", WAIT, |s| !s.contains("● running"));
+    let screen = ui.wait_for("the popup to close", *WAIT, |s| !s.contains("● running"));
     assert!(!screen.contains("could not go"), "{screen}");
     assert_eq!(shown(), pane);
 }
@@ -175,10 +173,10 @@ fn a_dead_agents_last_words_stay_on_its_card_after_its_window_shrinks() {
         "say line one\nsay Error: 529 Overloaded\nsleep 300\nexit 1\n",
     );
     let pane = server.new_window(&["claude"]);
-    server.wait_pane_exit(&pane, WAIT);
+    server.wait_pane_exit(&pane, *WAIT);
     let sock = server.socket.to_string_lossy().into_owned();
     let ui = server.start_ui(100, 30, &[agentwatch(), "-S", &sock]);
-    ui.wait_for_text("Error: 529 Overloaded", WAIT);
+    ui.wait_for_text("Error: 529 Overloaded", *WAIT);
     server.tmux_ok(&["resize-window", "-t", &pane, "-x", "120", "-y", "12"]);
     assert_ne!(
         server.pane_field(&pane, "#{history_size}"),
@@ -187,6 +185,6 @@ fn a_dead_agents_last_words_stay_on_its_card_after_its_window_shrinks() {
     );
     // Read again (its history changed), a tick or two later.
     std::thread::sleep(Duration::from_secs(3));
-    let screen = ui.wait_for_text("process exited (code 1)", WAIT);
+    let screen = ui.wait_for_text("process exited (code 1)", *WAIT);
     assert!(screen.contains("Error: 529 Overloaded"), "{screen}");
 }

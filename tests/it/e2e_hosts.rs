@@ -10,9 +10,8 @@ use crate::support::argv;
 use std::time::Duration;
 
 use crate::support::sshd::{self, Sshd};
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, LONG, WAIT};
 
-const WAIT: Duration = Duration::from_secs(20);
 const LOCAL_ID: &str = "11111111-2222-4333-8444-555555555555";
 const REMOTE_ID: &str = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
 
@@ -99,7 +98,7 @@ fn status_doctor_and_spawn_reach_the_host_and_say_when_it_is_gone() {
         ])
         .trim()
         .to_string();
-    assert_eq!(remote.wait_pane_exit(&quick, WAIT), "status 7");
+    assert_eq!(remote.wait_pane_exit(&quick, *WAIT), "status 7");
     assert_eq!(remote.pane_field(&quick, "#{@agentwatch_agent}"), "codex");
     remote.tmux_ok(&["kill-pane", "-t", &quick]);
 
@@ -184,11 +183,11 @@ fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_i
     );
     let ui = local.start_agentwatch(120, 40, &[], &["-c", &config]);
     // Both agents, the remote one named by its host.
-    ui.wait_for_text("2 running", WAIT);
-    ui.wait_for_text("claude · box main:1.0", WAIT);
-    ui.wait_for_text("the remote agent works", WAIT);
+    ui.wait_for_text("2 running", *WAIT);
+    ui.wait_for_text("claude · box main:1.0", *WAIT);
+    ui.wait_for_text("the remote agent works", *WAIT);
     // Its start time, asked of that machine once: said on its card as here.
-    let screen = ui.wait_for("the remote agent's age", WAIT, |s| {
+    let screen = ui.wait_for("the remote agent's age", *WAIT, |s| {
         let lines: Vec<&str> = s.lines().collect();
         lines
             .iter()
@@ -198,18 +197,18 @@ fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_i
     });
     assert!(screen.contains("claude · box main:1.0"), "{screen}");
     // Its id, recorded on its pane there from its command line, and read back.
-    ui.wait_for_text("id 0e6a1c1e", WAIT);
+    ui.wait_for_text("id 0e6a1c1e", *WAIT);
 
     std::fs::write(remote.agent_dir.join("go"), "").unwrap();
-    let screen = ui.wait_for_text("process exited (code 1)", WAIT);
+    let screen = ui.wait_for_text("process exited (code 1)", *WAIT);
     assert!(screen.contains("box main:1.0"), "{screen}");
     // Resumed in its own pane, there, with its own id; the local agent never touched.
-    ui.wait_for_text("resumed over there", WAIT);
+    ui.wait_for_text("resumed over there", *WAIT);
     let runs = remote.wait_log(&there, 2);
     assert_eq!(argv(&runs[1]), ["--resume", REMOTE_ID]);
-    ui.wait_for_text("resumed over there", WAIT);
+    ui.wait_for_text("resumed over there", *WAIT);
     assert_eq!(local.log_entries_for(&here).len(), 1);
-    ui.wait_for_text("2 running", WAIT);
+    ui.wait_for_text("2 running", *WAIT);
     let journal = local.journal();
     let died: Vec<&str> = journal
         .lines()
@@ -220,16 +219,16 @@ fn a_remote_agent_is_shown_with_its_host_dies_loudly_and_is_resumed_there_with_i
 
     // The host goes away: its banner, its card stale, the local one as it was.
     sshd.kill();
-    let screen = ui.wait_for_text("box: unreachable since", WAIT);
+    let screen = ui.wait_for_text("box: unreachable since", *WAIT);
     assert!(screen.contains("(stale)"), "{screen}");
     assert!(screen.contains("the local agent works"), "{screen}");
     // And comes back.
     sshd.run();
-    ui.wait_for("the host's banner gone", Duration::from_secs(40), |s| {
+    ui.wait_for("the host's banner gone", *LONG, |s| {
         !s.contains("box: unreachable") && !s.contains("(stale)")
     });
     ui.send_keys(&["q"]);
-    assert_eq!(ui.wait_exit(WAIT), "status 0");
+    assert_eq!(ui.wait_exit(*WAIT), "status 0");
 }
 
 #[test]
@@ -251,12 +250,12 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     let sshd = Sshd::start();
     let config = hosts_config(&local, &remote, &sshd, "[auto_resume]\nenabled = false\n");
     let ui = local.start_agentwatch(100, 30, &[], &["-c", &config]);
-    ui.wait_for_text("process exited (code 3)", WAIT);
+    ui.wait_for_text("process exited (code 3)", *WAIT);
     // Peek: its retained output, read from that server.
     ui.send_keys(&["p"]);
     // The peek view (the card's preview shows the same words), whatever tmux renamed the
     // dead pane's window to (`claude[dead]`).
-    let screen = ui.wait_for("the peek view of its retained output", WAIT, |s| {
+    let screen = ui.wait_for("the peek view of its retained output", *WAIT, |s| {
         s.contains("retained output") && s.contains("its last words over there")
     });
     assert!(screen.contains("claude · box main:1.0"), "{screen}");
@@ -269,15 +268,15 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
         remote.dir.path().join("claude-aside"),
     );
     std::fs::rename(&installed, &aside).unwrap();
-    ui.wait_for_text("r relaunch", WAIT);
+    ui.wait_for_text("r relaunch", *WAIT);
     ui.send_keys(&["r"]);
-    ui.wait_for_text("claude is not on the PATH of tmux there", WAIT);
+    ui.wait_for_text("claude is not on the PATH of tmux there", *WAIT);
     assert_eq!(remote.log_entries_for(&there).len(), 1);
     assert_eq!(remote.pane_field(&there, "#{pane_dead}"), "1");
     std::fs::rename(&aside, &installed).unwrap();
     // r: resumed there with its id; the crash record holds its last words and its host.
     ui.send_keys(&["r"]);
-    ui.wait_for_text("back over there", WAIT);
+    ui.wait_for_text("back over there", *WAIT);
     let runs = remote.wait_log(&there, 2);
     assert_eq!(argv(&runs[1]), ["--resume", REMOTE_ID]);
     let (data, _) = local.xdg();
@@ -292,18 +291,18 @@ fn peek_r_and_x_work_on_a_dead_agent_there_as_here() {
     assert!(records[0].contains("\"host\":\"box\""), "{}", records[0]);
     // x twice closes the dead pane there.
     std::fs::write(remote.agent_dir.join("stop"), "").unwrap();
-    ui.wait_for_text("process exited (code 4)", WAIT);
+    ui.wait_for_text("process exited (code 4)", *WAIT);
     ui.send_keys(&["x"]);
-    ui.wait_for_text("press x again", WAIT);
+    ui.wait_for_text("press x again", *WAIT);
     ui.send_keys(&["x"]);
-    remote.wait_until("the pane is closed there", WAIT, || {
+    remote.wait_until("the pane is closed there", *WAIT, || {
         !remote
             .tmux_ok(&["list-panes", "-a", "-F", "#{pane_id}"])
             .lines()
             .any(|l| l == there)
     });
     ui.send_keys(&["q"]);
-    assert_eq!(ui.wait_exit(WAIT), "status 0");
+    assert_eq!(ui.wait_exit(*WAIT), "status 0");
 }
 
 /// Agents there that tmux does not name: one under a wrapper script (its pane's command is
@@ -358,7 +357,7 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
             .find(|r| r["host"] == "box" && r["pane_id"] == pane)
             .cloned()
     };
-    let deadline = std::time::Instant::now() + WAIT;
+    let deadline = std::time::Instant::now() + *WAIT;
     let mut seen = Vec::new();
     while std::time::Instant::now() < deadline {
         seen = rows();
@@ -397,7 +396,7 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
         3000u64.saturating_sub(prompt_born.elapsed().as_millis() as u64),
     ));
     let ui = local.start_agentwatch(100, 40, &[], &["-c", &config]);
-    ui.wait_for_text(&format!("id {}", &TYPED_ID[..8]), WAIT);
+    ui.wait_for_text(&format!("id {}", &TYPED_ID[..8]), *WAIT);
     let shown = ui.screen();
     assert!(
         !shown.contains(&format!("id {}", &SCRIPT_ID[..8])),
@@ -411,8 +410,7 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
         "Enter",
     ]);
     // Within a sweep (10 s) and a listing, give or take a loaded machine.
-    let found = WAIT + Duration::from_secs(15);
-    ui.wait_for_text(&format!("id {}", &SCRIPT_ID[..8]), found);
+    ui.wait_for_text(&format!("id {}", &SCRIPT_ID[..8]), *LONG);
     assert_eq!(
         remote.pane_field(&prompt, "#{pane_current_command}"),
         "sh",
@@ -422,7 +420,7 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
     // The codex typed at the prompt exits: it is resumed there, typed at that prompt, with
     // its own id (the prompt's foreground group asked of that machine, not of this one).
     std::fs::write(remote.agent_dir.join("go"), "").unwrap();
-    remote.wait_until("codex resumed at the prompt there", found, || {
+    remote.wait_until("codex resumed at the prompt there", *LONG, || {
         remote.log_entries_for(&shell).len() >= 2
     });
     let runs = remote.log_entries_for(&shell);

@@ -2,11 +2,8 @@
 //! closing a dead pane, and the jump to a pane.
 
 use crate::support;
-use std::time::Duration;
 
-use crate::support::{TmuxServer, UiServer};
-
-const WAIT: Duration = Duration::from_secs(15);
+use crate::support::{TmuxServer, UiServer, WAIT};
 
 fn ui(server: &TmuxServer, extra: &[(&str, &str)]) -> UiServer {
     let home = server.dir.path().to_string_lossy().into_owned();
@@ -46,7 +43,7 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
         "--session-id",
         "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11",
     ]);
-    server.wait_pane_exit(&pane, WAIT);
+    server.wait_pane_exit(&pane, *WAIT);
     let first_retained = server
         .capture_all(&pane)
         .lines()
@@ -60,10 +57,10 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
     );
 
     let ui = ui(&server, &[]);
-    ui.wait_for_text("process exited (code 1)", WAIT);
+    ui.wait_for_text("process exited (code 1)", *WAIT);
     ui.send_keys(&["p"]);
     // The card's preview shows the last words too: wait for the peek view's own title.
-    let screen = ui.wait_for("the peek view with the last words", WAIT, |s| {
+    let screen = ui.wait_for("the peek view with the last words", *WAIT, |s| {
         s.lines()
             .next()
             .is_some_and(|l| l.starts_with(" claude · "))
@@ -89,7 +86,7 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
     );
 
     ui.send_keys(&["g"]);
-    let screen = ui.wait_for(&format!("{first_retained} at the top"), WAIT, |s| {
+    let screen = ui.wait_for(&format!("{first_retained} at the top"), *WAIT, |s| {
         s.lines()
             .nth(1)
             .is_some_and(|l| l.trim_end() == first_retained)
@@ -99,28 +96,28 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
     ui.send_keys(&["/"]);
     ui.send_text("line 4999");
     ui.send_keys(&["Enter"]);
-    ui.wait_for_text("1 line matches \"line 4999\"", WAIT);
+    ui.wait_for_text("1 line matches \"line 4999\"", *WAIT);
 
     // Back to the grid, relaunch, and the crash record holds the last line.
     ui.send_keys(&["Escape"]);
     // The grid's footer (the peek view's has no filter).
-    ui.wait_for_text("r relaunch  / filter", WAIT);
+    ui.wait_for_text("r relaunch  / filter", *WAIT);
     ui.send_keys(&["r"]);
-    ui.wait_for_text("resumed 0e6a1c1e", WAIT);
+    ui.wait_for_text("resumed 0e6a1c1e", *WAIT);
     let dir = server.dir.path().join("data/agentwatch/crashes");
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
     assert_eq!(files.len(), 1);
     let record = std::fs::read_to_string(files[0].path()).unwrap();
     assert!(record.contains("FATAL: out of memory") && record.contains("line 5000"));
-    ui.wait_for_text("previous: exit 1", WAIT);
+    ui.wait_for_text("previous: exit 1", *WAIT);
     // The record is one [ away in the peek view.
     ui.send_keys(&["p"]);
-    ui.wait_for_text("live snapshot at", WAIT);
+    ui.wait_for_text("live snapshot at", *WAIT);
     ui.send_keys(&["["]);
-    let screen = ui.wait_for_text("crash record 1/1: process exited (code 1)", WAIT);
+    let screen = ui.wait_for_text("crash record 1/1: process exited (code 1)", *WAIT);
     assert!(screen.contains("FATAL: out of memory"), "{screen}");
     ui.send_keys(&["]"]);
-    ui.wait_for_text("live snapshot at", WAIT);
+    ui.wait_for_text("live snapshot at", *WAIT);
 }
 
 #[test]
@@ -131,22 +128,22 @@ fn x_closes_a_dead_pane_only_after_a_second_x_and_never_a_live_one() {
     server.write_plan("claude", "hang\n");
     let live = server.new_window(&["claude"]);
     let dead = server.new_window(&["codex"]);
-    server.wait_pane_exit(&dead, WAIT);
+    server.wait_pane_exit(&dead, *WAIT);
     let ui = ui(&server, &[]);
-    ui.wait_for_text("process exited (code 2)", WAIT);
+    ui.wait_for_text("process exited (code 2)", *WAIT);
     // What needs you first: the dead pane is the first card, the live one below it.
     ui.send_keys(&["j", "x"]);
-    ui.wait_for_text("still running: x only closes dead panes", WAIT);
+    ui.wait_for_text("still running: x only closes dead panes", *WAIT);
     assert!(server.pane_exists(&live));
     ui.send_keys(&["k", "x"]);
-    ui.wait_for_text(&format!("press x again to close {dead}"), WAIT);
+    ui.wait_for_text(&format!("press x again to close {dead}"), *WAIT);
     assert!(server.pane_exists(&dead));
     ui.send_keys(&["x"]);
-    support::wait_until("the dead pane is closed", WAIT, || {
+    support::wait_until("the dead pane is closed", *WAIT, || {
         !server.pane_exists(&dead)
     });
     assert!(server.pane_exists(&live));
-    let screen = ui.wait_for("the card is gone", WAIT, |s| !s.contains("codex ·"));
+    let screen = ui.wait_for("the card is gone", *WAIT, |s| !s.contains("codex ·"));
     assert!(screen.contains("1 running · 0 dead"), "{screen}");
 }
 
@@ -156,9 +153,9 @@ fn g_outside_the_server_shows_the_attach_command_and_inside_switches_the_client(
     server.write_plan("claude", "hang\n");
     let pane = server.new_window(&["claude"]);
     let ui = ui(&server, &[]);
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     ui.send_keys(&["g"]);
-    let screen = ui.wait_for_text("outside tmux: tmux -S", WAIT);
+    let screen = ui.wait_for_text("outside tmux: tmux -S", *WAIT);
     assert!(screen.contains("attach -t main:1.0"), "{screen}");
     drop(ui);
 
@@ -185,7 +182,7 @@ fn g_outside_the_server_shows_the_attach_command_and_inside_switches_the_client(
         30,
         &["tmux", "-S", &sock, "attach", "-t", &format!("main:{}", 2)],
     );
-    if !support::poll_until(WAIT, || viewer.screen().contains("● running")) {
+    if !support::poll_until(*WAIT, || viewer.screen().contains("● running")) {
         panic!(
             "DEBUG viewer blank; agentwatch pane:\n{}\nclients: {}\nwindows: {}",
             server.capture(&watch),
@@ -195,7 +192,7 @@ fn g_outside_the_server_shows_the_attach_command_and_inside_switches_the_client(
     }
     server.tmux_ok(&["select-pane", "-t", &watch]);
     server.tmux_ok(&["send-keys", "-t", &watch, "g"]);
-    support::wait_until("the client shows the agent's window", WAIT, || {
+    support::wait_until("the client shows the agent's window", *WAIT, || {
         server
             .tmux_ok(&[
                 "list-clients",

@@ -5,9 +5,8 @@ use crate::support::argv;
 
 use std::time::Duration;
 
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, WAIT};
 
-const WAIT: Duration = Duration::from_secs(10);
 const ID: &str = "0199a213-81c0-7800-8aa1-bbab2a035a53";
 
 /// A config with auto-resume off: these tests press r themselves.
@@ -35,16 +34,16 @@ fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
         &[("CODEX_HOME", &codex_home)],
         &["-c", &no_auto(&server)],
     );
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    ui.wait_for_text("process exited (code 1)", WAIT);
+    ui.wait_for_text("process exited (code 1)", *WAIT);
     // The id is found in the dead pane's output and recorded on the pane.
-    ui.wait_for_text(&format!("id {}", &ID[..8]), WAIT);
+    ui.wait_for_text(&format!("id {}", &ID[..8]), *WAIT);
     assert_eq!(server.pane_field(&pane, "#{@agentwatch_session_id}"), ID);
 
     ui.send_keys(&["r"]);
-    ui.wait_for_text(&format!("resumed {}", &ID[..8]), WAIT);
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text(&format!("resumed {}", &ID[..8]), *WAIT);
+    ui.wait_for_text("● running", *WAIT);
     let runs = server.wait_log(&pane, 2);
     assert_eq!(runs.len(), 2);
     assert_eq!(argv(&runs[1]), ["resume", ID]);
@@ -55,7 +54,7 @@ fn r_resumes_a_crashed_codex_with_the_id_from_its_exit_line() {
     let text = std::fs::read_to_string(files[0].path()).unwrap();
     assert!(text.contains("codex resume"), "{text}");
     ui.send_keys(&["q"]);
-    assert_eq!(ui.wait_exit(WAIT), "status 0");
+    assert_eq!(ui.wait_exit(*WAIT), "status 0");
 }
 
 #[test]
@@ -71,9 +70,9 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
         &[("CLAUDE_CONFIG_DIR", &claude)],
         &["-c", &no_auto(&server)],
     );
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    ui.wait_for_text("no session id: R starts a fresh session", WAIT);
+    ui.wait_for_text("no session id: R starts a fresh session", *WAIT);
     ui.send_keys(&["r"]);
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(
@@ -83,6 +82,6 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
     );
     assert_eq!(server.pane_field(&pane, "#{pane_dead}"), "1");
     ui.send_keys(&["R"]);
-    ui.wait_for_text("started fresh: new session", WAIT);
+    ui.wait_for_text("started fresh: new session", *WAIT);
     assert_eq!(argv(&server.wait_log(&pane, 2)[1])[0], "--session-id");
 }

@@ -1,16 +1,14 @@
 //! Sanity checks for the shared tmux / fake agent test harness.
 
 use crate::support;
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, WAIT};
 use std::time::Duration;
 
-const TIMEOUT: Duration = Duration::from_secs(10);
-
 fn wait_dead(srv: &TmuxServer, pane: &str, runs: usize) -> String {
-    srv.wait_until(&format!("{pane} started {runs} time(s)"), TIMEOUT, || {
+    srv.wait_until(&format!("{pane} started {runs} time(s)"), *WAIT, || {
         srv.log_entries_for(pane).len() >= runs
     });
-    srv.wait_pane_exit(pane, TIMEOUT)
+    srv.wait_pane_exit(pane, *WAIT)
 }
 
 #[test]
@@ -87,7 +85,7 @@ fn print_produces_coloured_output() {
     srv.write_plan("default", "exit 7\n");
     srv.tmux_ok(&["respawn-pane", "-k", "-t", &pane]);
     std::fs::write(srv.agent_dir.join("go"), "").unwrap();
-    srv.wait_until("line 5000 is on screen", TIMEOUT, || {
+    srv.wait_until("line 5000 is on screen", *WAIT, || {
         srv.capture(&pane).contains("line 5000")
     });
     let ansi = srv.capture_ansi(&pane);
@@ -105,15 +103,15 @@ fn ui_server_runs_program_and_servers_die_on_drop() {
         "printf 'tmux=[%s] pane=[%s]\\nsize=%s\\n' \"$TMUX\" \"$TMUX_PANE\" \"$(stty size)\"; \
                   read line; echo got:$line; exit 4";
     let ui = srv.start_ui_env(60, 12, &[("TMUX", &tmux_env)], &["sh", "-c", script]);
-    let screen = ui.wait_for_text("size=12 60", TIMEOUT);
+    let screen = ui.wait_for_text("size=12 60", *WAIT);
     assert!(
         screen.contains(&format!("tmux=[{tmux_env}] pane=[]")),
         "{screen}"
     );
     ui.send_text("abc");
     ui.send_keys(&["Enter"]);
-    ui.wait_for_text("got:abc", TIMEOUT);
-    assert_eq!(ui.wait_exit(TIMEOUT), "status 4");
+    ui.wait_for_text("got:abc", *WAIT);
+    assert_eq!(ui.wait_exit(*WAIT), "status 4");
     assert_eq!(ui.exit().as_deref(), Some("status 4"));
 
     let ui_pid: u32 = ui
@@ -125,7 +123,7 @@ fn ui_server_runs_program_and_servers_die_on_drop() {
     drop(ui);
     drop(srv);
     let gone = |p: u32| !std::path::Path::new(&format!("/proc/{p}")).exists();
-    support::wait_until("private servers exited", TIMEOUT, || {
+    support::wait_until("private servers exited", *WAIT, || {
         gone(pid) && gone(ui_pid)
     });
 }

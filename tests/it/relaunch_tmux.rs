@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::TmuxServer;
 use agentwatch::adapters::poll::Prober;
+use crate::support::{TmuxServer, WAIT};
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::{Card, Life};
@@ -303,7 +303,7 @@ fn spawn_keeps_a_pane_that_dies_at_once_and_records_everything_on_it() {
             "gemini", "--cwd", &dir, "--name", "g #1", "--target", "team",
         ],
     );
-    let exit = server.wait_pane_exit(&pane, Duration::from_secs(10));
+    let exit = server.wait_pane_exit(&pane, *WAIT);
     assert_eq!(exit, "status 7");
     assert_eq!(server.pane_field(&pane, "#{@agentwatch_agent}"), "gemini");
     assert_eq!(server.pane_field(&pane, "#{window_name}"), "g #1");

@@ -7,9 +7,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::daemon::Daemon;
-use crate::support::{calls, tmux_wrapper, TmuxServer};
-
-const WAIT: Duration = Duration::from_secs(20);
+use crate::support::{calls, tmux_wrapper, TmuxServer, WAIT};
 
 fn config(server: &TmuxServer, extra: &str) -> std::path::PathBuf {
     let cfg = server.dir.path().join("cfg.toml");
@@ -34,7 +32,7 @@ fn a_death_is_journaled_long_before_the_next_tick() {
     // One tick every 20 s: only a wake-up can see the death sooner.
     let cfg = config(&server, "tick_ms = 20000");
     let _daemon = Daemon::start(&server, &cfg);
-    support::wait_until("the pane is protected", WAIT, || protected(&server, &pane));
+    support::wait_until("the pane is protected", *WAIT, || protected(&server, &pane));
     // The first tick's poll is over; the next is 20 s away.
     std::thread::sleep(Duration::from_millis(500));
     let killed = Instant::now();
@@ -42,7 +40,7 @@ fn a_death_is_journaled_long_before_the_next_tick() {
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
-    support::wait_until("the death is journaled", WAIT, || {
+    support::wait_until("the death is journaled", *WAIT, || {
         server.journal_count("died", Some(&pane)) == 1
     });
     let took = killed.elapsed();
@@ -80,7 +78,7 @@ fn a_pane_split_in_a_session_no_notice_reports_is_protected_at_once() {
         "claude",
     ]);
     let pane = pane.trim().to_string();
-    support::wait_until("the new pane is protected", WAIT, || {
+    support::wait_until("the new pane is protected", *WAIT, || {
         protected(&server, &pane)
     });
     let took = split.elapsed();
@@ -97,7 +95,7 @@ fn a_quiet_server_is_asked_almost_nothing() {
     let (path, log) = tmux_wrapper(&server);
     let cfg = config(&server, "control_mode = false");
     let _daemon = Daemon::start_env(&server, &cfg, &[("PATH", &path)]);
-    support::wait_until("every pane is protected", WAIT, || {
+    support::wait_until("every pane is protected", *WAIT, || {
         panes.iter().all(|p| protected(&server, p))
     });
     // Settled: each agent's screen read once, when first seen quiet (is it waiting?), and
@@ -128,11 +126,11 @@ fn a_live_agent_pane_closed_is_journaled_gone_at_once_and_nothing_is_called_unre
     let pane = server.new_window(&["claude"]);
     let cfg = config(&server, "tick_ms = 20000");
     let _daemon = Daemon::start(&server, &cfg);
-    support::wait_until("the pane is protected", WAIT, || protected(&server, &pane));
+    support::wait_until("the pane is protected", *WAIT, || protected(&server, &pane));
     std::thread::sleep(Duration::from_millis(500));
     let closed = Instant::now();
     server.tmux_ok(&["kill-pane", "-t", &pane]);
-    support::wait_until("the closed pane is journaled", WAIT, || {
+    support::wait_until("the closed pane is journaled", *WAIT, || {
         server.journal_count("gone", Some(&pane)) == 1
     });
     let took = closed.elapsed();

@@ -6,8 +6,8 @@
 use crate::support;
 use std::time::{Duration, Instant};
 
-use crate::support::TmuxServer;
 use agentwatch::core::card::Life;
+use crate::support::{TmuxServer, WAIT};
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::run::look_once;
 
@@ -41,11 +41,7 @@ async fn control_mode_survives_a_client_attaching_detaching_and_resizing() {
             .lines()
             .any(|l| l == "0")
     };
-    support::wait_until(
-        "a real client is attached",
-        Duration::from_secs(10),
-        ordinary,
-    );
+    support::wait_until("a real client is attached", *WAIT, ordinary);
     let start = Instant::now();
     let mut looks = 0;
     let mut round = 0u16;
@@ -95,11 +91,7 @@ async fn control_mode_survives_a_client_attaching_detaching_and_resizing() {
         std::path::Path::new(&format!("/proc/{tmux_pid}")).exists(),
         "the tmux server survived {round} rounds"
     );
-    support::wait_until(
-        "the client is attached again",
-        Duration::from_secs(10),
-        ordinary,
-    );
+    support::wait_until("the client is attached again", *WAIT, ordinary);
     // The death in the middle of it all has its banner.
     let id = PaneId::parse(&doomed).unwrap();
     let life = state.cards.iter().find(|c| c.pane.id == id).map(|c| c.life);

@@ -6,7 +6,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::sshd::{self, Sshd};
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, LONG, WAIT};
 use agentwatch::adapters::tmux::client::{Tmux, TmuxError, Transport};
 use agentwatch::adapters::tmux::reach::SshServer;
 
@@ -104,7 +104,7 @@ async fn a_server_behind_ssh_is_polled_over_one_connection_and_found_again_after
 
     // Back: the panes are listed again, and the control connection comes back.
     sshd.run();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + *LONG;
     loop {
         let listed = tmux.list_panes().await;
         if let (Ok(l), Transport::Control) = (&listed, tmux.transport().await) {
@@ -155,7 +155,7 @@ async fn a_host_clock_ahead_is_measured_and_its_times_moved_onto_this_one() {
     server.tmux_ok(&["set-option", "-g", "remain-on-exit", "on"]);
     let live = server.new_window(&["sleep", "100000"]);
     let dead = server.new_window(&["sh", "-c", "exit 3"]);
-    server.wait_pane_exit(&dead, Duration::from_secs(10));
+    server.wait_pane_exit(&dead, *WAIT);
     let sshd = Sshd::start();
     let real = support::tmux_program().to_string_lossy().into_owned();
     let ahead = clock_wrapper(

@@ -5,9 +5,7 @@
 use crate::support;
 use std::time::Duration;
 
-use crate::support::{calls, tmux_wrapper as wrapper, TmuxServer};
-
-const WAIT: Duration = Duration::from_secs(15);
+use crate::support::{calls, tmux_wrapper as wrapper, TmuxServer, WAIT};
 
 fn start(server: &TmuxServer, extra: &[(&str, &str)]) -> (support::UiServer, std::path::PathBuf) {
     let (path, log) = wrapper(server);
@@ -41,7 +39,7 @@ fn steady_polling_over_control_mode_starts_no_tmux_process() {
     server.write_plan("claude", "hang\n");
     server.new_window(&["claude"]);
     let (ui, log) = start(&server, &[]);
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     std::thread::sleep(Duration::from_secs(2)); // settle: option writes, first previews
     let before = calls(&log).len();
     std::thread::sleep(Duration::from_secs(3)); // six ticks
@@ -64,7 +62,7 @@ fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
     server.write_plan("claude", "wait go\nexit 4\n");
     server.new_window(&["claude"]);
     let (ui, log) = start(&server, &[("AGENTWATCH_LOG", "info")]);
-    ui.wait_for_text("● running", WAIT);
+    ui.wait_for_text("● running", *WAIT);
     // Kill the control client (a client of our private server) every time it comes back.
     let kill_control = || {
         let out = server.tmux_ok(&["list-clients", "-F", "#{client_control_mode} #{client_pid}"]);
@@ -80,7 +78,7 @@ fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
     kill_control();
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
     // Still watching: the death is seen over fork+exec.
-    ui.wait_for_text("process exited (code 4)", WAIT);
+    ui.wait_for_text("process exited (code 4)", *WAIT);
     for _ in 0..12 {
         kill_control();
         std::thread::sleep(Duration::from_millis(500));
@@ -122,14 +120,14 @@ async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_re
         &server.socket,
         &session,
         &env,
-        WAIT,
+        *WAIT,
         std::sync::Arc::new(Notices::default()),
     )
     .await
     .unwrap();
     let say = |w: &'static str| vec!["display-message", "-p", w];
     let ok = control
-        .run_list(&[&say("a")[..], &say("b")[..]], WAIT)
+        .run_list(&[&say("a")[..], &say("b")[..]], *WAIT)
         .await
         .unwrap();
     assert_eq!(ok, [Ok(b"a\n".to_vec()), Ok(b"b\n".to_vec())]);
@@ -141,7 +139,7 @@ async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_re
                 &["set-option", "-p", "-t", "%99", "@x", "1"][..],
                 &["set-option", "-g", "@ran", "yes"][..],
             ],
-            WAIT,
+            *WAIT,
         )
         .await
         .unwrap();
@@ -153,7 +151,7 @@ async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_re
     );
     // A line that does not parse answers with one error.
     let unparsed = control
-        .run_list(&[&["no-such-command"][..], &say("c")[..]], WAIT)
+        .run_list(&[&["no-such-command"][..], &say("c")[..]], *WAIT)
         .await
         .unwrap();
     assert_eq!(unparsed.len(), 1, "{unparsed:?}");
@@ -162,7 +160,7 @@ async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_re
     let next = control
         .run_many(
             &[&say("next")[..], &["show-options", "-gqv", "@ran"][..]],
-            WAIT,
+            *WAIT,
         )
         .await
         .unwrap();

@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, WAIT};
 
-const WAIT: Duration = Duration::from_secs(20);
 const ID: &str = "5b0c7a52-6f43-4c2e-9d1a-0f3e8b7c6d5e";
 
 fn script(server: &TmuxServer, name: &str, body: &str) {
@@ -110,7 +109,7 @@ fn agents_run_by_scripts_wrappers_and_bash_c_get_cards_and_banners() {
     ];
 
     let ui = server.start_agentwatch(160, 50, &[], &["-c", &cfg]);
-    let screen = ui.wait_for("six running agents", WAIT, |s| {
+    let screen = ui.wait_for("six running agents", *WAIT, |s| {
         running_on_screen(s) == Some(6)
     });
     for (pane, kind) in agents {
@@ -135,7 +134,7 @@ fn agents_run_by_scripts_wrappers_and_bash_c_get_cards_and_banners() {
     // The script agent ends with 3; the wrapped claude with 4, passed on by its wrapper;
     // codex ends while its bash -c lives on.
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    ui.wait_for("one agent left running", WAIT, |s| {
+    ui.wait_for("one agent left running", *WAIT, |s| {
         running_on_screen(s) == Some(1)
             && s.contains("process exited (code 3)")
             && s.contains("process exited (code 4)")
@@ -181,7 +180,7 @@ fn a_wrapper_that_passes_its_arguments_is_run_again_to_resume() {
     let pane = server.new_window(&["cc", "--session-id", ID]);
     let ui = server.start_agentwatch(120, 40, &[], &["-c", &cfg]);
     let wrapper = server.bin_dir.join("cc");
-    let screen = ui.wait_for_text("process exited (code 1)", WAIT);
+    let screen = ui.wait_for_text("process exited (code 1)", *WAIT);
     let expect = format!(
         "r runs: /bin/bash {} --resume {}",
         wrapper.display(),
@@ -211,8 +210,8 @@ fn an_agent_that_ended_under_a_living_bash_c_is_not_relaunched_over_it() {
         &format!("claude --session-id {ID}; sleep 100000"),
     ]);
     let ui = server.start_agentwatch(140, 40, &[], &["-c", &cfg]);
-    ui.wait_for_text("process exited (code unknown)", WAIT);
-    let screen = ui.wait_for_text("claude ended, but bash still runs in the pane", WAIT);
+    ui.wait_for_text("process exited (code unknown)", *WAIT);
+    let screen = ui.wait_for_text("claude ended, but bash still runs in the pane", *WAIT);
     ui.send_keys(&["r"]);
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(server.log_entries_for(&pane).len(), 1, "{screen}");
