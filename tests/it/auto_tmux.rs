@@ -2,10 +2,9 @@
 //! times with the same id and then left dead with the gave-up notice; a clean exit is never
 //! resumed; restarting agentwatch mid-backoff does not reset the count.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::TmuxServer;
-use agentwatch::core::card::{Auto, Card};
+use crate::support::{self, TmuxServer, LONG, WAIT};
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
@@ -18,18 +17,6 @@ fn watcher(server: &TmuxServer, backoff: &[u64]) -> (State, Io) {
 fn card<'a>(state: &'a State, pane: &str) -> &'a Card {
     let id = PaneId::parse(pane).unwrap();
     state.cards.iter().find(|c| c.pane.id == id).unwrap()
-}
-
-/// Looks every 100 ms until `done` or the deadline.
-async fn watch_until(state: &mut State, io: &Io, secs: u64, mut done: impl FnMut(&State) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        look_once(state, io).await;
-        if done(state) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 fn gave_up(state: &State, pane: &str) -> bool {
@@ -53,13 +40,21 @@ async fn a_crash_loop_is_resumed_exactly_three_times_with_the_same_id_then_given
     server.write_plan("claude", "say up\nsleep 150\nexit 1\n");
     let pane = server.spawn_agent("claude");
     let (mut state, io) = watcher(&server, &[1]);
-    watch_until(&mut state, &io, 30, |s| {
+    support::look_until(&mut state, &io, *LONG, |s| {
         s.cards.iter().any(|c| c.pane.id.to_string() == pane) && gave_up(s, &pane)
     })
     .await;
     assert!(gave_up(&state, &pane), "{:?}", card(&state, &pane).auto);
-    // Stays given up: nothing else is started.
-    watch_until(&mut state, &io, 2, |_| false).await;
+    // Stays given up: nothing else is started (a span, not a wait: room for a wrong fifth
+    // run after the 1 s backoff).
+    support::looks_hold(
+        &mut state,
+        &io,
+        "nothing is started after the give-up",
+        Duration::from_secs(2),
+        |_| server.log_entries_for(&pane).len() <= 4,
+    )
+    .await;
     let runs = server.log_entries_for(&pane);
     assert_eq!(runs.len(), 4, "the first run and exactly 3 resumes");
     let id = runs[0]["argv"][1].as_str().unwrap().to_string();
@@ -79,9 +74,23 @@ async fn a_clean_exit_is_never_resumed() {
     server.write_plan("gemini", "sleep 200\nexit 0\n");
     let pane = server.spawn_agent("gemini");
     let (mut state, io) = watcher(&server, &[1]);
-    watch_until(&mut state, &io, 5, |_| false).await;
+    support::look_until(&mut state, &io, *WAIT, |s| {
+        s.cards
+            .iter()
+            .any(|c| c.pane.id.to_string() == pane && c.life.is_finished())
+    })
+    .await;
     assert!(card(&state, &pane).life.is_finished());
-    assert_eq!(server.log_entries_for(&pane).len(), 1);
+    // A span, not a wait: long past the 1 s backoff a resume would come after.
+    support::looks_hold(
+        &mut state,
+        &io,
+        "the clean exit is not resumed",
+        Duration::from_secs(5),
+        |_| server.log_entries_for(&pane).len() == 1,
+    )
+    .await;
+    assert!(card(&state, &pane).life.is_finished());
 }
 
 #[tokio::test]
@@ -92,7 +101,7 @@ async fn restarting_agentwatch_mid_backoff_does_not_reset_the_count() {
     // The first agentwatch resumes once, then is stopped while attempt 2 waits (3 s).
     {
         let (mut state, io) = watcher(&server, &[1, 3]);
-        watch_until(&mut state, &io, 20, |s| {
+        support::look_until(&mut state, &io, *WAIT, |s| {
             matches!(card(s, &pane).auto, Auto::Scheduled { attempt: 2, .. })
         })
         .await;
@@ -110,7 +119,7 @@ async fn restarting_agentwatch_mid_backoff_does_not_reset_the_count() {
         card(&state, &pane).auto,
         Auto::Scheduled { attempt: 2, .. }
     ));
-    watch_until(&mut state, &io, 30, |s| gave_up(s, &pane)).await;
+    support::look_until(&mut state, &io, *LONG, |s| gave_up(s, &pane)).await;
     assert!(gave_up(&state, &pane), "{:?}", card(&state, &pane).auto);
     assert_eq!(
         server.log_entries_for(&pane).len(),
@@ -139,7 +148,7 @@ async fn an_attempt_while_the_program_is_gone_says_why_and_a_later_one_resumes()
             .into_iter()
             .find(|e| e.event == "resume_failed")
     };
-    watch_until(&mut state, &io, 20, |_| failed(&server).is_some()).await;
+    support::look_until(&mut state, &io, *WAIT, |_| failed(&server).is_some()).await;
     let ev = failed(&server).expect("an attempt failed");
     assert_eq!(
         ev.detail.as_deref(),
@@ -147,7 +156,7 @@ async fn an_attempt_while_the_program_is_gone_says_why_and_a_later_one_resumes()
     );
     assert_eq!(server.log_entries_for(&pane).len(), 1, "nothing ran");
     std::fs::rename(&aside, &installed).unwrap();
-    watch_until(&mut state, &io, 20, |_| {
+    support::look_until(&mut state, &io, *WAIT, |_| {
         server.log_entries_for(&pane).len() == 2
     })
     .await;

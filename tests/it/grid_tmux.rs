@@ -4,7 +4,7 @@
 use crate::support;
 use std::time::Duration;
 
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, WAIT};
 use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
@@ -54,17 +54,13 @@ async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwa
 
     let (mut state, io) = watcher(&server);
     // agentwatch sees them alive and sets remain-on-exit itself.
-    for _ in 0..50 {
-        look_once(&mut state, &io).await;
-        if [&crash, &killed, &clean]
+    support::look_until(&mut state, &io, *WAIT, |_| {
+        [&crash, &killed, &clean]
             .iter()
             .all(|p| server.pane_field(p, "#{remain-on-exit}") == "on")
             && server.pane_field(&crash, "#{@agentwatch_cwd}") == work.to_string_lossy()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
     for p in [&crash, &killed, &clean] {
         assert_eq!(server.pane_field(p, "#{remain-on-exit}"), "on", "{p}");
         assert_eq!(life(&state, p), Some(Life::Running), "{p}");
@@ -81,18 +77,17 @@ async fn exits_signals_and_clean_finishes_are_told_apart_and_retained_by_agentwa
     assert_eq!(server.pane_field(&other, "#{@agentwatch_agent}"), "");
 
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    let mut lives = Vec::new();
-    for _ in 0..100 {
-        look_once(&mut state, &io).await;
-        lives = [&crash, &killed, &clean]
+    let lives_of = |s: &State| -> Vec<Option<Life>> {
+        [&crash, &killed, &clean]
             .iter()
-            .map(|p| life(&state, p))
-            .collect();
-        if lives.iter().all(|l| matches!(l, Some(Life::Dead(_)))) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+            .map(|p| life(s, p))
+            .collect()
+    };
+    support::look_until(&mut state, &io, *WAIT, |s| {
+        lives_of(s).iter().all(|l| matches!(l, Some(Life::Dead(_))))
+    })
+    .await;
+    let lives = lives_of(&state);
     assert_eq!(
         lives,
         vec![
@@ -224,15 +219,10 @@ async fn separator_bytes_in_names_paths_and_options_neither_hide_nor_forge_a_pan
         named.pane.opts.judged
     );
     // Its death gets its banner; the pane the forged record names stays alive.
-    let mut dead = false;
-    for _ in 0..60 {
-        look_once(&mut state, &io).await;
-        if life(&state, &pane) == Some(Life::Dead(Exit::Code(1))) {
-            dead = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let dead = support::look_until(&mut state, &io, *WAIT, |s| {
+        life(s, &pane) == Some(Life::Dead(Exit::Code(1)))
+    })
+    .await;
     assert!(dead, "{:?}", life(&state, &pane));
     assert_ne!(life(&state, "%0"), Some(Life::Dead(Exit::Code(1))));
     let ids: Vec<String> = state.cards.iter().map(|c| c.pane.id.to_string()).collect();

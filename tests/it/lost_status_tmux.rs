@@ -3,16 +3,17 @@
 //! show every one with its real code (it kicks the server with SIGCHLD and looks again),
 //! never "running" and never "unknown".
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::TmuxServer;
+use crate::support::{self, TmuxServer, WAIT};
 use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::Life;
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::run::{look_once, Io};
+use agentwatch::core::card::Life;
+use agentwatch::run::Io;
 
 #[tokio::test]
 async fn every_quick_death_is_shown_with_its_real_code() {
@@ -33,35 +34,25 @@ async fn every_quick_death_is_shown_with_its_real_code() {
     for round in 1..=rounds {
         let want = Life::Dead(Exit::Code(10 + round));
         // Was the status lost this time? (Look before agentwatch does; do not kick.)
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let f = server.pane_field(&pane, "#{pane_dead}|#{pane_dead_status}");
-            if f.starts_with("1|") {
-                if f == "1|" {
-                    lost_seen += 1;
-                }
-                break;
-            }
-            assert!(Instant::now() < deadline, "round {round}: never died");
-            std::thread::sleep(Duration::from_millis(5));
+        let mut fields = String::new();
+        support::wait_until(&format!("round {round}: the pane died"), *WAIT, || {
+            fields = server.pane_field(&pane, "#{pane_dead}|#{pane_dead_status}");
+            fields.starts_with("1|")
+        });
+        if fields == "1|" {
+            lost_seen += 1;
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            look_once(&mut state, &io).await;
-            let life = state.cards.iter().find(|c| c.pane.id == id).map(|c| c.life);
-            if life == Some(want) {
-                break;
-            }
+        let life_of = |s: &State| s.cards.iter().find(|c| c.pane.id == id).map(|c| c.life);
+        let shown = support::look_until(&mut state, &io, *WAIT, |s| {
+            let life = life_of(s);
             assert!(
                 !matches!(life, Some(Life::Dead(Exit::Unknown))),
                 "round {round}: shown as unknown"
             );
-            assert!(
-                Instant::now() < deadline,
-                "round {round}: stuck at {life:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            life == Some(want)
+        })
+        .await;
+        assert!(shown, "round {round}: stuck at {:?}", life_of(&state));
         if round < rounds {
             server.tmux_ok(&["respawn-pane", "-t", &pane, "--", "claude"]);
         }

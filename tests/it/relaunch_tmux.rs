@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::{self, TmuxServer, WAIT};
 use agentwatch::adapters::poll::Prober;
-use crate::support::{TmuxServer, WAIT};
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::{Card, Life};
@@ -60,12 +60,12 @@ fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {
 }
 
 async fn wait_life(state: &mut State, io: &Io, pane: &str, want: fn(Life) -> bool) {
-    for _ in 0..200 {
-        look_once(state, io).await;
-        if card(state, pane).is_some_and(|c| want(c.life)) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    if support::look_until(state, io, *WAIT, |s| {
+        card(s, pane).is_some_and(|c| want(c.life))
+    })
+    .await
+    {
+        return;
     }
     panic!(
         "{pane} never reached the wanted state: {:?} {:?} {:?}",

@@ -7,14 +7,14 @@
 
 use crate::support::argv;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::TmuxServer;
-use agentwatch::core::card::{Auto, Card};
+use crate::support::{self, TmuxServer, LONG, WAIT};
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
-use agentwatch::run::{look_once, Io};
+use agentwatch::core::card::{Auto, Card};
+use agentwatch::run::Io;
 
 fn watcher(server: &TmuxServer) -> (State, Io) {
     server.supervisor(&[1])
@@ -25,36 +25,32 @@ fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {
     state.cards.iter().find(|c| c.pane.id == id)
 }
 
-/// Looks every 100 ms until `done` or `secs` have passed; true when `done`.
-async fn watch_until(
-    state: &mut State,
-    io: &Io,
-    secs: u64,
-    mut done: impl FnMut(&State) -> bool,
-) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        look_once(state, io).await;
-        if done(state) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    false
-}
-
-/// Looks until the card of `pane` is held as `want` says (panics after `secs`, showing what
-/// it is instead); returns the hold.
-async fn until_held(
-    state: &mut State,
-    io: &Io,
-    pane: &str,
-    secs: u64,
-    want: impl Fn(&Hold) -> bool,
-) -> Hold {
-    let ok = watch_until(state, io, secs, |s| held(s, pane).is_some_and(|h| want(&h))).await;
+/// Looks until the card of `pane` is held as `want` says (panics after [`WAIT`], showing
+/// what it is instead); returns the hold.
+async fn until_held(state: &mut State, io: &Io, pane: &str, want: impl Fn(&Hold) -> bool) -> Hold {
+    let ok = support::look_until(state, io, *WAIT, |s| {
+        held(s, pane).is_some_and(|h| want(&h))
+    })
+    .await;
     assert!(ok, "{:?}", card(state, pane).map(|c| &c.auto));
     held(state, pane).unwrap()
+}
+
+/// Looks for the whole of `span` (long past the 1 s backoff), panicking if `pane` is
+/// started more than `runs` times in all: a span, not a wait, as nothing marks "never".
+async fn no_run_beyond(
+    state: &mut State,
+    io: &Io,
+    server: &TmuxServer,
+    pane: &str,
+    runs: usize,
+    span: Duration,
+) {
+    let what = format!("{pane} is started no more than {runs} times");
+    support::looks_hold(state, io, &what, span, |_| {
+        server.log_entries_for(pane).len() <= runs
+    })
+    .await;
 }
 
 fn held(state: &State, pane: &str) -> Option<Hold> {
@@ -108,11 +104,11 @@ async fn a_claude_killed_before_its_first_message_comes_back_under_its_id_never_
     let pane = server.spawn_agent("claude");
     let (mut state, io) = watcher(&server);
     let runs = server.wait_log(&pane, 1);
-    watch_until(&mut state, &io, 5, |s| card(s, &pane).is_some()).await;
+    assert!(support::look_until(&mut state, &io, *WAIT, |s| card(s, &pane).is_some()).await);
     let id = argv(&runs[0])[1].clone();
     assert_eq!(argv(&runs[0]), ["--session-id", id.as_str()]);
     kill(&runs[0]["pid"], "KILL");
-    let got = watch_until(&mut state, &io, 30, |_| {
+    let got = support::look_until(&mut state, &io, *LONG, |_| {
         server.log_entries_for(&pane).len() >= 3
     })
     .await;
@@ -140,12 +136,12 @@ async fn claude_stopped_with_sigterm_exits_143_and_is_not_resumed() {
     let pane = server.spawn_agent("claude");
     let (mut state, io) = watcher(&server);
     let runs = server.wait_log(&pane, 1);
-    watch_until(&mut state, &io, 5, |s| card(s, &pane).is_some()).await;
+    assert!(support::look_until(&mut state, &io, *WAIT, |s| card(s, &pane).is_some()).await);
     kill(&runs[0]["pid"], "TERM");
     let want = Hold::Deliberate("exit 143 (SIGTERM)".into());
-    until_held(&mut state, &io, &pane, 10, |h| *h == want).await;
+    until_held(&mut state, &io, &pane, |h| *h == want).await;
     // Stays so: nothing is started.
-    watch_until(&mut state, &io, 3, |_| false).await;
+    no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(3)).await;
     assert_eq!(server.log_entries_for(&pane).len(), 1);
     let row = status_row(&server, &pane);
     assert_eq!(row["exit_code"], 143);
@@ -167,14 +163,14 @@ async fn a_resume_the_agent_has_no_session_for_is_said_and_not_repeated() {
     let pane = server.new_window(&["opencode", "-s", id]);
     let (mut state, io) = watcher(&server);
     server.wait_log(&pane, 1);
-    watch_until(&mut state, &io, 5, |s| {
+    support::look_until(&mut state, &io, *WAIT, |s| {
         card(s, &pane).is_some_and(|c| c.life.is_dead())
     })
     .await;
     std::fs::remove_file(sessions.join(id)).unwrap();
     let want = Hold::NoSession(id.into());
-    until_held(&mut state, &io, &pane, 20, |h| *h == want).await;
-    watch_until(&mut state, &io, 3, |_| false).await;
+    until_held(&mut state, &io, &pane, |h| *h == want).await;
+    no_run_beyond(&mut state, &io, &server, &pane, 2, Duration::from_secs(3)).await;
     let runs = server.log_entries_for(&pane);
     assert_eq!(runs.len(), 2, "one resume, not repeated: {runs:#?}");
     assert_eq!(argv(&runs[1]), ["--session", id]);
@@ -196,8 +192,8 @@ async fn gemini_resume_latest_records_no_session_id() {
     let pane = server.new_window(&["gemini", "--resume", "latest"]);
     let (mut state, io) = watcher(&server);
     server.wait_log(&pane, 1);
-    until_held(&mut state, &io, &pane, 10, |h| *h == Hold::NoSessionId).await;
-    watch_until(&mut state, &io, 3, |_| false).await;
+    until_held(&mut state, &io, &pane, |h| *h == Hold::NoSessionId).await;
+    no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(3)).await;
     assert_eq!(server.log_entries_for(&pane).len(), 1, "never resumed");
     let row = status_row(&server, &pane);
     assert_eq!(row["session_id"], serde_json::Value::Null);
@@ -214,17 +210,15 @@ async fn gemini_resume_latest_is_known_by_the_chat_it_wrote_and_a_resume_it_refu
     let pane = server.new_window(&["gemini", "--resume", "latest"]);
     let (mut state, io) = watcher(&server);
     server.wait_log(&pane, 1);
-    let Hold::NoSession(id) = until_held(&mut state, &io, &pane, 20, |h| {
-        matches!(h, Hold::NoSession(_))
-    })
-    .await
+    let Hold::NoSession(id) =
+        until_held(&mut state, &io, &pane, |h| matches!(h, Hold::NoSession(_))).await
     else {
         unreachable!()
     };
     assert!(agentwatch::core::agent::is_uuid(&id), "{id}");
     let chats = std::fs::read_dir(store.join("tmp")).unwrap().count();
     assert!(chats > 0);
-    watch_until(&mut state, &io, 3, |_| false).await;
+    no_run_beyond(&mut state, &io, &server, &pane, 2, Duration::from_secs(3)).await;
     let runs = server.log_entries_for(&pane);
     assert_eq!(runs.len(), 2, "one resume, not repeated: {runs:#?}");
     assert_eq!(argv(&runs[1]), ["--resume", id.as_str()]);
@@ -245,16 +239,16 @@ async fn a_relaunch_refused_for_a_lasting_cause_keeps_its_reason_and_its_budget(
         ],
     );
     let (mut state, io) = watcher(&server);
-    watch_until(&mut state, &io, 5, |s| {
+    support::look_until(&mut state, &io, *WAIT, |s| {
         card(s, &pane).is_some_and(|c| !c.pane.opts.cwd.is_empty())
     })
     .await;
     std::fs::remove_dir_all(&dir).unwrap();
     let why = format!("directory {} no longer exists", dir.display());
     let want = Hold::Refused(why.clone());
-    until_held(&mut state, &io, &pane, 15, |h| *h == want).await;
+    until_held(&mut state, &io, &pane, |h| *h == want).await;
     // Long past every backoff: still the reason, no attempt burnt, nothing started.
-    watch_until(&mut state, &io, 4, |_| false).await;
+    no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(4)).await;
     let c = card(&state, &pane).unwrap();
     assert_eq!(c.auto, Auto::Held(want));
     assert_eq!(
@@ -305,10 +299,8 @@ async fn a_claude_session_open_in_another_claude_is_not_relaunched_twice() {
     )
     .unwrap();
     let (mut state, io) = watcher(&server);
-    let Hold::Refused(why) = until_held(&mut state, &io, &pane, 15, |h| {
-        matches!(h, Hold::Refused(_))
-    })
-    .await
+    let Hold::Refused(why) =
+        until_held(&mut state, &io, &pane, |h| matches!(h, Hold::Refused(_))).await
     else {
         unreachable!()
     };
@@ -350,7 +342,7 @@ async fn a_codex_session_its_background_server_holds_is_reconnected_and_the_card
             .is_some_and(|n| n.text.starts_with("reconnected to codex 01a2311a"))
     };
     assert!(
-        watch_until(&mut state, &io, 15, reconnected).await,
+        support::look_until(&mut state, &io, *WAIT, reconnected).await,
         "{:?}",
         card(&state, &pane).map(|c| (&c.auto, &c.notice))
     );

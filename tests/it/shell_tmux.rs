@@ -3,9 +3,9 @@
 //! with it), `r` types the resume command, and a plain shell is never flagged.
 
 use crate::support;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, WAIT};
 use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
@@ -35,14 +35,9 @@ fn card<'a>(state: &'a State, pane: &str) -> Option<&'a Card> {
     state.cards.iter().find(|c| c.pane.id == id)
 }
 
-async fn until(state: &mut State, io: &Io, what: &str, mut ok: impl FnMut(&State) -> bool) {
-    let end = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < end {
-        look_once(state, io).await;
-        if ok(state) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+async fn until(state: &mut State, io: &Io, what: &str, ok: impl FnMut(&State) -> bool) {
+    if support::look_until(state, io, *WAIT, ok).await {
+        return;
     }
     panic!(
         "timed out waiting for {what}: {:?}",
@@ -70,7 +65,7 @@ fn answer(server: &TmuxServer, pane: &str, prefix: &str) -> (String, String) {
             .find(|l| l.starts_with(prefix))
             .map(|l| l.trim_end().to_string())
     };
-    support::wait_until("the shell's answer", Duration::from_secs(20), || {
+    support::wait_until("the shell's answer", *WAIT, || {
         find(&server.capture(pane)).is_some()
     });
     let screen = server.capture(pane);
@@ -262,7 +257,7 @@ fn the_bash_snippet_is_idempotent_safe_with_set_u_and_keeps_prompt_command() {
 
 /// Waits until the shell at `pane` published `status` for its last command.
 fn wait_published(server: &TmuxServer, pane: &str, status: i32) {
-    let published = support::poll_until(Duration::from_secs(20), || {
+    let published = support::poll_until(*WAIT, || {
         server
             .pane_field(pane, "#{@agentwatch_last_status}")
             .starts_with(&format!("{status} "))
@@ -280,7 +275,8 @@ fn wait_published(server: &TmuxServer, pane: &str, status: i32) {
 fn type_until_done(server: &TmuxServer, pane: &str, line: &str) {
     for _ in 0..3 {
         type_line(server, pane, &format!("{line}; echo setup-''done"));
-        let done = support::poll_until(Duration::from_secs(7), || {
+        // A few seconds each time (scaled), since a lost line is typed again.
+        let done = support::poll_until(support::scaled(Duration::from_secs(7)), || {
             server
                 .capture(pane)
                 .lines()
@@ -354,7 +350,7 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     let pane = server.new_window(&["zsh", "-f"]);
     // Its prompt first: on a loaded machine a line typed before zsh's line editor started
     // could be lost.
-    support::wait_until("zsh's prompt", Duration::from_secs(20), || {
+    support::wait_until("zsh's prompt", *WAIT, || {
         !server.capture(&pane).trim().is_empty()
     });
     let file = snippet(&server, "zsh");

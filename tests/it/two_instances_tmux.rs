@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::TmuxServer;
+use crate::support::{TmuxServer, LONG};
 use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::store::lock::ServerLocks;
 use agentwatch::adapters::tmux::client::Tmux;
@@ -53,18 +53,22 @@ async fn two_instances_never_relaunch_a_death_twice() {
             .iter()
             .any(|c| c.pane.id == id && matches!(c.auto, Auto::Held(Hold::GaveUp { .. })))
     };
-    let end = Instant::now() + Duration::from_secs(40);
+    let end = Instant::now() + *LONG;
     while Instant::now() < end && !(gave_up(&a) && gave_up(&b)) {
-        // Interleaved, as two terminals would run them.
+        // Interleaved, as two terminals would run them: the pauses are their paces, the
+        // loop's end is the wait.
         look_once(&mut a, &io_a).await;
         tokio::time::sleep(Duration::from_millis(40)).await;
         look_once(&mut b, &io_b).await;
         tokio::time::sleep(Duration::from_millis(40)).await;
     }
-    // Let any straggler act.
-    for _ in 0..20 {
+    // Let any straggler act: twenty more rounds (a span, not a wait: nothing marks
+    // "never"), in none of which a fifth run may start.
+    for round in 0..20 {
         look_once(&mut a, &io_a).await;
         look_once(&mut b, &io_b).await;
+        let runs = server.log_entries_for(&pane).len();
+        assert!(runs <= 4, "round {round} of the span: {runs} runs");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let runs = server.log_entries_for(&pane);
