@@ -18,14 +18,38 @@ fn config(server: &TmuxServer, backoff: &str) -> std::path::PathBuf {
     cfg
 }
 
-/// Waits until `pane` has run `n` times, then a while longer, and returns its runs.
+/// Waits until `pane` has run `n` times, checks for a while longer that it runs no more,
+/// and returns its runs.
 fn runs_settled(server: &TmuxServer, pane: &str, n: usize) -> Vec<serde_json::Value> {
     support::wait_until(&format!("{pane} ran {n} times"), *LONG, || {
         server.log_entries_for(pane).len() >= n
     });
-    // Long enough for a wrongly doubled resume (backoff 1 s) to show.
-    std::thread::sleep(Duration::from_secs(3));
+    // A span, not a wait: long enough for a wrongly doubled resume (backoff 1 s) to show.
+    support::holds_for(
+        &format!("{pane} runs no more than {n} times"),
+        Duration::from_secs(3),
+        || server.log_entries_for(pane).len() <= n,
+    );
     server.log_entries_for(pane)
+}
+
+/// Whether a `run-shell` job of the tmux server `server_pid` (a child of it) still runs with
+/// `word` on its command line.
+fn job_runs(server_pid: u32, word: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        ppid == Some(server_pid)
+            && std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(word))
+    })
 }
 
 #[test]
@@ -100,11 +124,22 @@ fn a_daemon_and_two_dashboards_resume_twenty_crash_loops_exactly_once_each_time(
     d1.wait_for_text(&who, *LONG);
     d2.wait_for_text(&who, *LONG);
     let panes: Vec<String> = (0..20).map(|_| server.spawn_agent("claude")).collect();
+    let runs = |p: &String, log: &[serde_json::Value]| {
+        log.iter().filter(|e| e["pane"] == p.as_str()).count()
+    };
     support::wait_until("every pane ran 4 times", *LONG, || {
-        panes.iter().all(|p| server.log_entries_for(p).len() >= 4)
+        let log = server.log_entries();
+        panes.iter().all(|p| runs(p, &log) >= 4)
     });
-    // Long enough for a wrongly doubled resume (backoff 1 s) to show.
-    std::thread::sleep(Duration::from_secs(3));
+    // A span, not a wait: long enough for a wrongly doubled resume (backoff 1 s) to show.
+    support::holds_for(
+        "no pane runs more than 4 times",
+        Duration::from_secs(3),
+        || {
+            let log = server.log_entries();
+            panes.iter().all(|p| runs(p, &log) <= 4)
+        },
+    );
     for pane in &panes {
         let runs = server.log_entries_for(pane);
         assert_eq!(runs.len(), 4, "{pane}: 1 run + 3 resumes, never doubled");
@@ -112,7 +147,17 @@ fn a_daemon_and_two_dashboards_resume_twenty_crash_loops_exactly_once_each_time(
     server.wait_until("every give-up is journaled", *LONG, || {
         server.journal_count("gave_up", None) == 20
     });
-    std::thread::sleep(Duration::from_secs(2));
+    // Every death came before its pane's give-up; a span, not a wait, for a doubled event.
+    support::holds_for("nothing is journaled twice", Duration::from_secs(2), || {
+        [
+            ("died", 80),
+            ("resumed", 60),
+            ("scheduled", 60),
+            ("gave_up", 20),
+        ]
+        .iter()
+        .all(|(kind, most)| server.journal_count(kind, None) <= *most)
+    });
     assert_eq!(
         server.journal_count("died", None),
         80,
@@ -194,7 +239,12 @@ fn the_daemon_survives_its_tmux_server_going_away_and_supervises_the_next_one() 
     server.wait_until("the new agent is resumed", *LONG, || {
         server.log_entries().len() >= before + 2
     });
-    std::thread::sleep(Duration::from_secs(3));
+    // A span, not a wait: long enough for a wrongly doubled resume (backoff 1 s) to show.
+    support::holds_for(
+        "the new agent runs no more than twice",
+        Duration::from_secs(3),
+        || server.log_entries().len() <= before + 2,
+    );
     let runs: Vec<_> = server.log_entries().split_off(before);
     assert_eq!(runs.len(), 2, "{runs:#?}");
     assert!(runs.iter().all(|r| r["pane"] == pane.as_str()));
@@ -267,9 +317,13 @@ fn the_tmux_conf_line_from_the_readme_starts_one_daemon_for_its_server() {
         line = status_of(&server, &cfg);
         line.contains("✔ supervision: daemon ") && !line.contains("daemon 0 ")
     });
-    // Sourced again (a config reload): still one daemon, the same one.
+    // Sourced again (a config reload): still one daemon, the same one, once the second
+    // `--detach` is over (tmux has forked the job by the time source-file returns).
     server.tmux_ok(&["source-file", conf]);
-    std::thread::sleep(Duration::from_secs(1));
+    let tmux_pid = server.server_pid().unwrap();
+    server.wait_until("the second --detach is over", *LONG, || {
+        !job_runs(tmux_pid, "--detach")
+    });
     assert_eq!(status_of(&server, &cfg), line);
     server.agentwatch_ok(&["daemon", "--stop"]);
 }

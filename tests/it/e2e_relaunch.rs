@@ -74,7 +74,10 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
     ui.wait_for_text("no session id: R starts a fresh session", *WAIT);
     ui.send_keys(&["r"]);
-    std::thread::sleep(Duration::from_millis(600));
+    // A span, not a wait: nothing marks the end of "r starts nothing".
+    crate::support::holds_for("r starts nothing", Duration::from_millis(600), || {
+        server.log_entries_for(&pane).len() == 1
+    });
     assert_eq!(
         server.log_entries_for(&pane).len(),
         1,

@@ -213,6 +213,9 @@ fn an_agent_that_ended_under_a_living_bash_c_is_not_relaunched_over_it() {
     ui.wait_for_text("process exited (code unknown)", *WAIT);
     let screen = ui.wait_for_text("claude ended, but bash still runs in the pane", *WAIT);
     ui.send_keys(&["r"]);
-    std::thread::sleep(Duration::from_secs(1));
+    // A span, not a wait: nothing marks the end of "r starts nothing".
+    crate::support::holds_for("r starts nothing", Duration::from_secs(1), || {
+        server.log_entries_for(&pane).len() == 1
+    });
     assert_eq!(server.log_entries_for(&pane).len(), 1, "{screen}");
 }
