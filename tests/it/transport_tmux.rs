@@ -40,14 +40,23 @@ fn steady_polling_over_control_mode_starts_no_tmux_process() {
     server.new_window(&["claude"]);
     let (ui, log) = start(&server, &[]);
     ui.wait_for_text("● running", *WAIT);
-    std::thread::sleep(Duration::from_secs(2)); // settle: option writes, first previews
+    // Steady once its control client is attached: from then on every call goes over it
+    // (option writes, previews).
+    support::wait_until("agentwatch's control client is attached", *WAIT, || {
+        server
+            .tmux_ok(&["list-clients", "-F", "#{client_control_mode}"])
+            .lines()
+            .any(|l| l == "1")
+    });
     let before = calls(&log).len();
-    std::thread::sleep(Duration::from_secs(3)); // six ticks
-    let during: Vec<String> = calls(&log)[before..].to_vec();
-    assert!(
-        during.is_empty(),
-        "tmux processes started in steady state: {during:?}"
-    );
+    // Six ticks: a span, not a wait, in none of which a tmux process may start.
+    support::holds_for("no tmux process starts", Duration::from_secs(3), || {
+        let during = calls(&log)[before..].to_vec();
+        if !during.is_empty() {
+            eprintln!("tmux processes started in steady state: {during:?}");
+        }
+        during.is_empty()
+    });
     let all = calls(&log);
     assert_eq!(
         all.iter().filter(|c| c.contains("-C attach")).count(),
@@ -79,6 +88,8 @@ fn a_dead_control_client_falls_back_at_once_and_reconnects_with_backoff() {
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
     // Still watching: the death is seen over fork+exec.
     ui.wait_for_text("process exited (code 4)", *WAIT);
+    // Not a wait: the fault under test, a connection killed every 500 ms for 6 s (the
+    // bounds below count the attempts that 1-2-4 s backoff allows in that time).
     for _ in 0..12 {
         kill_control();
         std::thread::sleep(Duration::from_millis(500));
