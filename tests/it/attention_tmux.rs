@@ -3,8 +3,6 @@
 //! `status --json`, journaled and kept in `@agentwatch_state` once per edge, and is not
 //! once it writes again after the prompt is answered.
 
-use std::time::Duration;
-
 use crate::support::{TmuxServer, WAIT};
 
 fn status_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
@@ -60,8 +58,17 @@ fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
     assert_eq!(status_row(&server, &busy)["state"], "idle");
     // Answered: it writes again, and waits no more. tmux keeps a window's output time in
     // whole seconds, so output in the very second of the prompt cannot be told from it (no
-    // person answers that fast; the test would).
-    std::thread::sleep(Duration::from_millis(1_100));
+    // person answers that fast; the test would): the answer waits for the clock to leave it.
+    let prompted: u64 = server
+        .pane_field(&pane, "#{window_activity}")
+        .parse()
+        .unwrap();
+    server.wait_until("the second of the prompt is over", *WAIT, || {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        now.as_secs() > prompted
+    });
     std::fs::write(server.agent_dir.join("answered"), "").unwrap();
     let screen = ui.wait_for("the wait to end", *WAIT, |s| {
         !s.contains("waiting for input") && !s.contains("waiting)")

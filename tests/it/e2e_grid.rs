@@ -183,8 +183,13 @@ fn a_dead_agents_last_words_stay_on_its_card_after_its_window_shrinks() {
         "0",
         "the words went into the history"
     );
-    // Read again (its history changed), a tick or two later.
-    std::thread::sleep(Duration::from_secs(3));
+    // Read again (its history changed) a tick or two later, and the words kept all along: a
+    // span, not a wait, as nothing marks the read that could lose them.
+    crate::support::holds_for(
+        "the card shows the last words",
+        Duration::from_secs(3),
+        || ui.settled_screen().contains("Error: 529 Overloaded"),
+    );
     let screen = ui.wait_for_text("process exited (code 1)", *WAIT);
     assert!(screen.contains("Error: 529 Overloaded"), "{screen}");
 }

@@ -357,20 +357,18 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
             .find(|r| r["host"] == "box" && r["pane_id"] == pane)
             .cloned()
     };
-    let deadline = std::time::Instant::now() + *WAIT;
     let mut seen = Vec::new();
-    while std::time::Instant::now() < deadline {
+    // Every 300 ms: each look is an agentwatch status over ssh. The asserts below say what
+    // was missing if it never came.
+    support::poll_every(Duration::from_millis(300), *WAIT, || {
         seen = rows();
         let found = |pane: &str, id: &str| {
             row(&seen, pane).is_some_and(|r| r["agent"] == "claude" && r["session_id"] == id)
         };
         let typed = row(&seen, &shell)
             .is_some_and(|r| r["agent"] == "codex" && r["session_id"] == TYPED_ID);
-        if found(&wrapped, REMOTE_ID) && typed {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
+        found(&wrapped, REMOTE_ID) && typed
+    });
     let wrapped_row = row(&seen, &wrapped).unwrap_or_default();
     assert_eq!(wrapped_row["agent"], "claude", "{seen:#?}");
     assert_eq!(wrapped_row["session_id"], REMOTE_ID, "{seen:#?}");
@@ -391,7 +389,8 @@ fn agents_under_a_wrapper_or_typed_at_a_prompt_there_are_found_with_their_ids() 
     std::fs::write(&script, "#!/bin/sh\necho a script claude\nsleep 100000\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     // Old enough to be settled when the dashboard first asks (a young process is asked
-    // again at every poll anyway).
+    // again at every poll anyway). Not a wait: the process's age is the thing, and only
+    // the clock makes it.
     std::thread::sleep(Duration::from_millis(
         3000u64.saturating_sub(prompt_born.elapsed().as_millis() as u64),
     ));

@@ -74,7 +74,18 @@ fn a_burst_of_deaths_is_all_banners_and_exactly_one_resume_each() {
     support::wait_until("every dying agent resumed", *LONG, || {
         dying.iter().all(|p| server.log_entries_for(p).len() >= 3)
     });
-    std::thread::sleep(Duration::from_secs(2)); // room for a doubled relaunch to show up
+    // Room for a doubled relaunch to show up: a span, not a wait.
+    support::holds_for(
+        "no agent runs more often than it should",
+        Duration::from_secs(2),
+        || {
+            let log = server.log_entries();
+            panes.iter().all(|p| {
+                let want = if dying.contains(&p) { 3 } else { 1 };
+                log.iter().filter(|e| e["pane"] == p.as_str()).count() <= want
+            })
+        },
+    );
     for p in &panes {
         let want = if dying.contains(&p) { 3 } else { 1 };
         assert_eq!(server.log_entries_for(p).len(), want, "{p}");

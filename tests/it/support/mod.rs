@@ -836,6 +836,23 @@ impl UiServer {
         self.tmux_ok(&["capture-pane", "-p", "-t", &self.pane])
     }
 
+    /// The screen once two captures 40 ms apart agree, as [`UiServer::wait_for`] takes it
+    /// (a capture can land in a frame tmux is still parsing); the last capture if it never
+    /// settles in ten tries. For checks that have no wait around them, as in
+    /// [`holds_for`].
+    pub fn settled_screen(&self) -> String {
+        let mut screen = self.screen();
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(40));
+            let again = self.screen();
+            if again == screen {
+                break;
+            }
+            screen = again;
+        }
+        screen
+    }
+
     pub fn screen_ansi(&self) -> String {
         self.tmux_ok(&["capture-pane", "-p", "-e", "-t", &self.pane])
     }
