@@ -57,6 +57,7 @@ impl Answer for Fake {
     async fn answer(&self, effect: Effect) -> Option<Msg> {
         match effect {
             Effect::Poll { .. } => {
+                // On tokio's paused clock: the poll's delay is an input, no real time passes.
                 tokio::time::sleep(self.poll_delay).await;
                 let listing = Listing {
                     panes: vec![self.pane()],
@@ -117,6 +118,7 @@ impl Answer for Fake {
 fn quit_after(after: Duration) -> impl futures_util::Stream<Item = Msg> + Unpin {
     Box::pin(
         futures_util::stream::once(async move {
+            // On tokio's paused clock, as above: no real time passes.
             tokio::time::sleep(after).await;
             Msg::Action(Action::Quit)
         })

@@ -85,6 +85,7 @@ async fn control_mode_survives_a_client_attaching_detaching_and_resizing() {
             .filter(|c| steady.contains(&c.pane.id.to_string()))
             .count();
         assert_eq!(seen, steady.len(), "round {round}: every pane is seen");
+        // Not a wait: the pace of the traffic, for the soak's 8 s (the thing under test).
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(

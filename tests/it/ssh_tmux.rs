@@ -115,6 +115,7 @@ async fn a_server_behind_ssh_is_polled_over_one_connection_and_found_again_after
             Instant::now() < deadline,
             "not back over control mode: {listed:?}"
         );
+        // The pace of this wait (each try may start ssh), whose deadline is above.
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }

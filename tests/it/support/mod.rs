@@ -92,6 +92,10 @@ pub static LONG: Scaled = Scaled::new(Duration::from_secs(60));
 /// How often the waits below look again.
 const POLL: Duration = Duration::from_millis(25);
 
+/// How long after a capture of the dashboard a second one must agree with it for the screen
+/// to count as settled ([`UiServer::wait_for`]).
+const SETTLE: Duration = Duration::from_millis(40);
+
 /// How often [`look_until`] and [`looks_hold`] have an in-process agentwatch look (each
 /// look is a round of tmux calls).
 const LOOK: Duration = Duration::from_millis(50);
@@ -289,7 +293,7 @@ fn wait_exit(
                 screen()
             );
         }
-        std::thread::sleep(Duration::from_millis(25));
+        std::thread::sleep(POLL);
     }
 }
 
@@ -843,7 +847,7 @@ impl UiServer {
     pub fn settled_screen(&self) -> String {
         let mut screen = self.screen();
         for _ in 0..10 {
-            std::thread::sleep(Duration::from_millis(40));
+            std::thread::sleep(SETTLE);
             let again = self.screen();
             if again == screen {
                 break;
@@ -905,7 +909,7 @@ impl UiServer {
         loop {
             let screen = self.screen();
             if pred(&screen) {
-                std::thread::sleep(Duration::from_millis(40));
+                std::thread::sleep(SETTLE);
                 // Never settled in time: the last one that held is the best there is.
                 if self.screen() == screen || start.elapsed() > timeout {
                     return screen;
@@ -915,7 +919,7 @@ impl UiServer {
             if start.elapsed() > timeout {
                 panic!("timed out after {timeout:?} waiting for {what}; last screen:\n{screen}");
             }
-            std::thread::sleep(Duration::from_millis(25));
+            std::thread::sleep(POLL);
         }
     }
 }
