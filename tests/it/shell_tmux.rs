@@ -135,7 +135,15 @@ async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_
 
     state.grid.selected = PaneId::parse(&pane);
     send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
-    let runs = server.wait_log(&pane, 2);
+    // What r said and what the shell shows, if the resume never runs.
+    let said = card(&state, &pane).and_then(|c| c.notice.as_ref().map(|n| n.text.clone()));
+    let ran = support::poll_until(*WAIT, || server.log_entries_for(&pane).len() >= 2);
+    assert!(
+        ran,
+        "the resume never ran; r said {said:?}; the pane:\n{}",
+        server.capture_all(&pane)
+    );
+    let runs = server.log_entries_for(&pane);
     until(&mut state, &io, "running again", |s| {
         life(s, &pane) == Some(Life::Running)
     })

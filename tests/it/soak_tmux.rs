@@ -88,11 +88,22 @@ async fn control_mode_survives_a_client_attaching_detaching_and_resizing() {
         // Not a wait: the pace of the traffic, for the soak's 8 s (the thing under test).
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // The server answers, as itself: its pid in /proc alone could be a zombie (a crashed
+    // server that nothing has reaped yet).
+    let answer = server.tmux(&["display-message", "-p", "#{pid}"]);
     assert!(
-        std::path::Path::new(&format!("/proc/{tmux_pid}")).exists(),
-        "the tmux server survived {round} rounds"
+        answer.status.success()
+            && String::from_utf8_lossy(&answer.stdout).trim() == tmux_pid.to_string(),
+        "the tmux server survived {round} rounds: {}",
+        String::from_utf8_lossy(&answer.stderr)
     );
-    support::wait_until("the client is attached again", *WAIT, ordinary);
+    let attached = support::poll_until(*WAIT, ordinary);
+    assert!(
+        attached,
+        "the client never attached again; its pane ({:?}):\n{}",
+        client.exit(),
+        client.screen()
+    );
     // The death in the middle of it all has its banner.
     let id = PaneId::parse(&doomed).unwrap();
     let life = state.cards.iter().find(|c| c.pane.id == id).map(|c| c.life);
