@@ -446,12 +446,14 @@ impl TmuxServer {
         std::fs::write(file, plan).expect("write plan");
     }
 
-    /// Parsed lines of `agents/log.jsonl` (one per fake agent start).
+    /// Parsed lines of `agents/log.jsonl` (one per fake agent start). A last line without
+    /// its newline is one an agent is still writing (a read can see an append half done,
+    /// where the line crosses a page): it is not counted until it is whole.
     pub fn log_entries(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(self.agent_dir.join("log.jsonl"))
             .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n') && !l.trim().is_empty())
             .map(|l| serde_json::from_str(l).expect("valid log line"))
             .collect()
     }
