@@ -274,7 +274,7 @@ fn detach_starts_one_daemon_in_the_background_and_stop_ends_it() {
     let (code, pid, err) = run(&["--detach"]);
     assert_eq!(code, Some(0), "{err}");
     let pid: u32 = pid.parse().expect("it prints the pid");
-    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    assert!(support::pid_alive(pid), "the daemon runs");
     assert!(status_of(&server, &cfg).contains(&format!("daemon {pid}")));
     // Again: the one that runs is named, none is added (a tmux.conf line may run twice).
     let (code, again, err) = run(&["--detach"]);

@@ -122,9 +122,8 @@ fn ui_server_runs_program_and_servers_die_on_drop() {
     let pid = srv.server_pid().unwrap();
     drop(ui);
     drop(srv);
-    let gone = |p: u32| !std::path::Path::new(&format!("/proc/{p}")).exists();
     support::wait_until("private servers exited", *WAIT, || {
-        gone(pid) && gone(ui_pid)
+        !support::pid_alive(pid) && !support::pid_alive(ui_pid)
     });
 }
 

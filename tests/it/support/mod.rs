@@ -234,8 +234,16 @@ fn tmux_command(socket: &Path, dir: &Path, bin_dir: &Path, agent_dir: &Path) -> 
     cmd
 }
 
-fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+/// Whether `pid` runs: it is in /proc and not a zombie (an exited process nothing has reaped
+/// yet; a container's init can take its time), so that a wait for a server's exit ends when
+/// it exits.
+pub fn pid_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            != Some("Z")
+    })
 }
 
 /// `kill-server` on exactly this socket, then SIGKILL exactly `pid` if it
