@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::support::{self, TmuxServer, LONG, WAIT};
+use agentwatch::core::card::{Auto, Card};
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;

@@ -12,7 +12,6 @@ use agentwatch::config::Config;
 use agentwatch::core::card::Life;
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::core::card::Life;
 use agentwatch::run::Io;
 
 #[tokio::test]

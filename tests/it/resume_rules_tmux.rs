@@ -10,10 +10,10 @@ use crate::support::argv;
 use std::time::Duration;
 
 use crate::support::{self, TmuxServer, LONG, WAIT};
+use agentwatch::core::card::{Auto, Card};
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
-use agentwatch::core::card::{Auto, Card};
 use agentwatch::run::Io;
 
 fn watcher(server: &TmuxServer) -> (State, Io) {

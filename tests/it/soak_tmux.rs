@@ -6,8 +6,8 @@
 use crate::support;
 use std::time::{Duration, Instant};
 
-use agentwatch::core::card::Life;
 use crate::support::{TmuxServer, WAIT};
+use agentwatch::core::card::Life;
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::run::look_once;
 
