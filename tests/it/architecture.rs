@@ -193,3 +193,34 @@ fn no_source_file_is_over_800_lines() {
         long.join("\n")
     );
 }
+
+/// Every run of agentwatch from a test has HOME and the XDG dirs in the test's temp dir, so
+/// no journal line or log of a test lands in the user's own: the binary is only started
+/// through the helpers that set them (`TmuxServer::agentwatch`, `support::agentwatch_in`),
+/// or inside a test server's pane, whose environment has them from the server.
+#[test]
+fn tests_start_agentwatch_only_with_private_home_and_xdg_dirs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let mut bare = Vec::new();
+    for file in rust_files(&root) {
+        let text = std::fs::read_to_string(&file).expect("read test");
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !line.contains("Command::new(env!(\"CARGO_BIN_EXE_agentwatch\"))") {
+                continue;
+            }
+            // In the helpers: the private dirs are set on the very next line.
+            let next = lines.get(i + 1).copied().unwrap_or_default();
+            let helper = file.ends_with("support/mod.rs")
+                && (next.contains("env_for_child") || next.contains("private_home"));
+            if !helper {
+                bare.push(format!("{}:{}: {}", file.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "start agentwatch with server.agentwatch() or support::agentwatch_in(dir):\n{}",
+        bare.join("\n")
+    );
+}

@@ -216,8 +216,7 @@ fn a_hook_plugins_pane_options_say_what_the_agent_does_until_they_are_unset() {
 /// agent's environment (for claude, `$TMUX` and `$TMUX_PANE` of its pane).
 fn run_hook(server: &TmuxServer, agent: &str, event: &str, pane: Option<&str>, json: &str) {
     use std::io::Write;
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
+    let mut cmd = server.agentwatch();
     cmd.env("TMUX", server.tmux_env_value());
     match pane {
         Some(p) => cmd.env("TMUX_PANE", p),

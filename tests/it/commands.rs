@@ -10,8 +10,7 @@ use std::time::Duration;
 use crate::support::{TmuxServer, WAIT};
 
 fn aw(server: &TmuxServer, args: &[&str]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
+    let mut cmd = server.agentwatch();
     let home = server.dir.path().to_string_lossy().into_owned();
     cmd.env("XDG_STATE_HOME", format!("{home}/state"))
         .env("XDG_DATA_HOME", format!("{home}/data"))
@@ -272,8 +271,7 @@ fn events_with_a_server_named_show_its_own_and_without_name_the_others() {
     let json = aw(&server, &["events", "--json"]);
     assert_eq!(String::from_utf8_lossy(&json.stdout).lines().count(), 2);
     // Without -S: every server's, the other one named.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
+    let mut cmd = server.agentwatch();
     let all = cmd
         .env("XDG_STATE_HOME", format!("{home}/state"))
         .env("HOME", &home)
@@ -306,8 +304,7 @@ fn events_follow_sees_a_death_after_it_started_and_the_hook_gets_json_once() {
     )
     .unwrap();
 
-    let mut follow = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut follow);
+    let mut follow = server.agentwatch();
     let mut follow = follow
         .env("XDG_STATE_HOME", format!("{home}/state"))
         .args(["events", "--follow", "--json"])
@@ -472,8 +469,9 @@ fn doctor_says_plainly_that_an_agent_missing_from_path_is_not_installed() {
 fn completions_and_the_man_page_are_printed() {
     // agentwatch prints each shell's completion script itself: no shell is run here, so
     // none needs to be installed (the snippets run in real shells in shell_tmux.rs).
+    let home = tempfile::tempdir().unwrap();
     for shell in ["bash", "zsh", "fish"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        let out = support::agentwatch_in(home.path())
             .args(["completions", shell])
             .output()
             .unwrap();
@@ -484,7 +482,7 @@ fn completions_and_the_man_page_are_printed() {
             "{shell}"
         );
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+    let out = support::agentwatch_in(home.path())
         .arg("man")
         .output()
         .unwrap();
@@ -516,8 +514,9 @@ fn roff_text(s: &str) -> String {
 /// page, with the command's own options, and a command that is not one is said with the list.
 #[test]
 fn each_command_named_in_the_man_page_has_a_page_of_its_own() {
+    let home = tempfile::tempdir().unwrap();
     let man = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        support::agentwatch_in(home.path())
             .arg("man")
             .args(args)
             .output()
@@ -561,7 +560,8 @@ fn each_command_named_in_the_man_page_has_a_page_of_its_own() {
 
 #[test]
 fn the_man_page_has_keys_files_environment_and_exit_status_with_every_key_of_the_table() {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+    let home = tempfile::tempdir().unwrap();
+    let out = support::agentwatch_in(home.path())
         .arg("man")
         .output()
         .unwrap();
@@ -678,8 +678,7 @@ fn on_a_full_disk_doctor_fails_the_journal_and_a_cut_append_does_not_lose_the_ne
     if full_disk(&disk).is_none() {
         return;
     }
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
+    let mut cmd = server.agentwatch();
     let out = cmd
         .env("XDG_STATE_HOME", disk.join("state"))
         .arg("-S")

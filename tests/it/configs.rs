@@ -67,7 +67,8 @@ fn the_binary_exits_2_on_a_bad_config_and_on_a_missing_one() {
             "cannot read the config file",
         ),
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+        let home = tempfile::tempdir().unwrap();
+        let out = crate::support::agentwatch_in(home.path())
             .args(["-c", &cfg, "-S", "/nonexistent.sock"])
             .env_remove("TMUX")
             .output()

@@ -66,8 +66,7 @@ fn a_killed_server_is_one_banner_that_survives_a_restart_and_r_brings_the_agents
     let w = work.to_string_lossy().into_owned();
     let sock = server.socket.to_string_lossy().into_owned();
     let spawn = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-        server.env_for_child(&mut cmd);
+        let mut cmd = server.agentwatch();
         let out = cmd
             .args(["-S", &sock, "spawn"])
             .args(args)
@@ -248,9 +247,8 @@ fn a_tmux_older_than_3_1_is_refused_with_a_clear_message() {
         dir.path().display(),
         std::env::var("PATH").unwrap()
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+    let out = crate::support::agentwatch_in(dir.path())
         .env("PATH", path)
-        .env_remove("TMUX")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -1,7 +1,7 @@
 //! `--help` and `-h` of agentwatch and of every command (hidden ones too: they print help)
 //! fit in 80 columns where no terminal says how wide it is, and wrap to a narrower one.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use clap::CommandFactory;
 use unicode_width::UnicodeWidthStr;
@@ -25,7 +25,8 @@ fn command_paths() -> Vec<Vec<String>> {
 /// The help printed into a pipe, with no terminal on stdin, stdout or stderr (clap asks
 /// all three for a width), and `$COLUMNS` as given.
 fn help(path: &[String], flag: &str, columns: Option<&str>) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = crate::support::agentwatch_in(home.path());
     cmd.args(path).arg(flag).stdin(Stdio::null());
     match columns {
         Some(c) => cmd.env("COLUMNS", c),

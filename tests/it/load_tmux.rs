@@ -3,7 +3,6 @@
 //! (`bench/load.sh` runs the full size: 200 panes, 40 sessions, 20 deaths.)
 
 use crate::support;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::{TmuxServer, LONG, WAIT};
@@ -19,8 +18,7 @@ fn a_burst_of_deaths_is_all_banners_and_exactly_one_resume_each() {
     let sock = server.socket.to_string_lossy().into_owned();
     let mut panes = Vec::new();
     for i in 0..PANES {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-        server.env_for_child(&mut cmd);
+        let mut cmd = server.agentwatch();
         let out = cmd
             .args([
                 "-S",

@@ -5,7 +5,6 @@
 use crate::support::argv;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use crate::support::{self, TmuxServer, WAIT};
@@ -19,8 +18,7 @@ use agentwatch::core::state::State;
 use agentwatch::run::{look_once, send, Io};
 
 fn agentwatch(server: &TmuxServer, args: &[&str]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
-    server.env_for_child(&mut cmd);
+    let mut cmd = server.agentwatch();
     cmd.arg("-S")
         .arg(&server.socket)
         .args(args)

@@ -74,7 +74,8 @@ fn answer(server: &TmuxServer, pane: &str, prefix: &str) -> (String, String) {
 
 fn snippet(server: &TmuxServer, shell: &str) -> String {
     let path = server.dir.path().join(format!("agentwatch.{shell}"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentwatch"))
+    let out = server
+        .agentwatch()
         .args(["shell-init", shell])
         .output()
         .unwrap();

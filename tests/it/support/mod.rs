@@ -200,8 +200,10 @@ pub fn holds_for<F: FnMut() -> bool>(what: &str, span: Duration, mut cond: F) {
 /// and `TMUX_TMPDIR` inside the temp dir so a stray socket-less `tmux` call can
 /// never reach the user's real server. The agents' own stores (claude's, codex's,
 /// gemini's) are in the temp dir too: agentwatch reads them, and never the user's; they do
-/// not exist until a test makes them (`TmuxServer::agent_store`).
+/// not exist until a test makes them (`TmuxServer::agent_store`). HOME and the XDG dirs are
+/// the temp dir's ([`private_home`]), so nothing a test starts writes to the user's.
 fn apply_env(cmd: &mut Command, dir: &Path, bin_dir: &Path, agent_dir: &Path) {
+    private_home(cmd, dir);
     let mut paths = vec![bin_dir.to_path_buf()];
     if let Some(old) = std::env::var_os("PATH") {
         paths.extend(std::env::split_paths(&old));
@@ -216,6 +218,29 @@ fn apply_env(cmd: &mut Command, dir: &Path, bin_dir: &Path, agent_dir: &Path) {
         .env("CLAUDE_CONFIG_DIR", dir.join("claude"))
         .env("CODEX_HOME", dir.join("codex"))
         .env("GEMINI_CLI_HOME", dir.join("gemini-home"));
+}
+
+/// HOME (`<dir>/home`) and the XDG config, data, state and cache dirs (`<dir>/config`,
+/// `data`, `state`, `cache`) inside `dir`: agentwatch's journal, log, roster and crash
+/// records, and anything else a program started by a test keeps, stay in the test's dir.
+pub fn private_home(cmd: &mut Command, dir: &Path) {
+    let home = dir.join("home");
+    let _ = std::fs::create_dir_all(&home);
+    cmd.env("HOME", home)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env_remove("AGENTWATCH_CONFIG");
+}
+
+/// The agentwatch binary for a run with no test server: no inherited `TMUX`, HOME and XDG
+/// dirs in `dir` (a temp dir the caller keeps).
+pub fn agentwatch_in(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+    private_home(&mut cmd, dir);
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    cmd
 }
 
 /// The tmux under test: `$AGENTWATCH_TEST_TMUX` (a path, e.g. tmux 3.5a unpacked beside the
@@ -657,6 +682,14 @@ impl TmuxServer {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The real agentwatch binary with this server's test environment (private HOME and XDG
+    /// dirs among it), no arguments yet.
+    pub fn agentwatch(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentwatch"));
+        self.env_for_child(&mut cmd);
+        cmd
     }
 
     /// The real agentwatch binary with this server's test environment, `-S <socket>` and
