@@ -58,7 +58,7 @@ pub fn load(cli: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError
     let Some((path, explicit)) = locate(cli) else {
         return Ok((Config::default(), None));
     };
-    match std::fs::read_to_string(&path) {
+    match read_file(&path) {
         Ok(text) => parse(&text, &path).map(|c| (c, Some(path))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
             Ok((Config::default(), None))
@@ -73,6 +73,44 @@ pub fn load(cli: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError
             ),
         }),
     }
+}
+
+/// A config file is text of a few KiB; past this it is not one (`-c /dev/zero`).
+pub const MAX_BYTES: u64 = 1 << 20;
+
+/// Reads a config file: a regular file (not a directory, a device or a pipe, which would
+/// read forever or block), of at most [`MAX_BYTES`].
+fn read_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "it is not a regular file (a directory, a device or a pipe)",
+        ));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is {} bytes; a config file is at most {} KiB",
+            meta.len(),
+            MAX_BYTES >> 10
+        )));
+    }
+    // Not blocking, should it have been swapped for a pipe since; and never more than the
+    // limit, should it grow.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let mut text = String::new();
+    f.take(MAX_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it grew past {} KiB while read",
+            MAX_BYTES >> 10
+        )));
+    }
+    Ok(text)
 }
 
 /// Parses and validates config text; `file` is only used in error messages.

@@ -79,3 +79,55 @@ fn the_binary_exits_2_on_a_bad_config_and_on_a_missing_one() {
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
 }
+
+/// What is not a config file is refused at once, not read without end: a device that never
+/// ends (`/dev/zero`), a pipe nobody writes (which would block forever), a directory, and a
+/// file far past any config's size.
+#[test]
+fn a_config_that_is_a_device_a_pipe_a_directory_or_huge_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string and mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let huge = dir.path().join("huge.toml");
+    std::fs::write(&huge, "# x\n".repeat(600_000)).unwrap();
+    for (cfg, want) in [
+        ("/dev/zero".into(), "not a regular file"),
+        (fifo, "not a regular file"),
+        (dir.path().to_path_buf(), "not a regular file"),
+        (huge, "bytes; a config file is at most 1024 KiB"),
+    ] {
+        let start = std::time::Instant::now();
+        let mut child = crate::support::agentwatch_in(dir.path())
+            .arg("-c")
+            .arg(&cfg)
+            .args(["-S", "/nonexistent.sock", "status"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut status = None;
+        let ended = crate::support::poll_until(*crate::support::WAIT, || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        });
+        if !ended {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{}: still reading it after {:?}",
+                cfg.display(),
+                start.elapsed()
+            );
+        }
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.unwrap().code(), Some(2), "{}: {err}", cfg.display());
+        assert!(err.contains(want), "{}: {err}", cfg.display());
+        assert!(
+            err.contains(&cfg.display().to_string()),
+            "names the file: {err}"
+        );
+    }
+}
