@@ -290,6 +290,57 @@ fn spawn_refuses_unknown_kinds_missing_programs_and_directories_with_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cwd /no/such/dir: no such directory"));
 }
 
+/// A fresh machine (or one after a reboot): `$TMUX_TMPDIR/tmux-<uid>` does not exist yet,
+/// and tmux, given the socket with `-S`, neither makes it nor fails (it says "error
+/// creating …" and exits 0). spawn makes it, private, and the agent runs; where the server
+/// still cannot be created, spawn exits 2 with tmux's words.
+#[test]
+fn spawn_outside_tmux_with_a_fresh_tmux_tmpdir_starts_the_agent_or_says_tmuxs_words() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "sleep 300\nexit 0\n");
+    let fresh = server.dir.path().join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let own = fresh.join(format!("tmux-{uid}"));
+    let started = server.started_on(own.join("default"));
+    let out = server
+        .agentwatch()
+        .env("TMUX_TMPDIR", &fresh)
+        .args(["spawn", "claude"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let pane = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(pane.starts_with('%'), "{pane:?} {said}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&own).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "private, as tmux makes it");
+    let listed = started.tmux(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{pane_id} #{pane_current_command}",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains(&pane),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    // A TMUX_TMPDIR that does not exist at all: tmux cannot make its socket; spawn says so.
+    let out = server
+        .agentwatch()
+        .env("TMUX_TMPDIR", fresh.join("no/such/dir"))
+        .args(["spawn", "claude"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("No such file or directory"), "{said}");
+    assert!(out.stdout.is_empty(), "no pane id: {:?}", out.stdout);
+}
+
 #[test]
 fn spawn_keeps_a_pane_that_dies_at_once_and_records_everything_on_it() {
     let server = TmuxServer::start();

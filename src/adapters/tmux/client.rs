@@ -388,6 +388,20 @@ impl Tmux {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.exec_said(args, timeout).await.map(|(out, _)| out)
+    }
+
+    /// Runs tmux as a process and returns its stdout and what it said on stderr: a tmux
+    /// that could not create its server's socket says so there and still exits 0.
+    pub async fn exec_said<I, S>(
+        &self,
+        args: I,
+        timeout: Duration,
+    ) -> Result<(Vec<u8>, String), TmuxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<S> = args.into_iter().collect();
         let mut cmd = self
             .reach
@@ -412,7 +426,8 @@ impl Tmux {
             Err(_) => return Err(TmuxError::TimedOut { after: timeout }),
         };
         if out.status.success() {
-            return Ok(out.stdout);
+            let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Ok((out.stdout, said));
         }
         if let (super::reach::Reach::Ssh(s), Some(detail)) = (
             &self.reach,

@@ -837,6 +837,51 @@ impl Drop for TmuxServer {
     }
 }
 
+/// A server a test had agentwatch start on `socket` (inside the test's dir), asked with the
+/// test's environment and killed, by its pid, when dropped.
+pub struct StartedServer<'a> {
+    server: &'a TmuxServer,
+    pub socket: PathBuf,
+}
+
+impl TmuxServer {
+    /// The server agentwatch is to start on `socket`, to be asked and killed afterwards.
+    pub fn started_on(&self, socket: PathBuf) -> StartedServer<'_> {
+        assert!(
+            socket.starts_with(self.dir.path()),
+            "only a socket of this test"
+        );
+        StartedServer {
+            server: self,
+            socket,
+        }
+    }
+}
+
+impl StartedServer<'_> {
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        self.server
+            .command(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+}
+
+impl Drop for StartedServer<'_> {
+    fn drop(&mut self) {
+        let pid = self
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .stdout
+            .as_slice()
+            .to_vec();
+        let pid = String::from_utf8_lossy(&pid).trim().parse().ok();
+        if pid.is_some() {
+            kill_private_server(self.server.command(&self.socket), pid);
+        }
+    }
+}
+
 /// A second private tmux server whose single pane runs the program under test.
 pub struct UiServer {
     pub socket: PathBuf,
