@@ -17,7 +17,12 @@
 //!   starts a fresh session.
 //! - opencode `-s <id>` of a session not in `$FAKE_AGENT_DIR/opencode/sessions/` prints
 //!   `Error: Session not found: <id>` and exits 1.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -36,13 +36,13 @@ fn main() -> ExitCode {
         }) => {
             use agentwatch::commands::hooks;
             let Some(path) = agent.config_path() else {
-                eprintln!("agentwatch hooks: no home directory (set HOME)");
+                agentwatch::tell!("agentwatch hooks: no home directory (set HOME)");
                 return ExitCode::from(2);
             };
             let exe = match std::env::current_exe() {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("agentwatch hooks: cannot find my own binary: {e}");
+                    agentwatch::tell!("agentwatch hooks: cannot find my own binary: {e}");
                     return ExitCode::from(2);
                 }
             };
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("agentwatch hooks: {e}");
+                    agentwatch::tell!("agentwatch hooks: {e}");
                     ExitCode::from(2)
                 }
             };
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
             let exe = match std::env::current_exe() {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("agentwatch demo: cannot find my own binary: {e}");
+                    agentwatch::tell!("agentwatch demo: cannot find my own binary: {e}");
                     return ExitCode::from(2);
                 }
             };
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
                 Ok(status) if status.success() => ExitCode::SUCCESS,
                 Ok(_) => ExitCode::FAILURE,
                 Err(e) => {
-                    eprintln!("agentwatch demo: {e}");
+                    agentwatch::tell!("agentwatch demo: {e}");
                     ExitCode::from(2)
                 }
             };
@@ -100,7 +100,7 @@ fn main() -> ExitCode {
                 // `agentwatch man | head`: the reader had enough.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("agentwatch man: {e}");
+                    agentwatch::tell!("agentwatch man: {e}");
                     ExitCode::from(2)
                 }
             };
@@ -117,14 +117,14 @@ fn main() -> ExitCode {
                 None => None,
                 Some((_, Some(ms))) => Some(ms),
                 Some((s, None)) => {
-                    eprintln!(
+                    agentwatch::tell!(
                         "agentwatch events: --since {s:?}: use a duration like 90s, 10m, 2h or 1d"
                     );
                     return ExitCode::from(2);
                 }
             };
             let Some(path) = agentwatch::adapters::store::journal::default_path() else {
-                eprintln!("agentwatch events: no home directory, so no journal (set HOME)");
+                agentwatch::tell!("agentwatch events: no home directory, so no journal (set HOME)");
                 return ExitCode::from(2);
             };
             let now = run::Clock::start().now();
@@ -144,7 +144,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("agentwatch events: {}: {e}", path.display());
+                    agentwatch::tell!("agentwatch events: {}: {e}", path.display());
                     ExitCode::from(2)
                 }
             };
@@ -157,11 +157,15 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("agentwatch: cannot start the async runtime: {e}");
+            agentwatch::tell!("agentwatch: cannot start the async runtime: {e}");
             return ExitCode::from(2);
         }
     };
-    rt.block_on(run(cli))
+    let code = rt.block_on(run(cli));
+    // A blocking task still under way (a read of a slow disk) does not hold the exit: a
+    // dashboard whose terminal went away is gone within a second.
+    rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    code
 }
 
 async fn run(cli: Cli) -> ExitCode {
@@ -171,13 +175,13 @@ async fn run(cli: Cli) -> ExitCode {
     let (mut config, _path) = match config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("agentwatch: {e}");
+            agentwatch::tell!("agentwatch: {e}");
             return ExitCode::from(2);
         }
     };
     // `--ssh DEST`: hosts beside the config's, named by their destination.
     if let Err(e) = config.add_ssh(&cli.ssh) {
-        eprintln!("agentwatch: {e}");
+        agentwatch::tell!("agentwatch: {e}");
         return ExitCode::from(2);
     }
     let socket = resolve_socket(&cli.server());
@@ -193,16 +197,16 @@ async fn run(cli: Cli) -> ExitCode {
     };
     match tmux.version().await {
         Ok(v) if v < MIN_TMUX => {
-            eprintln!("agentwatch: tmux {v} is too old: agentwatch needs tmux {MIN_TMUX} or newer (per-pane options); exit codes by signal need 3.3+");
+            agentwatch::tell!("agentwatch: tmux {v} is too old: agentwatch needs tmux {MIN_TMUX} or newer (per-pane options); exit codes by signal need 3.3+");
             return ExitCode::from(2);
         }
         Ok(_) => {}
         Err(TmuxError::NotInstalled) => {
-            eprintln!("agentwatch: tmux is not installed (not found on PATH): install it, e.g. `apt-get install tmux` or `brew install tmux`");
+            agentwatch::tell!("agentwatch: tmux is not installed (not found on PATH): install it, e.g. `apt-get install tmux` or `brew install tmux`");
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("agentwatch: {e}");
+            agentwatch::tell!("agentwatch: {e}");
             return ExitCode::from(2);
         }
     }
@@ -259,7 +263,7 @@ async fn run(cli: Cli) -> ExitCode {
                     agentwatch::commands::print_then("status", &text, code)
                 }
                 Err(e) => {
-                    eprintln!("agentwatch status: {e}");
+                    agentwatch::tell!("agentwatch status: {e}");
                     ExitCode::from(2)
                 }
             }
@@ -272,7 +276,7 @@ async fn run(cli: Cli) -> ExitCode {
             {
                 Ok(text) => agentwatch::commands::print_then("explain", &text, ExitCode::SUCCESS),
                 Err(e) => {
-                    eprintln!("agentwatch explain: {e}");
+                    agentwatch::tell!("agentwatch explain: {e}");
                     ExitCode::from(2)
                 }
             }
@@ -295,7 +299,7 @@ async fn run(cli: Cli) -> ExitCode {
                     None => {
                         let known: Vec<&str> =
                             config.hosts.iter().map(|h| h.name.as_str()).collect();
-                        eprintln!(
+                        agentwatch::tell!(
                             "agentwatch spawn: no host {name:?} ({}): add a [[hosts]] table with name = {name:?} to the config, or give --ssh {name}",
                             if known.is_empty() {
                                 "none is configured".to_string()
@@ -312,7 +316,7 @@ async fn run(cli: Cli) -> ExitCode {
                     agentwatch::commands::print_then("spawn", &format!("{id}\n"), ExitCode::SUCCESS)
                 }
                 Err(e) => {
-                    eprintln!("agentwatch spawn: {e}");
+                    agentwatch::tell!("agentwatch spawn: {e}");
                     ExitCode::from(2)
                 }
             }
@@ -320,7 +324,7 @@ async fn run(cli: Cli) -> ExitCode {
         None => match run::tui::dashboard(&cli, &config, tmux, tick).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("agentwatch: {e}");
+                agentwatch::tell!("agentwatch: {e}");
                 ExitCode::FAILURE
             }
         },
@@ -331,7 +335,7 @@ async fn run(cli: Cli) -> ExitCode {
 /// starts anything (exit 2).
 fn no_terminal(who: &str) -> Option<ExitCode> {
     let why = run::tui::no_terminal()?;
-    eprintln!("{who}: {why}");
+    agentwatch::tell!("{who}: {why}");
     Some(ExitCode::from(2))
 }
 

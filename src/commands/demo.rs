@@ -73,10 +73,10 @@ pub fn run(agentwatch: &Path) -> Result<ExitStatus, DemoError> {
     let failed = !matches!(&result, Ok(s) if s.success()) && !STOP.load(Ordering::SeqCst);
     let kept_log = if failed { demo.keep_log() } else { None };
     for problem in demo.clean_up() {
-        eprintln!("agentwatch demo: {problem}");
+        crate::tell!("agentwatch demo: {problem}");
     }
     if let Some(log) = kept_log {
-        eprintln!(
+        crate::tell!(
             "agentwatch demo: the dashboard's log is kept in {}",
             log.display()
         );
@@ -321,7 +321,7 @@ impl Demo {
 impl Drop for Demo {
     fn drop(&mut self) {
         for problem in self.clean_up() {
-            eprintln!("agentwatch demo: {problem}");
+            crate::tell!("agentwatch demo: {problem}");
         }
     }
 }

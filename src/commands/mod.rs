@@ -28,6 +28,23 @@ pub fn print_out(text: &str) -> std::io::Result<()> {
     }
 }
 
+/// A line on stderr, whatever becomes of it: `eprintln!` panics when stderr cannot be
+/// written (a terminal that is gone), and a message must never turn into a panic.
+pub fn tell(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+/// `tell!("...", args)`: [`tell`] with `format!` arguments; every message of agentwatch on
+/// stderr goes through it.
+#[macro_export]
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        $crate::commands::tell(&format!($($arg)*))
+    };
+}
+
 /// [`print_out`] for what is only said: a line nobody reads is no failure of the command.
 pub fn say(text: &str) {
     let _ = print_out(text);
@@ -44,7 +61,7 @@ pub fn print_then(
     match print_out(text) {
         Ok(()) => code,
         Err(e) => {
-            eprintln!("agentwatch {command}: cannot write to stdout: {e}");
+            crate::tell!("agentwatch {command}: cannot write to stdout: {e}");
             std::process::ExitCode::from(2)
         }
     }

@@ -55,7 +55,7 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
         Ok(Some(held)) => held,
         Ok(None) => {
             let who = lock::holder(&locks.daemon).ok().flatten();
-            eprintln!(
+            crate::tell!(
                 "agentwatch daemon: another daemon already supervises {} ({}); `agentwatch daemon --stop` ends it",
                 socket.display(),
                 who.map(|w| describe(&w)).unwrap_or_else(|| "pid unknown".into())
@@ -63,7 +63,7 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
             return ExitCode::FAILURE;
         }
         Err(e) => {
-            eprintln!(
+            crate::tell!(
                 "agentwatch daemon: cannot take the lock {}: {e} (is TMUX_TMPDIR a directory of yours?)",
                 locks.daemon.display()
             );
@@ -106,9 +106,9 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
         }
         Err(e) => {
             tracing::error!("daemon {} failed: {e}", me.pid);
-            eprintln!("agentwatch daemon: {e}");
+            crate::tell!("agentwatch daemon: {e}");
             if let Some(log) = log {
-                eprintln!("agentwatch daemon: details in {}", log.display());
+                crate::tell!("agentwatch daemon: details in {}", log.display());
             }
             ExitCode::FAILURE
         }
@@ -194,7 +194,7 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("agentwatch daemon: cannot start it: {e}");
+            crate::tell!("agentwatch daemon: cannot start it: {e}");
             return ExitCode::from(2);
         }
     };

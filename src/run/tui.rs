@@ -185,14 +185,26 @@ pub async fn dashboard(
     }
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        use std::sync::atomic::Ordering::SeqCst;
+        // A panic inside this hook (or a second thread's) says nothing more: the first one
+        // is reported, and nothing here may wait on what the panicking frame holds.
+        static IN_HOOK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if IN_HOOK.swap(true, SeqCst) {
+            return;
+        }
         let bt = std::backtrace::Backtrace::force_capture();
-        tracing::error!("panic: {info}\n{bt}");
-        super::PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Straight to the log file, not through tracing: the panic may be in its writer.
+        super::logging::panic_line(&format!("{info}\n{bt}"));
+        super::PANICKED.store(true, SeqCst);
+        if TERMINAL_GONE.load(SeqCst) {
+            // Nothing to restore, nowhere to report.
+            return;
+        }
         if mouse {
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
         // The terminal back to normal, then color-eyre's report on it.
-        ratatui::restore();
+        let _ = ratatui::try_restore();
         report(info);
     }));
     let size = terminal
@@ -209,23 +221,36 @@ pub async fn dashboard(
     state.story.started = Some(clock.now());
     state.tz = look.tz.clone();
     let elector = super::elector::Elector::for_server(tmux.socket(), false, clock.now());
-    let keys =
-        EventStream::new().filter_map(|ev| async move { ev.ok().and_then(super::input::message) });
+    // A terminal that cannot be read any more (its server killed, its window closed) is
+    // gone: quit, as on SIGHUP, rather than read it again and again.
+    let keys = EventStream::new().filter_map(|ev| async move {
+        match ev {
+            Ok(ev) => super::input::message(ev),
+            Err(e) => {
+                tracing::info!("the terminal cannot be read ({e}): quitting");
+                TERMINAL_GONE.store(true, std::sync::atomic::Ordering::SeqCst);
+                Some(Msg::Action(crate::core::msg::Action::Quit))
+            }
+        }
+    });
     // SIGTERM, SIGHUP (the terminal went away), SIGINT and SIGQUIT quit like q: the terminal
     // is restored on the way out (SIGQUIT's default would leave it in the alternate screen
-    // with the cursor hidden, and dump core).
+    // with the cursor hidden, and dump core); after SIGHUP there is none to restore.
     let mut stops = Vec::new();
-    for kind in [
-        tokio::signal::unix::SignalKind::terminate(),
-        tokio::signal::unix::SignalKind::hangup(),
-        tokio::signal::unix::SignalKind::interrupt(),
-        tokio::signal::unix::SignalKind::quit(),
+    for (kind, gone) in [
+        (tokio::signal::unix::SignalKind::terminate(), false),
+        (tokio::signal::unix::SignalKind::hangup(), true),
+        (tokio::signal::unix::SignalKind::interrupt(), false),
+        (tokio::signal::unix::SignalKind::quit(), false),
     ] {
         if let Ok(s) = tokio::signal::unix::signal(kind) {
-            stops.push(futures_util::stream::unfold(s, |mut s| async move {
-                s.recv()
-                    .await
-                    .map(|()| (Msg::Action(crate::core::msg::Action::Quit), s))
+            stops.push(futures_util::stream::unfold(s, move |mut s| async move {
+                s.recv().await?;
+                if gone {
+                    tracing::info!("SIGHUP: the terminal went away; quitting");
+                    TERMINAL_GONE.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                Some((Msg::Action(crate::core::msg::Action::Quit), s))
             }));
         }
     }
@@ -258,19 +283,63 @@ pub async fn dashboard(
             }
         });
     }
-    let result = super::run(&mut terminal, &mut state, &look, io, tick, Box::pin(input)).await;
+    let result = super::run(
+        &mut terminal,
+        &mut state,
+        &look,
+        std::sync::Arc::clone(&io),
+        tick,
+        Box::pin(input),
+    )
+    .await;
+    // A frame that could not be written to a terminal that is gone is the same news.
+    let result = match result {
+        Err(e) if is_gone(&e) => {
+            tracing::info!("the terminal cannot be written ({e}): quitting");
+            TERMINAL_GONE.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        }
+        r => r,
+    };
+    let gone = TERMINAL_GONE.load(std::sync::atomic::Ordering::SeqCst);
     // After a panic the hook has restored the terminal already; leaving the alternate
-    // screen a second time would wipe the report it printed.
-    if !super::PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+    // screen a second time would wipe the report it printed. A terminal that is gone is
+    // written nothing.
+    if !super::PANICKED.load(std::sync::atomic::Ordering::SeqCst) && !gone {
         if mouse {
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
-        ratatui::restore();
+        let _ = ratatui::try_restore();
     }
-    if let (Err(_), Some(log)) = (&result, log) {
-        eprintln!("agentwatch: details in {}", log.display());
+    if gone {
+        // Dropped, it would show the cursor on the terminal that is gone, and print the
+        // failure to stderr (a panic, with stderr that terminal).
+        std::mem::forget(terminal);
+        tracing::info!("left with the terminal gone");
+    }
+    if let (Err(_), Some(log), false) = (&result, log, gone) {
+        crate::commands::tell(&format!("agentwatch: details in {}", log.display()));
     }
     result
+}
+
+/// The terminal this dashboard draws on went away (SIGHUP, or it can no longer be read or
+/// written): nothing is restored on it or printed to it on the way out.
+pub static TERMINAL_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// An error that says the terminal is gone: an I/O error of a terminal that hung up.
+fn is_gone(e: &color_eyre::Report) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::NotConnected
+            ) || matches!(
+                io.raw_os_error(),
+                Some(libc::EIO) | Some(libc::ENXIO) | Some(libc::EPIPE)
+            )
+        })
 }
 
 #[cfg(test)]

@@ -1,7 +1,12 @@
 //! The integration tests, in one binary: one link instead of one per file. Each module is
 //! one area; `support` holds the private tmux servers, the dashboard under test, sshd and
 //! the fake agents they share.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 mod support;
 
