@@ -48,10 +48,17 @@ pub async fn relaunch(
     })?;
     if let Some(dir) = crash_dir {
         crate::adapters::store::crash_records::save(dir, &plan, meta, &output, now).map_err(|e| {
-            Failure::lasting(format!(
-                "could not save the crash record in {} ({e}): relaunch refused so its output is not lost",
-                dir.display()
-            ))
+            Failure {
+                unsaved: Some(crate::core::errors::StoreError {
+                    what: "crash record",
+                    path: dir.to_path_buf(),
+                    reason: e.to_string(),
+                }),
+                ..Failure::lasting(format!(
+                    "could not save the crash record in {} ({e}): relaunch refused so its output is not lost",
+                    dir.display()
+                ))
+            }
         })?;
     }
     let mut args = match &how {

@@ -52,6 +52,8 @@ impl Check {
 pub struct Context<'a> {
     pub config: Result<(&'a Config, Option<&'a Path>), &'a crate::config::ConfigError>,
     pub state_dir: Option<std::path::PathBuf>,
+    /// Where crash records are kept.
+    pub crash_dir: Option<std::path::PathBuf>,
     pub home: Option<std::path::PathBuf>,
     pub shell: Option<String>,
 }
@@ -249,29 +251,65 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             Some("fix the key named above, or move the file away to use defaults".into()),
         ),
     });
-    out.push(match &ctx.state_dir {
-        Some(dir) => match writable(dir) {
-            Ok(()) => Check::new(
-                Level::Ok,
-                "journal",
-                format!("{} is writable", dir.join("journal.jsonl").display()),
-                None,
-            ),
-            Err(e) => Check::new(
-                Level::Fail,
-                "journal",
-                format!("{}: {e}", dir.display()),
-                Some("make the directory writable, or set XDG_STATE_HOME".into()),
-            ),
-        },
-        None => Check::new(
+    match &ctx.state_dir {
+        Some(dir) => {
+            out.push(store_check("journal", &dir.join("journal.jsonl"), false));
+            out.push(store_check("roster", &dir.join("lost-agents.json"), false));
+        }
+        None => out.push(Check::new(
             Level::Warn,
             "journal",
             "no home directory: no journal, log or roster",
             Some("set HOME".into()),
-        ),
-    });
+        )),
+    }
+    if let Some(dir) = &ctx.crash_dir {
+        out.push(store_check("crash records", dir, true));
+    }
     out
+}
+
+/// One of agentwatch's own files (or, `dir`, a directory of them): tried as it will be
+/// written, not only its directory (a path that is a directory, a file not ours to write).
+fn store_check(what: &str, path: &Path, dir: bool) -> Check {
+    let fix = |s: &str| Some(s.to_string());
+    let result = (|| -> std::io::Result<()> {
+        if dir {
+            return writable(path);
+        }
+        if let Some(parent) = path.parent() {
+            writable(parent)?;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => Err(std::io::Error::other(
+                "it is not a regular file (a directory?), so it cannot be written",
+            )),
+            Ok(_) => std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map(drop),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    })();
+    match result {
+        Ok(()) => Check::new(
+            Level::Ok,
+            what,
+            format!("{} is writable", path.display()),
+            None,
+        ),
+        Err(e) => Check::new(
+            Level::Fail,
+            what,
+            format!("{}: {e}", path.display()),
+            if std::fs::metadata(path).is_ok_and(|m| !dir && m.is_dir()) {
+                fix("move the directory away: agentwatch keeps a file there")
+            } else {
+                fix("make it writable (and free some space), or set XDG_STATE_HOME / XDG_DATA_HOME")
+            },
+        ),
+    }
 }
 
 /// What doctor says of a program it cannot find: the same words for tmux and every agent.
@@ -600,6 +638,7 @@ pub async fn cli(cli: &crate::cli::Cli) -> std::process::ExitCode {
             Err(e) => Err(e),
         },
         state_dir: crate::adapters::store::state_dir(),
+        crash_dir: crate::adapters::respawn::default_crash_dir(),
         home: std::env::var_os("HOME").map(std::path::PathBuf::from),
         shell: std::env::var("SHELL").ok(),
     };
@@ -660,6 +699,26 @@ mod tests {
         assert_eq!(
             there.line(),
             "✔ agent claude: /usr/bin/claude (2.1.0 (Claude Code))"
+        );
+    }
+
+    #[test]
+    fn a_store_path_that_is_a_directory_fails_and_a_file_or_a_free_path_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.jsonl");
+        assert_eq!(store_check("journal", &journal, false).level, Level::Ok);
+        std::fs::write(&journal, "{}\n").unwrap();
+        assert_eq!(store_check("journal", &journal, false).level, Level::Ok);
+        std::fs::remove_file(&journal).unwrap();
+        std::fs::create_dir(&journal).unwrap();
+        let c = store_check("journal", &journal, false);
+        assert_eq!(c.level, Level::Fail, "{}", c.line());
+        assert!(c.detail.contains("not a regular file"), "{}", c.line());
+        assert!(c.fix.unwrap().contains("move the directory away"));
+        // The crash records' directory is one.
+        assert_eq!(
+            store_check("crash records", &journal, true).level,
+            Level::Ok
         );
     }
 

@@ -125,7 +125,10 @@ where
             | Effect::Log(_) = effect
             {
                 // Synchronous and instant: keep them in order (a kick before the poll after it).
-                io.answer(effect).await;
+                // Their answer (a journal line that could not be written) still comes back.
+                if let Some(m) = io.answer(effect).await {
+                    let _ = tx.send(m);
+                }
                 continue;
             }
             let (io, tx) = (Arc::clone(&io), tx.clone());

@@ -274,7 +274,10 @@ impl Io {
                         reason: e.to_string(),
                     }
                 });
-                Msg::Journaled(result)
+                Msg::Stored {
+                    what: "journal",
+                    result,
+                }
             }
             Effect::Notify { events, bell_only } => {
                 if let Some(cfg) = &self.notify {
@@ -329,15 +332,21 @@ impl Io {
                 crate::adapters::store::roster::load(p, &self.tmux().socket().display().to_string())
             })),
             Effect::SaveRoster(roster) => {
-                if let Some(path) = &self.roster {
-                    let socket = self.tmux().socket().display().to_string();
-                    if let Err(e) =
-                        crate::adapters::store::roster::save(path, &socket, roster.as_ref())
-                    {
+                let path = self.roster.as_ref()?;
+                let socket = self.tmux().socket().display().to_string();
+                let result = crate::adapters::store::roster::save(path, &socket, roster.as_ref())
+                    .map_err(|e| {
                         tracing::warn!("saving {}: {e}", path.display());
-                    }
+                        StoreError {
+                            what: "roster",
+                            path: path.clone(),
+                            reason: e.to_string(),
+                        }
+                    });
+                Msg::Stored {
+                    what: "roster",
+                    result,
                 }
-                return None;
             }
             Effect::Recreate(plans) => {
                 let mut results = Vec::new();

@@ -116,12 +116,35 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     if c.gave_up > 0 {
         of_dead.push(format!("{} gave up", c.gave_up));
     }
-    if of_dead.is_empty() {
+    // What goes wrong with supervision itself, in the alarm style: the rest of the header
+    // may be cut at 80 columns, these must not be (the counts give up their details first).
+    let alarms = supervision_alarms(state);
+    let w = |s: &str| text::width(s);
+    let counts_full = format!(
+        " · {} dead ({}) · {} finished",
+        c.dead,
+        of_dead.join(", "),
+        c.finished
+    );
+    let room = usize::from(area.width);
+    let terse = !alarms.is_empty()
+        && spans.iter().map(|s| w(&s.content)).sum::<usize>()
+            + w(&counts_full)
+            + alarms.iter().map(|(_, short)| w(short)).sum::<usize>()
+            > room;
+    if of_dead.is_empty() || terse {
         spans.push(st(format!(" · {} dead", c.dead)));
     } else {
         spans.push(st(format!(" · {} dead ({})", c.dead, of_dead.join(", "))));
     }
-    spans.push(st(format!(" · {} finished", c.finished)));
+    if !terse {
+        spans.push(st(format!(" · {} finished", c.finished)));
+    }
+    for (long, short) in alarms {
+        // In full when it fits (a file's path), else what failed and why.
+        let fits = spans.iter().map(|s| w(&s.content)).sum::<usize>() + w(&long) <= room;
+        spans.push(Span::styled(if fits { long } else { short }, t.alarm()));
+    }
     if !state.grid.filter.is_empty() {
         spans.push(st(format!(
             " · {} of {} shown",
@@ -137,9 +160,6 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             " · {}",
             wave.describe(&state.supervision.pacing)
         )));
-    }
-    if let Some(e) = &state.supervision.journal_error {
-        spans.push(st(format!(" · {}", text::printable(&e.to_string()))));
     }
     let malformed = state.servers.local().malformed;
     if malformed > 0 {
@@ -200,6 +220,19 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled(format!(" {}{sock}", " ".repeat(pad)), base));
     }
     line_fit(spans, area.width).render(area, buf);
+}
+
+/// What goes wrong with supervision itself, each said in full and short: a file of
+/// agentwatch's own that cannot be written.
+fn supervision_alarms(state: &State) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in state.supervision.store_errors.values() {
+        out.push((
+            format!(" · {}", text::printable(&e.to_string())),
+            format!(" · {} not written: {}", e.what, text::printable(&e.reason)),
+        ));
+    }
+    out
 }
 
 /// The spans cut to `width` columns, by display width, with `…` where a cut falls.

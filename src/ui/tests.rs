@@ -499,16 +499,53 @@ fn a_journal_that_cannot_be_written_is_said_in_the_header_until_a_write_succeeds
         path: "/s/journal.jsonl".into(),
         reason: "No space left on device (os error 28)".into(),
     };
-    s.update(Msg::Journaled(Err(e)), s.now);
+    s.update(
+        Msg::Stored {
+            what: "journal",
+            result: Err(e),
+        },
+        s.now,
+    );
     let t = render(&s, 160, 30, &Look::plain());
     assert!(
-        find(&t, "No space left on device").is_some(),
+        find(
+            &t,
+            "journal /s/journal.jsonl not written: No space left on device"
+        )
+        .is_some(),
         "{:?}",
         t.backend()
     );
-    s.update(Msg::Journaled(Ok(())), s.now);
+    // At 80 columns: what failed and why, before anything else the header says.
+    let t = render(&s, 80, 24, &Look::plain());
+    assert!(
+        find(&t, "journal not written: No space left").is_some(),
+        "{:?}",
+        t.backend()
+    );
+    // Another file's failure is its own, and a journal write that succeeds clears only it.
+    let roster = crate::core::errors::StoreError {
+        what: "roster",
+        path: "/s/roster.json".into(),
+        reason: "Is a directory (os error 21)".into(),
+    };
+    s.update(
+        Msg::Stored {
+            what: "roster",
+            result: Err(roster),
+        },
+        s.now,
+    );
+    s.update(
+        Msg::Stored {
+            what: "journal",
+            result: Ok(()),
+        },
+        s.now,
+    );
     let t = render(&s, 160, 30, &Look::plain());
-    assert!(find(&t, "not written").is_none());
+    assert!(find(&t, "journal").is_none(), "{:?}", t.backend());
+    assert!(find(&t, "roster /s/roster.json not written").is_some());
 }
 
 /// Every view, as a user sees it at 80x24 and at 40x12 (issue 18): the grid's cards and

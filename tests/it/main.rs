@@ -37,6 +37,7 @@ mod scale_tmux;
 mod shell_tmux;
 mod soak_tmux;
 mod ssh_tmux;
+mod stores_tmux;
 mod transport_tmux;
 mod tree_tmux;
 mod two_instances_tmux;

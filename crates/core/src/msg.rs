@@ -175,8 +175,12 @@ pub enum Msg {
         pane: PaneId,
         found: Option<(String, &'static str)>,
     },
-    /// An event was appended to the journal, or could not be (a full disk).
-    Journaled(Result<(), StoreError>),
+    /// One of agentwatch's own files was written (`what`: `journal`, `roster`), or could
+    /// not be (a full disk, its path a directory).
+    Stored {
+        what: &'static str,
+        result: Result<(), StoreError>,
+    },
     /// The last lines a dead pane printed (`None`: they could not be read).
     Tail {
         pane: PaneId,

@@ -52,6 +52,8 @@ pub struct Failure {
     /// Waiting will not remove the cause (the directory is gone, the crash record cannot be
     /// written): trying again on a timer only burns the auto-resume budget.
     pub lasting: bool,
+    /// The crash record could not be written (said in the header until one can be).
+    pub unsaved: Option<crate::errors::StoreError>,
 }
 
 impl Failure {
@@ -59,6 +61,7 @@ impl Failure {
         Failure {
             why: why.into(),
             lasting: true,
+            unsaved: None,
         }
     }
 }
@@ -68,6 +71,7 @@ impl From<String> for Failure {
         Failure {
             why,
             lasting: false,
+            unsaved: None,
         }
     }
 }

@@ -75,14 +75,23 @@ impl Drop for Daemon {
 }
 
 /// `agentwatch doctor`'s line about the daemon.
-pub fn status_of(server: &TmuxServer, config: &std::path::Path) -> String {
-    let out = server
-        .agentwatch_command(&["-c", config.to_str().unwrap(), "doctor"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
+pub fn status_of(server: &TmuxServer, _config: &std::path::Path) -> String {
+    doctor(server)
         .lines()
         .find(|l| l.contains("daemon"))
         .unwrap_or_default()
         .to_string()
+}
+
+/// `agentwatch doctor`'s report. Its own config, with no control-mode probe: tmux before
+/// 3.7 can crash when a control client leaves (doctor's probe) while another attaches (a
+/// daemon starting), and this is asked in loops while daemons start.
+pub fn doctor(server: &TmuxServer) -> String {
+    let own = server.dir.path().join("doctor.toml");
+    std::fs::write(&own, "control_mode = false\n").unwrap();
+    let out = server
+        .agentwatch_command(&["-c", own.to_str().unwrap(), "doctor"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

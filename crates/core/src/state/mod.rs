@@ -125,7 +125,7 @@ impl State {
                 auto_wrote: None,
                 notes: Vec::new(),
                 waits_told: HashMap::new(),
-                journal_error: None,
+                store_errors: Default::default(),
                 policies: config
                     .agents()
                     .all()
@@ -258,7 +258,7 @@ impl State {
             Msg::OptionsSet(_) => self.reads.options_in_flight = false,
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
             Msg::Tail { pane, text } => self.tail_read(pane, text, &mut fx),
-            Msg::Journaled(result) => self.supervision.journal_error = result.err(),
+            Msg::Stored { what, result } => self.stored(what, result),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
             Msg::Elected(e) => self.elected(e, &mut fx),
             Msg::JournalRead(events) => {
@@ -346,7 +346,7 @@ impl State {
         )
             .hash(&mut h);
         (
-            &self.supervision.journal_error,
+            &self.supervision.store_errors,
             self.servers.local().malformed,
         )
             .hash(&mut h);

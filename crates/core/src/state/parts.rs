@@ -127,8 +127,9 @@ pub struct Supervision {
     pub(super) notes: Vec<Event>,
     /// When each pane's last wait was announced.
     pub(super) waits_told: HashMap<PaneId, Millis>,
-    /// Why the last journal write failed, until one succeeds: said in the header.
-    pub journal_error: Option<crate::errors::StoreError>,
+    /// Why the last write of each of agentwatch's own files (`journal`, `roster`, `crash
+    /// record`) failed, until one succeeds: said in the header.
+    pub store_errors: std::collections::BTreeMap<&'static str, crate::errors::StoreError>,
     pub(super) policies: HashMap<String, Policy>,
     pub(super) default_policy: Policy,
     /// How mass deaths are resumed, and the ones under way.

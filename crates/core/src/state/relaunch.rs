@@ -91,6 +91,14 @@ impl State {
             return;
         };
         let asked = self.cards[i].relaunch.take();
+        // Its crash record was saved first, or could not be.
+        match &result {
+            Err(resume::Failure {
+                unsaved: Some(e), ..
+            }) => self.stored("crash record", Err(e.clone())),
+            Ok(_) => self.stored("crash record", Ok(())),
+            Err(_) => {}
+        }
         if let Ok(plan) = &result {
             let card = &mut self.cards[i];
             match &plan.session_id {

@@ -2,6 +2,7 @@
 //! answers, the shared `A` switch, and the journal's story of each card told once at start.
 
 use super::*;
+use crate::errors::StoreError;
 use crate::msg::Event;
 use crate::time;
 use jiff::tz::TimeZone;
@@ -26,6 +27,18 @@ impl State {
                 "{} supervises the server now",
                 supervisor_name(e.by.as_ref())
             ))));
+        }
+    }
+
+    /// One of agentwatch's own files was written, or could not be: kept until it can be.
+    pub(super) fn stored(&mut self, what: &'static str, result: Result<(), StoreError>) {
+        match result {
+            Ok(()) => {
+                self.supervision.store_errors.remove(what);
+            }
+            Err(e) => {
+                self.supervision.store_errors.insert(what, e);
+            }
         }
     }
 
