@@ -216,9 +216,9 @@ async fn run(cli: Cli) -> ExitCode {
         }
     }
     match &cli.command {
-        Some(Command::Daemon(d)) if d.stop => run::daemon::stop(&socket),
+        Some(Command::Daemon(d)) if d.stop => run::daemon::stop(&tmux).await,
         Some(Command::Daemon(d)) if d.detach => {
-            run::daemon::detach(&socket, cli.config.as_deref(), &cli.ssh)
+            run::daemon::detach(&tmux, cli.config.as_deref(), &cli.ssh).await
         }
         Some(Command::Daemon(_)) => run::daemon::run(&config, tmux, tick, true).await,
         Some(
@@ -242,10 +242,25 @@ async fn run(cli: Cli) -> ExitCode {
             )
             .await
             {
-                Ok((rows, down)) => {
+                Ok(agentwatch::commands::status::Snapshot {
+                    rows,
+                    down,
+                    unsupervised,
+                }) => {
                     // Never fewer agents than there are without saying so.
                     for (host, e) in &down {
-                        eprintln!("agentwatch status: host {host}: {e}: its agents are not listed");
+                        agentwatch::tell!(
+                            "agentwatch status: host {host}: {e}: its agents are not listed"
+                        );
+                    }
+                    // A supervisor that stopped answering is news; none at all is the
+                    // usual state of a server without a daemon, said only on dead rows.
+                    if let Some(why @ agentwatch::core::lease::Claim::Lapsed { .. }) = &unsupervised
+                    {
+                        agentwatch::tell!(
+                            "agentwatch status: {}: its dead agents are not resumed",
+                            why.why_unsupervised().unwrap_or_default()
+                        );
                     }
                     let text = if *json {
                         format!(

@@ -107,7 +107,7 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             None
         }
     };
-    out.push(supervision_check(tmux.socket()));
+    out.push(supervision_check(tmux, listing.is_some()).await);
     if let Some(l) = &listing {
         let agents = ctx
             .config
@@ -360,51 +360,100 @@ fn passthrough_check(value: &str) -> Check {
     }
 }
 
-/// Who supervises the server (auto-resume, journal, notifications), and since when.
-fn supervision_check(socket: &Path) -> Check {
-    use crate::adapters::store::lock::{self, ServerLocks};
-    let locks = ServerLocks::new(&lock::lock_dir(), socket);
+/// Who supervises the server (auto-resume, journal, notifications), and since when: the
+/// claim in the server, which every instance on every path to it reads; this path's daemon
+/// lock when the server cannot be asked.
+async fn supervision_check(tmux: &Tmux, reachable: bool) -> Check {
+    use crate::core::lease::Claim;
     let tz = crate::run::time_zone();
     let since = |ms| crate::core::time::local(ms, &tz);
     let fix = Some(
         "run `agentwatch daemon --detach`, or keep it always on (docs/guide/daemon.md: a tmux.conf line or a systemd user unit)"
             .to_string(),
     );
-    match (lock::holder(&locks.daemon), lock::holder(&locks.supervisor)) {
-        (Ok(Some(d)), _) => Check::new(
+    let now = crate::run::Clock::start().now();
+    let claim = match reachable {
+        true => crate::run::elector::look(tmux, now).await.ok(),
+        false => None,
+    };
+    match claim {
+        Some(Claim::Held(l)) if l.daemon => Check::new(
             Level::Ok,
             "supervision",
             format!(
                 "daemon {} supervises this server since {}",
-                d.pid,
-                since(d.since)
+                l.pid,
+                since(l.since)
             ),
             None,
         ),
-        (Ok(None), Ok(Some(s))) => Check::new(
+        Some(Claim::Held(l)) => Check::new(
             Level::Warn,
             "supervision",
             format!(
                 "no daemon: the dashboard with pid {} supervises, but only while it is open",
-                s.pid
+                l.pid
             ),
             fix,
         ),
-        (Ok(None), Ok(None)) => Check::new(
+        Some(Claim::Lapsed { lease, ago }) => {
+            let fix = if crate::run::elector::runs_here(&lease) {
+                format!(
+                    "`kill -CONT {}` if you stopped it; else `agentwatch daemon --stop` (or kill {}) and start it again; any dashboard you open takes over within seconds",
+                    lease.pid, lease.pid
+                )
+            } else {
+                "open a dashboard or run `agentwatch daemon --detach`: either takes the server over within seconds".into()
+            };
+            Check::new(
+                Level::Fail,
+                "supervision",
+                format!(
+                    "{} (stopped, hung or gone without letting go): a crash now is neither resumed nor journaled",
+                    Claim::Lapsed { lease, ago }
+                        .why_unsupervised()
+                        .unwrap_or_default()
+                ),
+                Some(fix),
+            )
+        }
+        Some(Claim::Free) => Check::new(
             Level::Warn,
             "supervision",
             "no daemon and no dashboard: a crash now is neither resumed nor journaled",
             fix,
         ),
-        (Err(e), _) | (_, Err(e)) => Check::new(
-            Level::Warn,
-            "supervision",
-            format!(
-                "cannot read the locks in {}: {e}",
-                lock::lock_dir().display()
-            ),
-            Some("point TMUX_TMPDIR at a directory of yours".into()),
-        ),
+        None => {
+            use crate::adapters::store::lock::{self, ServerLocks};
+            let locks = ServerLocks::new(&lock::lock_dir(), tmux.socket());
+            match lock::holder(&locks.daemon) {
+                Ok(Some(d)) => Check::new(
+                    Level::Ok,
+                    "supervision",
+                    format!(
+                        "daemon {} runs for this server since {} (it waits for the server)",
+                        d.pid,
+                        since(d.since)
+                    ),
+                    None,
+                ),
+                Ok(None) => Check::new(
+                    Level::Warn,
+                    "supervision",
+                    "no daemon runs for this server",
+                    fix,
+                ),
+                Err(e) => Check::new(
+                    Level::Warn,
+                    "supervision",
+                    format!(
+                        "cannot read the daemon's lock in {}: {e}",
+                        lock::lock_dir().display()
+                    ),
+                    Some("point TMUX_TMPDIR at a directory of yours".into()),
+                ),
+            }
+        }
     }
 }
 

@@ -301,8 +301,9 @@ fn files() -> Roff {
         ),
         (
             "$TMUX_TMPDIR/agentwatch-UID/",
-            "Locks (default /tmp/agentwatch-UID/): which process supervises each tmux server, \
-             and whether a daemon runs for it.",
+            "Locks (default /tmp/agentwatch-UID/): whether a daemon runs for each tmux \
+             server's path. Who supervises a server is kept in the server itself (the server \
+             option @agentwatch_lease), where every path to it finds it.",
         ),
     ] {
         item(&mut roff, path, text, None);

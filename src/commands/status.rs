@@ -7,6 +7,7 @@ use crate::adapters::poll::Prober;
 use crate::adapters::tmux::client::{kick_server, TmuxError};
 use crate::config::Config;
 use crate::core::card::{Auto, Card, Life};
+use crate::core::lease::Claim;
 use crate::core::msg::{Effect, Msg};
 use crate::core::pane::{Exit, ServerId};
 use crate::core::state::State;
@@ -109,6 +110,16 @@ fn state_word(card: &Card, max_attempts: u32) -> &'static str {
     }
 }
 
+/// One look at the agents, as `status` prints it.
+pub struct Snapshot {
+    pub rows: Vec<Row>,
+    /// Hosts that could not be asked, and why.
+    pub down: Vec<(String, TmuxError)>,
+    /// Why nobody supervises the server, when nobody does (from the claim in the server,
+    /// which the dashboards and the daemon keep): its dead agents are not resumed.
+    pub unsupervised: Option<Claim>,
+}
+
 /// Looks once (kicking the server for lost exit statuses, as the dashboard does).
 /// `all`: every pane, not only agents'.
 pub async fn snapshot(
@@ -116,8 +127,11 @@ pub async fn snapshot(
     prober: &Prober,
     remotes: &[Prober],
     all: bool,
-) -> Result<(Vec<Row>, Vec<(String, TmuxError)>), TmuxError> {
-    let state = look(config, prober, remotes, all).await?;
+) -> Result<Snapshot, TmuxError> {
+    let now = Clock::start().now();
+    let claim = crate::run::elector::look(prober.tmux(), now).await.ok();
+    let supervised = claim.as_ref().is_none_or(|c| c.holder().is_some());
+    let state = look_as(config, prober, remotes, all, supervised).await?;
     let down = state
         .servers
         .hosts()
@@ -128,7 +142,20 @@ pub async fn snapshot(
             _ => None,
         })
         .collect();
-    Ok((rows(&state, all), down))
+    let mut rows = rows(&state, all);
+    let unsupervised = claim.filter(|c| c.holder().is_none());
+    if let Some(why) = unsupervised.as_ref().and_then(Claim::why_unsupervised) {
+        // A dead agent nobody will resume: why, where no other reason is given.
+        for r in rows.iter_mut().filter(|r| r.is_dead() && r.host.is_none()) {
+            r.reason
+                .get_or_insert_with(|| format!("not resumed: {why}"));
+        }
+    }
+    Ok(Snapshot {
+        rows,
+        down,
+        unsupervised,
+    })
 }
 
 /// The core's state after one look: every pane read, the screens of agents seen for the
@@ -140,6 +167,17 @@ pub async fn look(
     remotes: &[Prober],
     all: bool,
 ) -> Result<State, TmuxError> {
+    look_as(config, prober, remotes, all, true).await
+}
+
+/// [`look`], judging deaths as the supervisor would (`supervised`), or as nobody does.
+async fn look_as(
+    config: &Config,
+    prober: &Prober,
+    remotes: &[Prober],
+    all: bool,
+    supervised: bool,
+) -> Result<State, TmuxError> {
     let clock = Clock::start();
     let mut state = State::new(
         config,
@@ -147,6 +185,7 @@ pub async fn look(
         prober.tmux().socket().display().to_string(),
         (200, 50),
     );
+    state.supervision.supervising = supervised;
     for round in 0..6 {
         let obs = prober.observe().await?;
         let now = clock.now();

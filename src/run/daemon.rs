@@ -1,5 +1,7 @@
 //! The daemon front end: the same loop as the dashboard with no screen, supervising one
-//! tmux server while no terminal is open. One per server, by a lock the kernel releases.
+//! tmux server while no terminal is open. One per server: by a lock the kernel releases (the
+//! fast path, for one path to the server), and by the claim in the server itself, which
+//! every path to it finds (`core::lease`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,15 +9,16 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::elector::Elector;
+use super::elector::{self, Elector};
 use super::event_loop::{drive, Screenless};
 use crate::adapters::poll::Prober;
 use crate::adapters::store::lock::{self, ServerLocks};
 use crate::adapters::tmux::client::Tmux;
 use crate::config::Config;
+use crate::core::lease::Claim;
 use crate::core::msg::{Action, Msg, Supervisor};
 use crate::core::state::State;
-use crate::core::time;
+use crate::core::time::{self, Millis};
 
 /// How long `--detach` waits for the new daemon to hold its lock, and `--stop` for the
 /// old one to let go of it.
@@ -34,9 +37,19 @@ fn describe(s: &Supervisor) -> String {
     )
 }
 
-/// The daemon that supervises the server at `socket`, if one runs.
-pub fn running(socket: &Path) -> std::io::Result<Option<Supervisor>> {
-    lock::holder(&locks(socket).daemon)
+/// The daemon that holds the server: the one its claim names, by whatever path it was
+/// started (with `lapsed`: its claim run out, it stopped answering); else the one holding
+/// this path's lock (a server not answering cannot be asked).
+pub async fn running(tmux: &Tmux) -> std::io::Result<Option<(Supervisor, Option<Millis>)>> {
+    let now = super::Clock::start().now();
+    match tokio::time::timeout(Duration::from_secs(3), elector::look(tmux, now)).await {
+        Ok(Ok(Claim::Held(l))) if l.daemon => return Ok(Some((elector::supervisor(&l), None))),
+        Ok(Ok(Claim::Lapsed { lease, ago })) if lease.daemon && elector::runs_here(&lease) => {
+            return Ok(Some((elector::supervisor(&lease), Some(ago))))
+        }
+        _ => {}
+    }
+    Ok(lock::holder(&locks(tmux.socket()).daemon)?.map(|d| (d, None)))
 }
 
 /// `agentwatch daemon`: supervises until SIGTERM or SIGINT (exit 0); exit 1 at once when
@@ -71,6 +84,24 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
         }
     };
     let log = super::logging::init_with(to_stderr);
+    // The claim in the server: another path to it (a symlink, a hard link) finds the daemon
+    // that holds it, which this path's lock cannot.
+    let elector = Elector::new(me);
+    let first = tokio::time::timeout(tmux.timeout(), elector.elect(&tmux, clock.now())).await;
+    if let Ok(e) = &first {
+        if let Some(other) = e.by.filter(|b| !e.mine && b.daemon) {
+            crate::tell!(
+                "agentwatch daemon: another daemon already supervises this server ({}, by its claim in the server; started for another path to it); `agentwatch daemon --stop` ends it",
+                describe(&other)
+            );
+            tracing::warn!(
+                "daemon {} not started: daemon {} holds the server",
+                me.pid,
+                other.pid
+            );
+            return ExitCode::FAILURE;
+        }
+    }
     tracing::info!(
         "agentwatch {} daemon {} supervising {}",
         env!("CARGO_PKG_VERSION"),
@@ -95,10 +126,18 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(notify)
         .with_crash_cap(&config.crash_records)
-        .with_elector(Elector::new(locks, me))
+        .with_elector(elector)
         .with_remotes(super::remote_probers(config)),
     );
-    let result = drive(&mut Screenless, &mut state, io, tick, stops()).await;
+    let result = drive(
+        &mut Screenless,
+        &mut state,
+        std::sync::Arc::clone(&io),
+        tick,
+        stops(),
+    )
+    .await;
+    io.release().await;
     match result {
         Ok(()) => {
             tracing::info!("daemon {} stopped", me.pid);
@@ -146,20 +185,33 @@ fn stops() -> std::pin::Pin<Box<dyn futures_util::Stream<Item = Msg> + Send>> {
 }
 
 /// `agentwatch daemon --detach`: starts the daemon in its own session with no terminal and
-/// prints its pid once it holds its lock; if one already runs, prints that one's pid.
-pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode {
-    if let Ok(Some(d)) = running(socket) {
-        eprintln!(
-            "agentwatch daemon: already running for {} ({})",
-            socket.display(),
-            describe(&d)
-        );
-        return crate::commands::print_then("daemon", &format!("{}\n", d.pid), ExitCode::SUCCESS);
+/// prints its pid once it holds the server; if one already runs, prints that one's pid.
+pub async fn detach(tmux: &Tmux, config: Option<&Path>, ssh: &[String]) -> ExitCode {
+    let socket = tmux.socket();
+    match running(tmux).await {
+        Ok(Some((d, None))) => {
+            let note = format!(
+                "agentwatch daemon: already running for {} ({})",
+                socket.display(),
+                describe(&d)
+            );
+            crate::tell!("{note}");
+            return crate::commands::print_then(
+                "daemon",
+                &format!("{}\n", d.pid),
+                ExitCode::SUCCESS,
+            );
+        }
+        Ok(Some((d, Some(ago)))) => {
+            crate::tell!("agentwatch daemon: {}", hung(&d, ago));
+            return ExitCode::FAILURE;
+        }
+        _ => {}
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("agentwatch daemon: cannot find my own binary: {e}");
+            crate::tell!("agentwatch daemon: cannot find my own binary: {e}");
             return ExitCode::from(2);
         }
     };
@@ -202,16 +254,16 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
     let start = std::time::Instant::now();
     while start.elapsed() < WAIT {
         if let Ok(Some(status)) = child.try_wait() {
-            let other = running(socket).ok().flatten();
+            let other = running(tmux).await.ok().flatten();
             return match other {
                 // Another one won a race with us: it supervises, which is what was asked.
-                Some(d) => crate::commands::print_then(
+                Some((d, None)) => crate::commands::print_then(
                     "daemon",
                     &format!("{}\n", d.pid),
                     ExitCode::SUCCESS,
                 ),
-                None => {
-                    eprintln!(
+                _ => {
+                    crate::tell!(
                         "agentwatch daemon: it exited at once ({status}); details in the log ({})",
                         log_path()
                     );
@@ -219,39 +271,51 @@ pub fn detach(socket: &Path, config: Option<&Path>, ssh: &[String]) -> ExitCode 
                 }
             };
         }
-        if matches!(running(socket), Ok(Some(d)) if d.pid == pid) {
+        if matches!(running(tmux).await, Ok(Some((d, None))) if d.pid == pid) {
             return crate::commands::print_then("daemon", &format!("{pid}\n"), ExitCode::SUCCESS);
         }
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    eprintln!(
-        "agentwatch daemon: started as pid {pid}, but it did not take its lock within {}s; details in the log ({})",
+    crate::tell!(
+        "agentwatch daemon: started as pid {pid}, but it did not take the server within {}s; details in the log ({})",
         WAIT.as_secs(),
         log_path()
     );
     ExitCode::FAILURE
 }
 
-/// `agentwatch daemon --stop`: SIGTERM to this server's daemon, then waits until it has let
-/// go of its lock.
-pub fn stop(socket: &Path) -> ExitCode {
-    let d = match running(socket) {
-        Ok(Some(d)) => d,
+/// A daemon that holds the server but stopped renewing its claim, and what to do.
+fn hung(d: &Supervisor, ago: Millis) -> String {
+    format!(
+        "daemon {} holds this server but stopped answering {} ago (stopped, or hung): `kill -CONT {}` if you stopped it, else `agentwatch daemon --stop` ends it; a dashboard supervises meanwhile",
+        d.pid,
+        crate::core::text::duration(ago),
+        d.pid
+    )
+}
+
+/// `agentwatch daemon --stop`: SIGTERM to this server's daemon (found by its claim in the
+/// server, whichever path it was started for, or by this path's lock), then waits until it
+/// has let go.
+pub async fn stop(tmux: &Tmux) -> ExitCode {
+    let socket = tmux.socket();
+    let d = match running(tmux).await {
+        Ok(Some((d, _))) => d,
         Ok(None) => {
-            eprintln!(
+            crate::tell!(
                 "agentwatch daemon: no daemon supervises {}; nothing to stop",
                 socket.display()
             );
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("agentwatch daemon: cannot read the daemon's lock: {e}");
+            crate::tell!("agentwatch daemon: cannot read the daemon's lock: {e}");
             return ExitCode::from(2);
         }
     };
     if d.pid == 0 || !is_agentwatch(d.pid) {
-        eprintln!(
-            "agentwatch daemon: the lock of {} is held, but pid {} is not agentwatch; not signalling it",
+        crate::tell!(
+            "agentwatch daemon: {} is held by pid {}, which is not agentwatch; not signalling it",
             socket.display(),
             d.pid
         );
@@ -262,22 +326,25 @@ pub fn stop(socket: &Path) -> ExitCode {
     };
     // SAFETY: kill with a positive pid and a valid signal has no memory-safety conditions.
     if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
-        eprintln!(
+        crate::tell!(
             "agentwatch daemon: cannot signal pid {}: {}",
             d.pid,
             std::io::Error::last_os_error()
         );
         return ExitCode::FAILURE;
     }
+    // A stopped daemon acts on the SIGTERM only once it runs again.
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
     let start = std::time::Instant::now();
     while start.elapsed() < WAIT {
-        if !matches!(running(socket), Ok(Some(now)) if now.pid == d.pid) {
+        if !matches!(running(tmux).await, Ok(Some((now, _))) if now.pid == d.pid) {
             crate::commands::say(&format!("stopped daemon {}\n", d.pid));
             return ExitCode::SUCCESS;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    eprintln!(
+    crate::tell!(
         "agentwatch daemon: pid {} did not stop within {}s",
         d.pid,
         WAIT.as_secs()

@@ -94,6 +94,14 @@ impl Io {
         self.prober.tmux()
     }
 
+    /// Gives up the claim on the server, if this instance holds it (it is quitting).
+    pub async fn release(&self) {
+        if let Some(e) = &self.elector {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), e.release(self.tmux()))
+                .await;
+        }
+    }
+
     /// The server a pane is on.
     fn tmux_of(&self, pane: PaneId) -> &Tmux {
         self.prober_of(pane.server()).tmux()
@@ -303,10 +311,11 @@ impl Io {
                 return None;
             }
             Effect::Elect => Msg::Elected(match &self.elector {
-                Some(e) => e.elect(),
+                Some(e) => e.elect(self.tmux(), self.clock.now()).await,
                 None => crate::core::msg::Election {
                     mine: true,
                     by: None,
+                    took_over: None,
                 },
             }),
             Effect::ReadJournal { since } => {

@@ -220,7 +220,7 @@ pub async fn dashboard(
     state.supervision.supervising = false;
     state.story.started = Some(clock.now());
     state.tz = look.tz.clone();
-    let elector = super::elector::Elector::for_server(tmux.socket(), false, clock.now());
+    let elector = super::elector::Elector::for_me(false, clock.now());
     // A terminal that cannot be read any more (its server killed, its window closed) is
     // gone: quit, as on SIGHUP, rather than read it again and again.
     let keys = EventStream::new().filter_map(|ev| async move {
@@ -301,6 +301,8 @@ pub async fn dashboard(
         }
         r => r,
     };
+    // The next instance takes over at once, not when the claim runs out.
+    io.release().await;
     let gone = TERMINAL_GONE.load(std::sync::atomic::Ordering::SeqCst);
     // After a panic the hook has restored the terminal already; leaving the alternate
     // screen a second time would wipe the report it printed. A terminal that is gone is

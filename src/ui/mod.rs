@@ -222,10 +222,21 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     line_fit(spans, area.width).render(area, buf);
 }
 
-/// What goes wrong with supervision itself, each said in full and short: a file of
-/// agentwatch's own that cannot be written.
+/// What goes wrong with supervision itself, each said in full and short: a supervisor that
+/// stopped answering (taken over here), a file of agentwatch's own that cannot be written.
 fn supervision_alarms(state: &State) -> Vec<(String, String)> {
     let mut out = Vec::new();
+    if let (true, Some((from, at))) = (state.supervision.supervising, state.supervision.took_over) {
+        let who = match from.daemon {
+            true => format!("daemon {}", from.pid),
+            false => format!("dashboard {}", from.pid),
+        };
+        let ago = text::duration(state.now.saturating_sub(at));
+        out.push((
+            format!(" · {who} stopped answering {ago} ago; supervising here"),
+            format!(" · {who} stopped answering; supervising here"),
+        ));
+    }
     for e in state.supervision.store_errors.values() {
         out.push((
             format!(" · {}", text::printable(&e.to_string())),

@@ -417,6 +417,51 @@ fn beside_a_daemon_the_header_names_it_and_a_gave_up_card_tells_what_happened_me
 }
 
 #[test]
+fn a_dashboard_that_took_over_from_a_hung_daemon_says_so_in_alarm_even_at_80_columns() {
+    let mut s = fleet((160, 30));
+    let daemon = crate::core::msg::Supervisor {
+        pid: 4242,
+        daemon: true,
+        since: T0 - 60_000,
+    };
+    s.update(
+        Msg::Elected(crate::core::msg::Election {
+            mine: true,
+            by: None,
+            took_over: Some((daemon, s.now - 12_000)),
+        }),
+        s.now,
+    );
+    let t = render(&s, 160, 30, &Look::plain());
+    assert!(
+        find(
+            &t,
+            "daemon 4242 stopped answering 12s ago; supervising here"
+        )
+        .is_some(),
+        "{:?}",
+        t.backend()
+    );
+    let t = render(&s, 80, 24, &Look::plain());
+    assert!(
+        find(&t, "daemon 4242 stopped answering").is_some(),
+        "{:?}",
+        t.backend()
+    );
+    // Once another instance holds the claim again (the daemon came back), it is not said.
+    s.update(
+        Msg::Elected(crate::core::msg::Election {
+            mine: false,
+            by: Some(daemon),
+            took_over: None,
+        }),
+        s.now,
+    );
+    let t = render(&s, 160, 30, &Look::plain());
+    assert!(find(&t, "stopped answering").is_none());
+}
+
+#[test]
 fn a_held_resume_says_why_over_an_earlier_attempts_notice() {
     use crate::core::card::{Auto, Notice};
     use crate::core::supervisor::Hold;

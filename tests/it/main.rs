@@ -26,6 +26,7 @@ mod e2e_relaunch;
 mod grid_tmux;
 mod harness;
 mod help;
+mod lease_tmux;
 mod load_tmux;
 mod loop_paused;
 mod lost_status_tmux;

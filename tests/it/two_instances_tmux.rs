@@ -6,11 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::support::{TmuxServer, LONG};
 use agentwatch::adapters::poll::Prober;
-use agentwatch::adapters::store::lock::ServerLocks;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::Auto;
-use agentwatch::core::msg::Supervisor;
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
@@ -26,16 +24,11 @@ fn instance(server: &TmuxServer, name: &str) -> (State, Io) {
     // Both take part in the election, as two dashboards do: one supervises at a time.
     state.supervision.elect = true;
     state.supervision.supervising = false;
-    let me = Supervisor {
-        pid: u32::from(name.as_bytes()[0]),
-        daemon: false,
-        since: 0,
-    };
-    let locks = ServerLocks::new(&server.dir.path().join("run"), &server.socket);
+    // Two instances of this one process, each with a claim of its own (a nonce of its own).
     let io = Io::new(Prober::new(tmux), Some(server.dir.path().join(name)))
         .with_stores(server.stores())
         .with_journal(Some(server.dir.path().join("journal.jsonl")))
-        .with_elector(Elector::new(locks, me));
+        .with_elector(Elector::for_me(false, 0));
     (state, io)
 }
 

@@ -26,6 +26,8 @@ pub mod keymap;
 pub mod launcher;
 /// Grid geometry: how many cards fit, for selection and scrolling.
 pub mod layout;
+/// The supervisor's claim on a server, kept in the server: read, renewed, taken over.
+pub mod lease;
 /// Action, Msg and Effect: the vocabularies of the loop.
 pub mod msg;
 /// Whose records a pane's options are: its occupant, and when another hand replaced it.

@@ -86,6 +86,9 @@ pub struct Election {
     pub mine: bool,
     /// The supervisor, when known (this instance, a daemon, another dashboard).
     pub by: Option<Supervisor>,
+    /// This instance took the claim over from one that stopped renewing it: which, and when
+    /// it last renewed it.
+    pub took_over: Option<(Supervisor, Millis)>,
 }
 
 /// What the poller saw: the tmux listing plus what `/proc` says about the panes' processes.

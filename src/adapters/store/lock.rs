@@ -1,5 +1,5 @@
-//! Locks the kernel releases: who supervises a tmux server, and whether a daemon runs for
-//! it. Open-file-description locks (`F_OFD_SETLK`): held while the holder's file stays
+//! Locks the kernel releases: whether a daemon runs for a tmux server's path (who
+//! supervises the server is its claim in the server, `core::lease`). Open-file-description locks (`F_OFD_SETLK`): held while the holder's file stays
 //! open, released when it exits or dies however it dies, so nothing stale ever blocks the
 //! next one. A lock can be tested without taking it (`F_OFD_GETLK`), so looking never
 //! disturbs a holder. The holder writes `<pid> <role> <since ms>` into its file so that
@@ -36,11 +36,11 @@ pub fn lock_dir() -> PathBuf {
     base.join(format!("agentwatch-{}", unsafe { libc::getuid() }))
 }
 
-/// The two lock files of one tmux server: the daemon's, and the supervisor's.
+/// The lock files of one tmux server's path: the daemon's (the fast path to one daemon per
+/// server; the claim in the server is the one every path finds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerLocks {
     pub daemon: PathBuf,
-    pub supervisor: PathBuf,
 }
 
 impl ServerLocks {
@@ -71,7 +71,6 @@ impl ServerLocks {
         let base = format!("{name}-{hash:016x}");
         ServerLocks {
             daemon: dir.join(format!("{base}.daemon.lock")),
-            supervisor: dir.join(format!("{base}.supervisor.lock")),
         }
     }
 }
@@ -232,7 +231,7 @@ mod tests {
     #[test]
     fn looking_at_a_lock_never_takes_it() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("y.supervisor.lock");
+        let path = dir.path().join("y.daemon.lock");
         let held = try_hold(&path, &who(7, false)).unwrap().expect("free");
         for _ in 0..3 {
             assert!(holder(&path).unwrap().is_some());
@@ -252,7 +251,6 @@ mod tests {
             name.starts_with("default-") && name.ends_with(".daemon.lock"),
             "{name}"
         );
-        assert_ne!(a.daemon, a.supervisor);
     }
 
     #[test]

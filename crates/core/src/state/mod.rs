@@ -119,6 +119,7 @@ impl State {
                 elect: false,
                 supervising: true,
                 supervisor: None,
+                took_over: None,
                 elect_in_flight: false,
                 auto_on: true,
                 auto_seen: None,

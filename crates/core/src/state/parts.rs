@@ -116,6 +116,9 @@ pub struct Supervision {
     pub supervising: bool,
     /// Who supervises, when known (for the header).
     pub supervisor: Option<Supervisor>,
+    /// The supervisor this instance took over from when it stopped answering, and since
+    /// when it had not (for the header).
+    pub took_over: Option<(Supervisor, Millis)>,
     pub(super) elect_in_flight: bool,
     /// Auto-resume for every pane (`A` toggles).
     pub auto_on: bool,

@@ -15,6 +15,28 @@ impl State {
         let was = self.supervision.supervising;
         self.supervision.supervising = e.mine;
         self.supervision.supervisor = e.by;
+        if !e.mine {
+            self.supervision.took_over = None;
+        }
+        if let Some((from, at)) = e.took_over {
+            fx.push(Effect::Log(Log::warn(format!(
+                "{} stopped answering {} ago: supervising here",
+                supervisor_name(Some(&from)),
+                crate::text::duration(self.now.saturating_sub(at))
+            ))));
+            self.supervision.took_over = Some((from, at));
+        }
+        if let (true, false, Some(by)) = (self.headless, e.mine, e.by) {
+            if by.daemon {
+                // Another daemon holds the server (started on another path to it while this
+                // one was stopped, say): two would only race; this one leaves.
+                fx.push(Effect::Log(Log::warn(format!(
+                    "daemon {} supervises this server: this daemon stops",
+                    by.pid
+                ))));
+                self.quit = true;
+            }
+        }
         if self.supervision.supervising && !was {
             fx.push(Effect::Log(Log::info("supervising the server now")));
             for c in self.cards.iter_mut().filter(|c| c.life.is_dead()) {

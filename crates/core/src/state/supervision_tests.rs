@@ -136,6 +136,7 @@ fn instance(supervises: bool) -> State {
         Msg::Elected(Election {
             mine: supervises,
             by: Some(DAEMON),
+            took_over: None,
         }),
         T0,
     );
@@ -244,6 +245,7 @@ fn a_dashboard_that_wins_the_election_later_takes_over_what_it_showed() {
         Msg::Elected(Election {
             mine: true,
             by: None,
+            took_over: None,
         }),
         T0 + 1_200,
     );
@@ -351,6 +353,7 @@ fn a_dashboard_that_yields_to_a_daemon_stops_supervising_and_says_who_does() {
         Msg::Elected(Election {
             mine: false,
             by: Some(DAEMON),
+            took_over: None,
         }),
         T0 + 100,
     );
@@ -1114,5 +1117,54 @@ fn a_first_resumed_that_dies_again_holds_the_others_and_says_why() {
     assert_eq!(
         wave.describe(&s.supervision.pacing),
         "mass death: 6 agents, the rest wait: the first resumed died again"
+    );
+}
+
+#[test]
+fn a_daemon_that_finds_another_daemon_holding_the_server_leaves_and_a_dashboard_does_not() {
+    // A second daemon (started on another path to the server while this one was stopped).
+    let mut d = instance(true);
+    d.headless = true;
+    let fx = d.update(
+        Msg::Elected(Election {
+            mine: false,
+            by: Some(DAEMON),
+            took_over: None,
+        }),
+        T0 + 100,
+    );
+    assert!(d.quit, "two daemons would only race");
+    assert!(fx
+        .iter()
+        .any(|e| matches!(e, Effect::Log(l) if l.text.contains("this daemon stops"))));
+    // A dashboard yields to it and stays open.
+    let mut dash = instance(true);
+    dash.update(
+        Msg::Elected(Election {
+            mine: false,
+            by: Some(DAEMON),
+            took_over: None,
+        }),
+        T0 + 100,
+    );
+    assert!(!dash.quit);
+}
+
+#[test]
+fn taking_over_from_a_supervisor_that_stopped_answering_is_logged_with_how_long_ago() {
+    let mut dash = instance(false);
+    let fx = dash.update(
+        Msg::Elected(Election {
+            mine: true,
+            by: None,
+            took_over: Some((DAEMON, T0 - 12_000)),
+        }),
+        T0,
+    );
+    assert!(dash.supervision.supervising);
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Log(l)
+            if l.text == format!("daemon {} stopped answering 12s ago: supervising here", DAEMON.pid))),
+        "{fx:?}"
     );
 }
