@@ -195,12 +195,7 @@ pub async fn detach(tmux: &Tmux, config: Option<&Path>, ssh: &[String]) -> ExitC
                 socket.display(),
                 describe(&d)
             );
-            crate::tell!("{note}");
-            return crate::commands::print_then(
-                "daemon",
-                &format!("{}\n", d.pid),
-                ExitCode::SUCCESS,
-            );
+            return say_pid(d.pid, Some(&note));
         }
         Ok(Some((d, Some(ago)))) => {
             crate::tell!("agentwatch daemon: {}", hung(&d, ago));
@@ -257,11 +252,7 @@ pub async fn detach(tmux: &Tmux, config: Option<&Path>, ssh: &[String]) -> ExitC
             let other = running(tmux).await.ok().flatten();
             return match other {
                 // Another one won a race with us: it supervises, which is what was asked.
-                Some((d, None)) => crate::commands::print_then(
-                    "daemon",
-                    &format!("{}\n", d.pid),
-                    ExitCode::SUCCESS,
-                ),
+                Some((d, None)) => say_pid(d.pid, None),
                 _ => {
                     crate::tell!(
                         "agentwatch daemon: it exited at once ({status}); details in the log ({})",
@@ -272,7 +263,7 @@ pub async fn detach(tmux: &Tmux, config: Option<&Path>, ssh: &[String]) -> ExitC
             };
         }
         if matches!(running(tmux).await, Ok(Some((d, None))) if d.pid == pid) {
-            return crate::commands::print_then("daemon", &format!("{pid}\n"), ExitCode::SUCCESS);
+            return say_pid(pid, None);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -282,6 +273,29 @@ pub async fn detach(tmux: &Tmux, config: Option<&Path>, ssh: &[String]) -> ExitC
         log_path()
     );
     ExitCode::FAILURE
+}
+
+/// The daemon's pid on stdout (and `note` on stderr), unless stdout is a socket: then this
+/// is a tmux `run-shell` job (the README's tmux.conf line), and tmux shows a job's output in
+/// the pane's view mode, whose `%pane-mode-changed` crashes tmux before 3.7 while a control
+/// client is attaching (the daemon's own, at that moment). Success needs no words there.
+fn say_pid(pid: u32, note: Option<&str>) -> ExitCode {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let job = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata().ok())
+        .is_some_and(|m| m.file_type().is_socket());
+    if job {
+        return ExitCode::SUCCESS;
+    }
+    if let Some(note) = note {
+        crate::tell!("{note}");
+    }
+    crate::commands::print_then("daemon", &format!("{pid}\n"), ExitCode::SUCCESS)
 }
 
 /// A daemon that holds the server but stopped renewing its claim, and what to do.

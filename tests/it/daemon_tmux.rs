@@ -300,13 +300,24 @@ fn the_tmux_conf_line_from_the_readme_starts_one_daemon_for_its_server() {
     for (k, v) in server.agentwatch_env() {
         server.tmux_ok(&["set-environment", "-g", &k, &v]);
     }
-    // The README's line, with this build's binary for `agentwatch`.
+    // The guide's line (docs/guide/daemon.md), with this build's binary for `agentwatch`.
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/daemon.md"),
+    )
+    .unwrap();
+    let line = guide
+        .lines()
+        .find(|l| l.starts_with("run-shell -b 'agentwatch daemon --detach"))
+        .expect("the guide's tmux.conf line");
     let conf = server.dir.path().join("daemon.conf");
     std::fs::write(
         &conf,
         format!(
-            "run-shell -b '{} daemon --detach'\n",
-            env!("CARGO_BIN_EXE_agentwatch")
+            "{}\n",
+            line.replace(
+                "'agentwatch ",
+                &format!("'{} ", env!("CARGO_BIN_EXE_agentwatch"))
+            )
         ),
     )
     .unwrap();
@@ -325,5 +336,13 @@ fn the_tmux_conf_line_from_the_readme_starts_one_daemon_for_its_server() {
         !job_runs(tmux_pid, "--detach")
     });
     assert_eq!(status_of(&server, &cfg), line);
+    // Nothing was shown in a pane: a job's output would put it in view mode (and, before
+    // tmux 3.7, can crash the server while the daemon's control client attaches).
+    assert_eq!(
+        server
+            .tmux_ok(&["display-message", "-p", "#{pane_in_mode}"])
+            .trim(),
+        "0"
+    );
     server.agentwatch_ok(&["daemon", "--stop"]);
 }
