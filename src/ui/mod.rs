@@ -234,7 +234,7 @@ fn supervision_alarms(state: &State) -> Vec<(String, String)> {
         let ago = text::duration(state.now.saturating_sub(at));
         out.push((
             format!(" · {who} stopped answering {ago} ago; supervising here"),
-            format!(" · {who} stopped answering; supervising here"),
+            format!(" · {who} not answering; supervising here"),
         ));
     }
     for e in state.supervision.store_errors.values() {
