@@ -88,14 +88,30 @@ fn life(state: &State, pane: &str) -> Option<Life> {
     card(state, pane).map(|c| c.life)
 }
 
-async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_json::Value>) {
+/// How the pane's bash gets agentwatch's integration.
+#[derive(PartialEq)]
+enum Integration {
+    None,
+    /// Sourced at the prompt (as a ~/.bashrc line does).
+    Sourced,
+    /// As bash's own rc file: `bash --noprofile --rcfile FILE`.
+    Rcfile,
+}
+
+async fn crash_and_relaunch(how: Integration) -> (Option<Life>, Vec<serde_json::Value>) {
     let server = TmuxServer::start();
     server.write_plan(
         "claude",
         "say hello from the agent\nwait go\nexit 1\n---\nsay resumed\nhang\n",
     );
-    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
-    if with_integration {
+    let pane = match how {
+        Integration::Rcfile => {
+            let rc = snippet(&server, "bash");
+            server.new_window(&["bash", "--noprofile", "--rcfile", &rc])
+        }
+        _ => server.new_window(&["bash", "--norc", "--noprofile"]),
+    };
+    if how == Integration::Sourced {
         type_line(
             &server,
             &pane,
@@ -149,7 +165,7 @@ async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_
         life(s, &pane) == Some(Life::Running)
     })
     .await;
-    if with_integration {
+    if how == Integration::Sourced {
         let kept = std::fs::read_to_string(server.dir.path().join("pc.log")).unwrap_or_default();
         assert!(
             kept.lines().count() >= 2,
@@ -161,14 +177,23 @@ async fn crash_and_relaunch(with_integration: bool) -> (Option<Life>, Vec<serde_
 
 #[tokio::test]
 async fn without_the_integration_the_exit_is_unknown_and_r_types_the_resume_command() {
-    let (died, runs) = crash_and_relaunch(false).await;
+    let (died, runs) = crash_and_relaunch(Integration::None).await;
     assert_eq!(died, Some(Life::Dead(Exit::Unknown)));
     assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
 }
 
 #[tokio::test]
 async fn with_the_bash_integration_the_real_exit_code_is_shown() {
-    let (died, runs) = crash_and_relaunch(true).await;
+    let (died, runs) = crash_and_relaunch(Integration::Sourced).await;
+    assert_eq!(died, Some(Life::Dead(Exit::Code(1))));
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+}
+
+/// `bash --noprofile --rcfile FILE` is a prompt, not a script (issue 28): its integration's
+/// exit code is shown and `r` types the resume command.
+#[tokio::test]
+async fn a_bash_started_with_its_own_rcfile_is_a_prompt_with_the_real_exit_code() {
+    let (died, runs) = crash_and_relaunch(Integration::Rcfile).await;
     assert_eq!(died, Some(Life::Dead(Exit::Code(1))));
     assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
 }

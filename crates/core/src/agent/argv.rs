@@ -88,12 +88,58 @@ pub fn program_prefix(argv: &[String]) -> Vec<String> {
 }
 
 /// Whether a shell's argv is an interactive one (a prompt to type at), not `bash -c …` or
-/// `bash script.sh`.
+/// `bash script.sh`. The options that take a value (`--rcfile FILE`, `-o OPTION`, fish's
+/// `-C COMMAND`) take it with them: `bash --noprofile --rcfile ~/.rc` is a prompt.
 pub fn is_interactive_shell(argv: &[String]) -> bool {
-    argv.iter().skip(1).all(|w| match w.strip_prefix("--") {
-        // --login, --norc; not --command.
-        Some(long) => long != "command",
-        // -l, -i; not -c, -lc, -ec (a command string follows), nor a script name.
-        None => w.starts_with('-') && !w.contains('c'),
-    })
+    let Some(first) = argv.first() else {
+        return false;
+    };
+    let name = first
+        .rsplit('/')
+        .next()
+        .unwrap_or(first)
+        .trim_start_matches('-');
+    let fish = name == "fish";
+    let mut words = argv.iter().skip(1);
+    while let Some(w) = words.next() {
+        let w = w.as_str();
+        if w == "--" {
+            // Only a script (or its arguments) can follow.
+            return words.next().is_none();
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            match name {
+                "command" => return false,
+                // A value of their own: bash's file, fish's command run before the prompt.
+                "rcfile" | "init-file" | "init-command" if !inline => {
+                    words.next();
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let Some(flags) = w.strip_prefix('-').or_else(|| w.strip_prefix('+')) else {
+            // A word that is no option: the script to run.
+            return false;
+        };
+        if flags.is_empty() {
+            // `bash -`: commands from stdin, as a prompt does.
+            continue;
+        }
+        // -l, -i, -x; not -c, -lc, -ec (a command string follows).
+        if flags.contains('c') {
+            return false;
+        }
+        // Options whose value is the next word: `-o vi`, `-O extglob`; fish's `-C cmd`
+        // (its `-c` is refused above). Given inline (`-ovi`), nothing follows.
+        let last = flags.chars().last();
+        if matches!(last, Some('o' | 'O')) || (fish && last == Some('C')) {
+            words.next();
+        }
+    }
+    true
 }

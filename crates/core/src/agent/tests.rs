@@ -271,6 +271,21 @@ fn program_prefixes_and_interactive_shells() {
         (&["bash", "-c", "claude"], false),
         (&["bash", "-lc", "claude"], false),
         (&["bash", "script.sh"], false),
+        // Options with a value of their own take it with them (issue 28).
+        (&["bash", "--noprofile", "--rcfile", "/tmp/rc"], true),
+        (&["bash", "--rcfile", "/tmp/rc", "-i"], true),
+        (&["bash", "--init-file", "/tmp/rc"], true),
+        (&["bash", "-o", "vi"], true),
+        (&["bash", "-O", "extglob", "-l"], true),
+        (&["bash", "--rcfile", "/tmp/rc", "script.sh"], false),
+        (&["bash", "--", "script.sh"], false),
+        (&["bash", "--command", "x"], false),
+        (&["fish", "-C", "set x 1"], true),
+        (&["fish", "--init-command", "set x 1"], true),
+        (&["fish", "--init-command=set x 1"], true),
+        (&["fish", "-c", "claude"], false),
+        (&["zsh", "-o", "vi", "-l"], true),
+        (&["/usr/bin/zsh", "-f", "script.zsh"], false),
     ] {
         assert_eq!(is_interactive_shell(&v(argv)), interactive, "{argv:?}");
     }
