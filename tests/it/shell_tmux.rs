@@ -394,8 +394,69 @@ fn the_zsh_snippet_publishes_the_status_and_keeps_other_hooks() {
     wait_published(&server, &pane, 1);
     type_line(&server, &pane, "true");
     wait_published(&server, &pane, 0);
+    // Ctrl-C at the prompt is no command: its 130 is not published (issue 28).
+    let published = server.pane_field(&pane, "#{@agentwatch_last_status}");
+    server.tmux_ok(&["send-keys", "-t", &pane, "C-c"]);
+    support::holds_for(
+        "a Ctrl-C at the prompt publishes nothing",
+        Duration::from_secs(1),
+        || server.pane_field(&pane, "#{@agentwatch_last_status}") == published,
+    );
     type_line(&server, &pane, "echo \"hooks=[${precmd_functions[*]}]\"");
     let (line, screen) = answer(&server, &pane, "hooks=[");
     assert_eq!(line, "hooks=[__agentwatch_status other]", "{screen}");
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
+}
+
+/// After an agent's clean exit, a Ctrl-C at the prompt is no news (issue 28, point 6): the
+/// snippet publishes nothing for it, and the watcher that saw the exit, `status` and
+/// `explain` all say `code 0`.
+#[tokio::test]
+async fn a_ctrl_c_at_the_prompt_after_a_clean_exit_changes_no_ones_answer() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "wait go\nexit 0\n");
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    type_line(
+        &server,
+        &pane,
+        &format!("source {}", snippet(&server, "bash")),
+    );
+    let (mut state, io) = watcher(&server);
+    type_line(&server, &pane, &format!("claude --session-id {ID}"));
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    std::fs::write(server.agent_dir.join("go"), "").unwrap();
+    until(&mut state, &io, "the exit", |s| {
+        life(s, &pane) == Some(Life::Dead(Exit::Code(0)))
+    })
+    .await;
+    let published = server.pane_field(&pane, "#{@agentwatch_last_status}");
+    assert!(published.starts_with("0 "), "{published}");
+    // Ctrl-C at the prompt, then an empty line: bash's $? is 130, then still 130.
+    server.tmux_ok(&["send-keys", "-t", &pane, "C-c"]);
+    server.wait_until("bash took the Ctrl-C", *WAIT, || {
+        server.capture(&pane).contains("^C")
+    });
+    server.tmux_ok(&["send-keys", "-t", &pane, "Enter"]);
+    support::holds_for(
+        "the published status stays the agent's",
+        Duration::from_secs(1),
+        || server.pane_field(&pane, "#{@agentwatch_last_status}") == published,
+    );
+    look_once(&mut state, &io).await;
+    assert_eq!(life(&state, &pane), Some(Life::Dead(Exit::Code(0))));
+    let json = server.agentwatch_ok(&["status", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["pane_id"] == pane.as_str())
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(row["state"], "finished", "{row}");
+    assert_eq!(row["exit_code"], 0, "{row}");
+    let explained = server.agentwatch_ok(&["explain", &pane]);
+    assert!(explained.contains("process exited (code 0)"), "{explained}");
 }

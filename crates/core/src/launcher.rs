@@ -188,7 +188,10 @@ pub fn view(
 
 /// The shell integration's status, if it is the agent's: published after this run of the
 /// agent was first seen (else it is the status of the command before it): a new value,
-/// stamped at or after that moment (same clock: this machine's wall clock).
+/// stamped at or after that moment (same clock: this machine's wall clock). Read with no
+/// earlier look (a new dashboard, `status`, `explain`): published around the recorded exit,
+/// not long after it (a later command's, or a Ctrl-C at the prompt by an older snippet), so
+/// every reader comes to the answer the watcher that saw the exit came to.
 fn published(
     last_status: &str,
     launcher: &Launcher,
@@ -201,7 +204,7 @@ fn published(
     let changed = last_status != launcher.status_before;
     let fresh = |at: Millis, precise: bool| match (seen_run, exited_at) {
         (Some(first), _) => changed && at + if precise { 0 } else { 999 } >= first,
-        (None, Some(e)) => at + 3_000 >= e,
+        (None, Some(e)) => at + 3_000 >= e && at <= e + STATUS_GRACE_MS,
         (None, None) => false,
     };
     parse_last_status(last_status)
@@ -359,8 +362,17 @@ mod tests {
         assert_eq!(c.life, Life::Dead(Exit::Code(0)));
         // Ctrl-C at the prompt publishes 130: not the agent's exit.
         p.opts.last_status = format!("130 {}.900", (T0 + 5_000) / 1000);
-        let (c, _) = step(Some(&c), p, None, T0 + 6_000);
+        let (c, _) = step(Some(&c), p.clone(), None, T0 + 6_000);
         assert_eq!(c.life, Life::Dead(Exit::Code(0)));
+        // A reader with no earlier look (`status`, a new dashboard) sees the exit recorded at
+        // T0 + 1 s and the 130 published 4 s after it: not the agent's either (issue 28).
+        p.opts.exited = (T0 + 1_000).to_string();
+        let (fresh, _) = step(None, p.clone(), None, T0 + 7_000);
+        assert_ne!(fresh.life, Life::Dead(Exit::Signal(2)));
+        // The agent's own, published just after the recorded exit, is.
+        p.opts.last_status = format!("0 {}.100", (T0 + 1_000) / 1000);
+        let (fresh, _) = step(None, p, None, T0 + 7_000);
+        assert_eq!(fresh.life, Life::Dead(Exit::Code(0)));
     }
 
     #[test]
