@@ -460,3 +460,56 @@ async fn a_ctrl_c_at_the_prompt_after_a_clean_exit_changes_no_ones_answer() {
     let explained = server.agentwatch_ok(&["explain", &pane]);
     assert!(explained.contains("process exited (code 0)"), "{explained}");
 }
+
+/// Looks every 500 ms (the default tick) until `done`, or `timeout`.
+async fn tick_until(
+    state: &mut State,
+    io: &Io,
+    timeout: Duration,
+    mut done: impl FnMut(&State) -> bool,
+) -> bool {
+    let end = std::time::Instant::now() + support::scaled(timeout);
+    while std::time::Instant::now() < end {
+        look_once(state, io).await;
+        if done(state) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    false
+}
+
+/// An agent typed at a prompt, or under a wrapper typed at it, that lives only a few
+/// seconds is seen, its death with it (issue 28, point 4): at the default tick, on a server
+/// quiet long enough that nothing is attended to.
+#[tokio::test]
+async fn a_short_run_at_a_quiet_prompt_is_seen_directly_or_under_a_wrapper() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "say hello\nsleep 2000\nexit 1\n");
+    let wrapper = server.dir.path().join("cc");
+    std::fs::write(&wrapper, "#!/bin/bash\nsleep 1.5\nclaude \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for typed in [
+        format!("claude --session-id {ID}"),
+        wrapper.display().to_string(),
+    ] {
+        let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+        let (mut state, io) = watcher(&server);
+        // A quiet server for a while: nothing works, nothing is attended to.
+        tick_until(&mut state, &io, Duration::from_secs(4), |_| false).await;
+        assert!(card(&state, &pane).is_none());
+        type_line(&server, &pane, &typed);
+        let mut seen_running = false;
+        let ok = tick_until(&mut state, &io, Duration::from_secs(15), |s| {
+            seen_running |= life(s, &pane) == Some(Life::Running);
+            matches!(life(s, &pane), Some(Life::Dead(_)))
+        })
+        .await;
+        assert!(
+            ok && seen_running,
+            "{typed}: seen running: {seen_running}; the card: {:?}",
+            card(&state, &pane).map(|c| (c.life, c.agent.clone()))
+        );
+    }
+}

@@ -89,12 +89,20 @@ impl Prober {
             }
         }
         let mut live = 0;
+        let shells = self.shell_groups();
         for p in panes.iter().filter(|p| !p.dead) {
             let Some(pid) = p.pid else { continue };
             live += 1;
             let known = trees.by_pane.get(&p.id);
-            let changed =
-                known.is_none_or(|t| t.pane_pid != pid || t.current_command != p.current_command);
+            // A shell whose terminal has another foreground group than its tree was walked
+            // with: a command was typed at its prompt, or ended (a script leaves tmux's
+            // current command the shell's name, so nothing else would tell).
+            let moved = shells
+                .get(&p.id)
+                .is_some_and(|&(shell, fg)| shell == pid && known.is_some_and(|t| t.fg != fg));
+            let changed = moved
+                || known
+                    .is_none_or(|t| t.pane_pid != pid || t.current_command != p.current_command);
             // Swept: a shell (a script typed at its prompt leaves the current command the
             // shell's name) or a pane with processes below its own. A pane whose process is
             // the agent itself, with nothing below, has nothing to find.

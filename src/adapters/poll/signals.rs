@@ -106,6 +106,13 @@ impl Prober {
         heard
     }
 
+    /// Each shell pane's foreground group as last read (a command typed at its prompt
+    /// changes it: its tree is walked again, even when tmux's current command stays the
+    /// shell's name, as it does for a script run from the prompt).
+    pub(super) fn shell_groups(&self) -> HashMap<PaneId, (u32, Option<u32>)> {
+        lock(&self.signs).shells.clone()
+    }
+
     /// Keeps the list of panes whose own process is a shell, with their foreground group.
     pub(super) fn note_shells(
         &self,
