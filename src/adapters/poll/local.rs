@@ -30,7 +30,9 @@ impl Prober {
                 continue;
             };
             seen.insert(pid);
-            let new_process = !cache.contains_key(&pid);
+            // New, or so young that it may not have exec'd yet (a look between tmux's fork
+            // and its exec sees `tmux: server`): its name and argv are read (again).
+            let new_process = cache.get(&pid).is_none_or(ProcInfo::young);
             let Some(info) = self.info(&mut cache, pid) else {
                 continue;
             };
@@ -168,7 +170,7 @@ impl Prober {
 
     /// Start time and name of a process, cached by pid (neither changes for a pid's life).
     fn info(&self, cache: &mut HashMap<u32, ProcInfo>, pid: u32) -> Option<ProcInfo> {
-        if let Some(i) = cache.get(&pid) {
+        if let Some(i) = cache.get(&pid).filter(|i| !i.young()) {
             return Some(i.clone());
         }
         let st = read_stat(pid)?;

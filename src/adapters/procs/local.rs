@@ -125,6 +125,15 @@ pub(crate) struct ProcInfo {
     pub(crate) comm: String,
 }
 
+impl ProcInfo {
+    /// Started so recently that it may still exec (its name and argv may yet change); one
+    /// whose start is not known counts as settled.
+    pub(crate) fn young(&self) -> bool {
+        self.start
+            .is_some_and(|s| crate::adapters::wall_ms().saturating_sub(s) <= SETTLE_MS)
+    }
+}
+
 pub(crate) struct Stat {
     /// The process name (`comm`), e.g. `bash`.
     pub(crate) comm: String,
