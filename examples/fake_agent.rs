@@ -7,9 +7,14 @@
 //! - claude turns SIGTERM and SIGHUP into exit codes 143 and 129. With its config folder
 //!   present (`$CLAUDE_CONFIG_DIR`, else `~/.claude`), a session is resumable only once it
 //!   got a first message (plan line `message`: the transcript
-//!   `projects/<slug of the cwd>/<id>.jsonl`): `--resume <id>` without one prints
-//!   `No conversation found with session ID: <id>` and exits 1, `--session-id <id>` with
-//!   one prints `Error: Session ID <id> is already in use.` and exits 1.
+//!   `projects/<slug of the cwd>/<id>.jsonl` with its `mode` and `permission-mode` lines, a
+//!   `user` and an `assistant` line): `--resume <id>` of a transcript without a message
+//!   prints `No conversation found with session ID: <id>` and exits 1, `--session-id <id>`
+//!   of any transcript prints `Error: Session ID <id> is already in use.` and exits 1. Plan
+//!   line `slash-exit` is /exit typed at its input box: a session that never got a message
+//!   leaves a transcript of its two mode lines only (2.1.197 and 2.1.332 alike), one that
+//!   did prints `Resume this session with:` and `claude --resume <id>`; both exit 0. A
+//!   never-messaged session ended otherwise (Ctrl-C twice, a crash) leaves no transcript.
 //! - gemini, with `${GEMINI_CLI_HOME:-~}/.gemini` present, writes its chat at start and
 //!   takes a message into it; `--resume <id>` of a chat without a message exits 42 (`Error
 //!   resuming session: No previous sessions found for this project.`), `--session-id` of an
@@ -113,6 +118,11 @@ fn main() {
                     .open(base.join(arg));
             }
             "message" => session.message(),
+            "slash-exit" => {
+                session.slash_exit();
+                remove_state_file();
+                std::process::exit(0);
+            }
             "session-as" => {
                 let _ = SESSION_AS.set(arg.to_string());
             }
@@ -305,13 +315,17 @@ impl Session {
         match self {
             Session::None => {}
             Session::Claude(path) => {
-                let _ = std::fs::create_dir_all(path.parent().unwrap());
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .unwrap();
-                let _ = writeln!(f, "{{\"type\":\"user\",\"message\":\"hello\"}}");
+                claude_mode_lines(path);
+                let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+                let id = claude_id(path);
+                let _ = writeln!(
+                    f,
+                    "{{\"parentUuid\":null,\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"hello\"}},\"sessionId\":\"{id}\"}}"
+                );
+                let _ = writeln!(
+                    f,
+                    "{{\"isSidechain\":false,\"type\":\"assistant\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"hi\"}}]}},\"sessionId\":\"{id}\"}}"
+                );
             }
             Session::Gemini(path) => {
                 let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
@@ -322,6 +336,42 @@ impl Session {
             }
         }
     }
+}
+
+impl Session {
+    /// /exit typed at claude's input box: a session that never got a message is left with
+    /// its mode lines only; one that did names its resume command.
+    fn slash_exit(&self) {
+        if let Session::Claude(path) = self {
+            let messaged = std::fs::metadata(path).is_ok();
+            claude_mode_lines(path);
+            if messaged {
+                println!("Resume this session with:\nclaude --resume {}", claude_id(path));
+            }
+        }
+    }
+}
+
+/// claude's first two transcript lines, written once (2.1.197: `"permissionMode":"default"`).
+fn claude_mode_lines(path: &Path) {
+    if path.exists() {
+        return;
+    }
+    let _ = std::fs::create_dir_all(path.parent().unwrap());
+    let id = claude_id(path);
+    let _ = std::fs::write(
+        path,
+        format!(
+            "{{\"type\":\"mode\",\"mode\":\"normal\",\"sessionId\":\"{id}\"}}\n{{\"type\":\"permission-mode\",\"permissionMode\":\"default\",\"sessionId\":\"{id}\"}}\n"
+        ),
+    );
+}
+
+/// The session id a transcript is named after.
+fn claude_id(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Prints the CLI's own words and exits with its code. The real CLIs exit about 0.1 ms after
@@ -396,8 +446,19 @@ fn claude_start(args: &[String]) -> Session {
     };
     if let Some(id) = flag(args, &["--resume", "-r"]) {
         let t = transcript(&id);
-        if !std::fs::metadata(&t).is_ok_and(|m| m.len() > 0) {
-            fail(1, &format!("No conversation found with session ID: {id}"));
+        let messaged = std::fs::read_to_string(&t).is_ok_and(|text| {
+            text.lines().any(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .ok()
+                    .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
+                    .is_some_and(|t| t == "user" || t == "assistant")
+            })
+        });
+        if !messaged {
+            fail(
+                1,
+                &format!("No conversation found with session ID: {id}\n\nResume this session with:\nclaude --resume {id}"),
+            );
         }
         return Session::Claude(t);
     }

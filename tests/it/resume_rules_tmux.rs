@@ -355,3 +355,71 @@ async fn a_codex_session_its_background_server_holds_is_reconnected_and_the_card
     let runs = server.wait_log(&pane, 2);
     assert_eq!(argv(&runs[1]), ["resume", id]);
 }
+
+/// A claude that never got a message and was left with /exit keeps a transcript of its two
+/// mode lines only (claude 2.1.197 and 2.1.332): `--resume` finds no conversation there and
+/// `--session-id` finds the id in use (issue 28, point 1). `r` says so and starts nothing;
+/// `R` starts claude fresh, under a new id.
+#[tokio::test]
+async fn a_never_messaged_claude_left_with_slash_exit_is_not_relaunched_and_r_fresh_starts_anew() {
+    let server = TmuxServer::start();
+    let store = server.agent_store("claude");
+    server.write_plan("claude", "slash-exit\n---\nhang\n");
+    let pane = server.spawn_agent("claude");
+    let (mut state, io) = watcher(&server);
+    let runs = server.wait_log(&pane, 1);
+    let id = argv(&runs[0])[1].clone();
+    assert!(
+        support::look_until(&mut state, &io, *WAIT, |s| card(s, &pane)
+            .is_some_and(|c| c.life.is_dead()))
+        .await
+    );
+    // Its transcript: the mode lines, no message.
+    let transcripts: Vec<_> = walk(&store.join("projects"))
+        .into_iter()
+        .filter(|p| p.ends_with(format!("{id}.jsonl")))
+        .collect();
+    assert_eq!(transcripts.len(), 1, "{transcripts:?}");
+    let text = std::fs::read_to_string(&transcripts[0]).unwrap();
+    assert!(text.contains("\"type\":\"permission-mode\"") && !text.contains("\"user\""));
+    state.grid.selected = PaneId::parse(&pane);
+    agentwatch::run::send(
+        &mut state,
+        &io,
+        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::Relaunch),
+    )
+    .await;
+    let said = card(&state, &pane)
+        .and_then(|c| c.notice.as_ref().map(|n| n.text.clone()))
+        .unwrap_or_default();
+    assert!(
+        said.contains(&format!(
+            "session {} never got a message",
+            &id[..8]
+        )) && said.contains("R starts it fresh"),
+        "{said}"
+    );
+    no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(1)).await;
+    agentwatch::run::send(
+        &mut state,
+        &io,
+        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::RelaunchFresh),
+    )
+    .await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(argv(&runs[1])[0], "--session-id", "{runs:#?}");
+    assert_ne!(argv(&runs[1])[1], id, "a new id: {runs:#?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

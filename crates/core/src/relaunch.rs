@@ -43,10 +43,24 @@ pub struct Facts {
     pub program: Option<Program>,
     /// A live process elsewhere that holds the session open.
     pub held_by: Option<u32>,
-    /// Whether the agent's records hold a message of the session (`None`: not known).
-    pub recorded: Option<bool>,
+    /// What the agent's records hold of the session where resuming it looks (`None`: not
+    /// known).
+    pub recorded: Option<Record>,
     /// The pane now; `None` when it is gone.
     pub pane: Option<PaneNow>,
+}
+
+/// What an agent's own records hold of a session, where resuming it looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// A message of it (the user's or the agent's): resuming it opens it.
+    Message,
+    /// Nothing: it never got a first message; it can be started again under its id.
+    Absent,
+    /// A record with no message in it (claude 2.1 writes its mode lines when a session that
+    /// never got a message ends with /exit): resuming finds no conversation, and starting
+    /// it again under its id finds the id in use. Only a fresh session works.
+    Empty,
 }
 
 /// How a relaunch is carried out.
@@ -102,12 +116,22 @@ pub fn decide(mut plan: Plan, facts: &Facts) -> Result<(Plan, How), Failure> {
         plan.held_by = facts.held_by;
     }
     // A session that never got a first message cannot be resumed (`claude --resume` says
-    // "No conversation found"); it can be started again under the same id.
-    if let (Some(instead), Some(_), Some(false)) =
-        (&plan.unrecorded, &plan.session_id, facts.recorded)
-    {
-        plan.argv = instead.clone();
-        plan.again = true;
+    // "No conversation found"); it can be started again under the same id, unless the
+    // agent keeps an empty record of it, which neither opens.
+    match (&plan.unrecorded, &plan.session_id, facts.recorded) {
+        (Some(instead), Some(_), Some(Record::Absent)) => {
+            plan.argv = instead.clone();
+            plan.again = true;
+        }
+        (Some(_), Some(id), Some(Record::Empty)) if !plan.fresh => {
+            return Err(Failure::lasting(format!(
+                "session {} never got a message, and {}'s empty record of it opens neither \
+                 by resume nor by its id: R starts it fresh",
+                crate::text::short_id(id),
+                plan.agent
+            )));
+        }
+        _ => {}
     }
     let Some(pane) = &facts.pane else {
         return Err(Failure::lasting("the pane is gone"));
@@ -217,7 +241,7 @@ mod tests {
         Facts {
             dir_exists: Some(true),
             program: Some(Program::Found),
-            recorded: Some(true),
+            recorded: Some(Record::Message),
             pane: dead_pane(),
             ..Facts::default()
         }
@@ -297,7 +321,7 @@ mod tests {
     #[test]
     fn an_unrecorded_session_is_started_again_under_its_id() {
         let f = Facts {
-            recorded: Some(false),
+            recorded: Some(Record::Absent),
             ..facts()
         };
         let (p, _) = decide(plan(&["claude", "--resume", "X"]), &f).unwrap();
@@ -314,6 +338,27 @@ mod tests {
                 .0
                 .again
         );
+    }
+
+    #[test]
+    fn an_empty_record_opens_by_neither_argv_and_says_so_with_the_way_out() {
+        let f = Facts {
+            recorded: Some(Record::Empty),
+            ..facts()
+        };
+        let e = refusal(plan(&["claude", "--resume", "X"]), &f);
+        assert!(e.lasting);
+        assert_eq!(
+            e.why,
+            "session 0e6a1c1e never got a message, and claude's empty record of it opens \
+             neither by resume nor by its id: R starts it fresh"
+        );
+        // R (a fresh start under a new id) is not refused.
+        let fresh = Plan {
+            fresh: true,
+            ..plan(&["claude", "--session-id", "Y"])
+        };
+        assert!(decide(fresh, &f).is_ok());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{lines, only, read_head, Allowance, Query, Source, Window, SLACK_BEFORE};
 use crate::core::agent::is_uuid;
+use crate::core::relaunch::Record;
 
 /// Transcript lines looked at for the `cwd` check.
 const CWD_LINES: usize = 50;
@@ -19,22 +20,58 @@ pub(super) fn find(q: &Query, dir: &Path, budget: &mut Allowance) -> Option<(Str
     transcript(q, dir, budget).map(|id| (id, Source::ClaudeTranscript))
 }
 
-/// Whether claude keeps a transcript of session `id` where `claude --resume` run in `cwd`
-/// looks (claude 2.1: `projects/<slug of the real cwd>/<id>.jsonl`, not empty), which is
-/// also where `claude --session-id` finds an id "already in use". `None` when claude's
-/// folder does not exist or cannot be read: it cannot be told.
-pub(super) fn recorded(dir: &Path, cwd: &str, id: &str) -> Option<bool> {
+/// What claude keeps of session `id` where `claude --resume` run in `cwd` looks (claude
+/// 2.1: `projects/<slug of the real cwd>/<id>.jsonl`), which is also where `claude
+/// --session-id` finds an id "already in use": a transcript with a message (a `user` or
+/// `assistant` line) is resumable; one without (claude's `mode` and `permission-mode` lines,
+/// written when a session that never got a message ends with /exit) is neither resumable
+/// nor free to start again. `None` when claude's folder does not exist or cannot be read.
+pub(super) fn recorded(dir: &Path, cwd: &str, id: &str) -> Option<Record> {
     let real = std::fs::canonicalize(cwd)
         .ok()
         .and_then(|p| p.to_str().map(str::to_owned))
         .unwrap_or_else(|| cwd.to_owned());
     let folder = dir.join("projects").join(slug(&real));
-    match std::fs::metadata(folder.join(format!("{id}.jsonl"))) {
-        // An empty one is neither resumable nor free to start again: nothing works.
-        Ok(m) => (m.len() > 0).then_some(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => dir.is_dir().then_some(false),
+    match std::fs::File::open(folder.join(format!("{id}.jsonl"))) {
+        Ok(f) => holds_message(f).map(|m| if m { Record::Message } else { Record::Empty }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            dir.is_dir().then_some(Record::Absent)
+        }
         Err(_) => None,
     }
+}
+
+/// How much of a transcript is read for its first message: a conversation's first user
+/// line comes within its first few lines, so a file this long with none cannot be told.
+const MESSAGE_SCAN_BYTES: u64 = 4 << 20;
+
+/// Whether a transcript holds a message: a line whose `type` is `user` or `assistant`.
+/// `None` when it cannot be read, or none turns up in its first [`MESSAGE_SCAN_BYTES`].
+fn holds_message(f: std::fs::File) -> Option<bool> {
+    use std::io::{BufRead, Read};
+    let mut read = 0u64;
+    let mut reader = std::io::BufReader::new(f.take(MESSAGE_SCAN_BYTES));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).ok()?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        // Parsed only where the word is: most lines of a long transcript are not looked at.
+        let maybe = memchr::memmem::find(&line, b"\"user\"").is_some()
+            || memchr::memmem::find(&line, b"\"assistant\"").is_some();
+        if maybe {
+            let kind = serde_json::from_slice::<Value>(&line)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned));
+            if matches!(kind.as_deref(), Some("user" | "assistant")) {
+                return Some(true);
+            }
+        }
+    }
+    (read < MESSAGE_SCAN_BYTES).then_some(false)
 }
 
 /// A running claude, not one of `not`, whose registry file names session `id`.
@@ -170,6 +207,9 @@ mod tests {
     const TRANSCRIPT: &str = include_str!(
         "../../../tests/fixtures/discover/claude/projects/-home-u-my-proj/7f3c1e2a-9b4d-4c8e-a1f0-3d5b6c7e8f90.jsonl"
     );
+    const MODE_ONLY: &str = include_str!(
+        "../../../tests/fixtures/discover/claude/never-messaged-slash-exit.jsonl"
+    );
     const CWD: &str = "/home/u/my proj";
     const T0: Millis = 1_760_434_200_000; // 2025-10-14T09:30:00Z
     const MIN: Millis = 60_000;
@@ -216,12 +256,12 @@ mod tests {
         // No claude folder: claude never ran here as far as can be told.
         assert_eq!(ask(SID), None);
         std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(ask(SID), Some(false), "a folder without projects");
+        assert_eq!(ask(SID), Some(Record::Absent), "a folder without projects");
         transcript(&dir, SID, T0);
-        assert_eq!(ask(SID), Some(true));
+        assert_eq!(ask(SID), Some(Record::Message));
         assert_eq!(
             ask(OTHER),
-            Some(false),
+            Some(Record::Absent),
             "a session that never got a message"
         );
         // Under another project's folder: `claude --resume` in this one does not find it.
@@ -232,11 +272,14 @@ mod tests {
             b"{}\n",
             T0,
         );
-        assert_eq!(ask(OTHER), Some(false));
-        // Empty: claude resumes only a transcript with something in it, and will not
-        // start the id again either: it cannot be told what would work.
+        assert_eq!(ask(OTHER), Some(Record::Absent));
+        // Empty, or only claude's mode lines (a session ended with /exit before its first
+        // message): claude resumes only a transcript with a message, and will not start the
+        // id again either.
         write(&dir, OTHER, b"", T0);
-        assert_eq!(ask(OTHER), None);
+        assert_eq!(ask(OTHER), Some(Record::Empty));
+        write(&dir, OTHER, MODE_ONLY.replace(SID, OTHER), T0);
+        assert_eq!(ask(OTHER), Some(Record::Empty));
         assert_eq!(ask("latest"), None, "not an id");
     }
 

@@ -111,10 +111,15 @@ pub struct Dirs {
     pub gemini: Option<PathBuf>,
 }
 
-/// Whether the agent keeps a record of session `id` where resuming it in `cwd` looks (one
-/// it can resume): `None` when it cannot be told (an agent whose records are not known
-/// here, a store that does not exist or cannot be read).
-pub fn recorded_in(agent: &str, cwd: &str, id: &str, dirs: &Dirs) -> Option<bool> {
+/// What the agent keeps of session `id` where resuming it in `cwd` looks: `None` when it
+/// cannot be told (an agent whose records are not known here, a store that does not exist
+/// or cannot be read).
+pub fn recorded_in(
+    agent: &str,
+    cwd: &str,
+    id: &str,
+    dirs: &Dirs,
+) -> Option<crate::core::relaunch::Record> {
     if !is_uuid(id) {
         return None;
     }
