@@ -211,7 +211,8 @@ fn an_agent_that_ended_under_a_living_bash_c_is_not_relaunched_over_it() {
     ]);
     let ui = server.start_agentwatch(140, 40, &[], &["-c", &cfg]);
     ui.wait_for_text("process exited (code unknown)", *WAIT);
-    let screen = ui.wait_for_text("claude ended, but bash still runs in the pane", *WAIT);
+    // `bash -c` exec'd its last command: the sleep is what runs in the pane now.
+    let screen = ui.wait_for_text("claude ended, but sleep still runs in the pane", *WAIT);
     ui.send_keys(&["r"]);
     // A span, not a wait: nothing marks the end of "r starts nothing".
     crate::support::holds_for("r starts nothing", Duration::from_secs(1), || {

@@ -30,10 +30,15 @@ impl Prober {
                 continue;
             };
             seen.insert(pid);
-            // New, or so young that it may not have exec'd yet (a look between tmux's fork
-            // and its exec sees `tmux: server`): its name and argv are read (again).
-            let new_process = cache.get(&pid).is_none_or(ProcInfo::young);
-            let Some(info) = self.info(&mut cache, pid) else {
+            // New, so young that it may not have exec'd yet (a look between tmux's fork and
+            // its exec sees `tmux: server`), or since tmux's current command changed (it
+            // may have exec'd another program: `bash -c 'claude; sleep 9'` becomes the
+            // sleep): its name and argv are read (again).
+            let new_process = cache
+                .get(&pid)
+                .is_none_or(|i| i.young() || i.command != pane.current_command);
+            let Some(info) = self.info(&mut cache, pid, &pane.current_command, new_process)
+            else {
                 continue;
             };
             obs.comm.insert(pane.id, info.comm.clone());
@@ -168,9 +173,16 @@ impl Prober {
         Arc::clone(&trees.shared)
     }
 
-    /// Start time and name of a process, cached by pid (neither changes for a pid's life).
-    fn info(&self, cache: &mut HashMap<u32, ProcInfo>, pid: u32) -> Option<ProcInfo> {
-        if let Some(i) = cache.get(&pid).filter(|i| !i.young()) {
+    /// Start time and name of a process, cached by pid and read again when `again` (its
+    /// name changes when it execs); `command` is tmux's current command of its pane then.
+    fn info(
+        &self,
+        cache: &mut HashMap<u32, ProcInfo>,
+        pid: u32,
+        command: &str,
+        again: bool,
+    ) -> Option<ProcInfo> {
+        if let Some(i) = cache.get(&pid).filter(|_| !again) {
             return Some(i.clone());
         }
         let st = read_stat(pid)?;
@@ -179,6 +191,7 @@ impl Prober {
                 .boot_ms
                 .map(|boot| boot + st.start_ticks * 1000 / self.ticks_per_sec),
             comm: st.comm,
+            command: command.to_string(),
         };
         cache.insert(pid, info.clone());
         Some(info)

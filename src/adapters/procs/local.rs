@@ -123,6 +123,8 @@ impl ProcTable {
 pub(crate) struct ProcInfo {
     pub(crate) start: Option<Millis>,
     pub(crate) comm: String,
+    /// tmux's current command of its pane when it was read.
+    pub(crate) command: String,
 }
 
 impl ProcInfo {
