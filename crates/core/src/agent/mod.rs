@@ -115,7 +115,7 @@ impl AgentDef {
         if self.working.is_empty() {
             return None;
         }
-        Some(match bottom_match(screen, &self.working) {
+        Some(match screen_match(screen, &self.working) {
             Some(line) => Report::new(Doing::Working, Told::Screen, line),
             None => Report::new(
                 Doing::Idle,
@@ -130,10 +130,11 @@ impl AgentDef {
         self
     }
 
-    /// The line of `screen` that says the agent waits for its user, if one does: only the
-    /// bottom of the screen counts (a prompt answered long ago may still be above).
+    /// The line of `screen` (what the pane shows, no history) that says the agent waits for
+    /// its user, if one does. The whole screen counts: a dialog's question can sit far above
+    /// its last line (gemini's folder-trust dialog at 80x24 puts it 13 non-blank lines up).
     pub fn waiting_on(&self, screen: &str) -> Option<String> {
-        bottom_match(screen, &self.waiting)
+        screen_match(screen, &self.waiting)
     }
 
     fn no_session(mut self, words: &[&str]) -> AgentDef {
@@ -170,20 +171,15 @@ impl AgentDef {
     }
 }
 
-/// The first of `wanted` found in the bottom lines of `screen`.
-fn bottom_match(screen: &str, wanted: &[String]) -> Option<String> {
-    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-    let bottom = &lines[lines.len().saturating_sub(WAITING_LINES)..];
-    bottom.iter().find_map(|line| {
-        wanted
-            .iter()
-            .find(|w| !w.is_empty() && line.contains(w.as_str()))
-            .cloned()
-    })
+/// The first of `wanted` (in its order: a dialog's question before its generic `Enter to
+/// confirm` line) found anywhere on `screen`.
+fn screen_match(screen: &str, wanted: &[String]) -> Option<String> {
+    wanted
+        .iter()
+        .filter(|w| !w.is_empty())
+        .find(|w| screen.lines().any(|line| line.contains(w.as_str())))
+        .cloned()
 }
-
-/// How many non-blank lines at the bottom of a screen are looked at for a waiting prompt.
-pub const WAITING_LINES: usize = 12;
 
 /// The built-in kinds. The config file may override any field of these or add kinds.
 pub fn builtin() -> Vec<AgentDef> {
@@ -197,8 +193,12 @@ pub fn builtin() -> Vec<AgentDef> {
         )
         .no_session(&["No conversation found with session ID"])
         .start_again()
+        // claude 2.1.197 and 2.1.332: a tool's permission prompt, the folder-trust screen,
+        // the "custom API key" question; each ends with the generic line.
         .waiting(&[
             "Do you want to proceed?",
+            "Quick safety check: Is this a project you created or one you trust?",
+            "Do you want to use this API key?",
             "Enter to confirm · Esc to cancel",
         ])
         // Its spinner line while a turn runs: `✻ Thinking… (12s · esc to interrupt)`.

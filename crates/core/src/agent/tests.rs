@@ -290,3 +290,54 @@ fn program_prefixes_and_interactive_shells() {
         assert_eq!(is_interactive_shell(&v(argv)), interactive, "{argv:?}");
     }
 }
+
+/// The real CLIs' screens at 80x24, as captured by hand (private HOME, a stub model server):
+/// what each says the agent does.
+#[test]
+fn the_real_screens_say_what_the_agent_does() {
+    let def = |name: &str| builtin().into_iter().find(|d| d.name == name).unwrap();
+    let screens: &[(&str, &str, &str, Option<&str>)] = &[
+        (
+            "claude",
+            "claude 2.1.197 folder trust",
+            include_str!("../../../../tests/fixtures/screens/claude-2.1.197-trust-80x24.txt"),
+            Some("Quick safety check: Is this a project you created or one you trust?"),
+        ),
+        (
+            "claude",
+            "claude 2.1.332 folder trust",
+            include_str!("../../../../tests/fixtures/screens/claude-2.1.332-trust-80x24.txt"),
+            Some("Quick safety check: Is this a project you created or one you trust?"),
+        ),
+        (
+            "claude",
+            "claude 2.1.197 custom API key",
+            include_str!("../../../../tests/fixtures/screens/claude-2.1.197-api-key-80x24.txt"),
+            Some("Do you want to use this API key?"),
+        ),
+        (
+            "claude",
+            "claude 2.1.197 at its input box",
+            include_str!("../../../../tests/fixtures/screens/claude-2.1.197-idle-80x24.txt"),
+            None,
+        ),
+        (
+            "claude",
+            "claude 2.1.197 at work",
+            include_str!("../../../../tests/fixtures/screens/claude-2.1.197-busy-80x24.txt"),
+            None,
+        ),
+    ];
+    for (agent, what, screen, waiting) in screens {
+        assert_eq!(def(agent).waiting_on(screen).as_deref(), *waiting, "{what}");
+    }
+    let doing = |agent: &str, screen: &str| def(agent).screen_says(screen).map(|r| r.doing);
+    assert_eq!(
+        doing("claude", screens[3].2),
+        Some(crate::attention::Doing::Idle)
+    );
+    assert_eq!(
+        doing("claude", screens[4].2),
+        Some(crate::attention::Doing::Working)
+    );
+}

@@ -1303,21 +1303,33 @@ fn an_agent_that_stops_writing_with_a_prompt_on_screen_waits_for_input_until_it_
 }
 
 #[test]
-fn a_prompt_far_above_the_bottom_of_the_screen_is_not_waiting() {
+fn a_prompt_anywhere_on_the_visible_screen_is_waiting_and_the_question_names_it() {
     let def = crate::agent::builtin()
         .into_iter()
         .find(|d| d.name == "claude")
         .unwrap();
+    // A dialog whose question sits 20 lines above its last line (issue 28: gemini's trust
+    // dialog at 80x24 put it past the 12 lines read).
     let mut screen = String::from("Do you want to proceed?\n");
-    for i in 0..crate::agent::WAITING_LINES {
+    for i in 0..20 {
         screen.push_str(&format!("line {i}\n"));
     }
-    assert_eq!(def.waiting_on(&screen), None);
+    assert_eq!(
+        def.waiting_on(&screen).as_deref(),
+        Some("Do you want to proceed?")
+    );
+    // With the generic confirm line under it, the question still names it.
     screen.push_str("Enter to confirm · Esc to cancel\n\n\n");
     assert_eq!(
         def.waiting_on(&screen).as_deref(),
+        Some("Do you want to proceed?")
+    );
+    assert_eq!(
+        def.waiting_on("a question of its own\nEnter to confirm · Esc to cancel\n")
+            .as_deref(),
         Some("Enter to confirm · Esc to cancel")
     );
+    assert_eq!(def.waiting_on("line 1\nline 2\n"), None);
 }
 
 #[test]
