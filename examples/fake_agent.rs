@@ -21,7 +21,8 @@
 //!   id it has seen exits 42, and `--resume latest` or an index is not an id: it warns and
 //!   starts a fresh session.
 //! - opencode `-s <id>` of a session not in `$FAKE_AGENT_DIR/opencode/sessions/` prints
-//!   `Error: Session not found: <id>` and exits 1.
+//!   `Error: Session not found: <id>` and exits 1; plan line `opencode-exit-line <id>` prints
+//!   what it prints on Ctrl-C (`Session   <title>`, `Continue  opencode -s <id>`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -133,6 +134,13 @@ fn main() {
             "clear" => {
                 let mut out = std::io::stdout().lock();
                 let _ = write!(out, "\x1b[H\x1b[2J");
+                let _ = out.flush();
+            }
+            // opencode 1.18.33 on Ctrl-C: its session's title and how to continue it.
+            "opencode-exit-line" => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "  Session   a conversation");
+                let _ = writeln!(out, "  Continue  opencode -s {arg}");
                 let _ = out.flush();
             }
             "codex-exit-line" => {
@@ -346,7 +354,10 @@ impl Session {
             let messaged = std::fs::metadata(path).is_ok();
             claude_mode_lines(path);
             if messaged {
-                println!("Resume this session with:\nclaude --resume {}", claude_id(path));
+                println!(
+                    "Resume this session with:\nclaude --resume {}",
+                    claude_id(path)
+                );
             }
         }
     }

@@ -391,7 +391,8 @@ pub async fn discover(
     req: &DiscoverRequest,
     stores: &Dirs,
 ) -> Option<(String, &'static str)> {
-    let output = if req.dead && req.agent == "codex" {
+    // The agents that print their session's id when they exit.
+    let output = if req.dead && matches!(req.agent.as_str(), "codex" | "opencode") {
         tmux.capture_history(req.pane)
             .await
             .ok()

@@ -393,10 +393,8 @@ async fn a_never_messaged_claude_left_with_slash_exit_is_not_relaunched_and_r_fr
         .and_then(|c| c.notice.as_ref().map(|n| n.text.clone()))
         .unwrap_or_default();
     assert!(
-        said.contains(&format!(
-            "session {} never got a message",
-            &id[..8]
-        )) && said.contains("R starts it fresh"),
+        said.contains(&format!("session {} never got a message", &id[..8]))
+            && said.contains("R starts it fresh"),
         "{said}"
     );
     no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(1)).await;
@@ -422,4 +420,38 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// opencode prints its session's id when it exits (`Continue  opencode -s ses_…`, 1.18.33 on
+/// Ctrl-C); its database is not read (keyed by directory, not process). That line is where
+/// the id comes from, and `r` resumes it (issue 28, point 8).
+#[tokio::test]
+async fn opencode_is_resumed_with_the_id_its_exit_line_names() {
+    const SES: &str = "ses_dcaa7a1e3ffeI9M0SnbSNus0nn";
+    let server = TmuxServer::start();
+    std::fs::create_dir_all(server.agent_dir.join("opencode/sessions").join(SES)).unwrap();
+    server.write_plan(
+        "opencode",
+        &format!("say hello\nopencode-exit-line {SES}\nexit 0\n---\nhang\n"),
+    );
+    let pane = server.spawn_agent("opencode");
+    let (mut state, io) = watcher(&server);
+    let found = support::look_until(&mut state, &io, *WAIT, |s| {
+        card(s, &pane).is_some_and(|c| c.pane.opts.session_id == SES)
+    })
+    .await;
+    assert!(
+        found,
+        "{:?}",
+        card(&state, &pane).map(|c| (c.life, c.pane.opts.session_id.clone(), c.notice.clone()))
+    );
+    state.grid.selected = PaneId::parse(&pane);
+    agentwatch::run::send(
+        &mut state,
+        &io,
+        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::Relaunch),
+    )
+    .await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(argv(&runs[1]), ["--session", SES], "{runs:#?}");
 }

@@ -255,7 +255,7 @@ pub const NO_ID: &str = "no session id: R starts a fresh session";
 pub fn no_id_words(agent: &str) -> String {
     let hidden = match agent {
         "opencode" => {
-            "opencode keeps them in its database, not read here (opencode -s <id> shows it)"
+            "opencode keeps them in its database, not read here, and prints one only when it exits cleanly"
         }
         "amp" => "amp keeps its threads on its server (amp threads continue <id> shows it)",
         _ => return NO_ID.to_string(),

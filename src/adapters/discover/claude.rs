@@ -207,9 +207,8 @@ mod tests {
     const TRANSCRIPT: &str = include_str!(
         "../../../tests/fixtures/discover/claude/projects/-home-u-my-proj/7f3c1e2a-9b4d-4c8e-a1f0-3d5b6c7e8f90.jsonl"
     );
-    const MODE_ONLY: &str = include_str!(
-        "../../../tests/fixtures/discover/claude/never-messaged-slash-exit.jsonl"
-    );
+    const MODE_ONLY: &str =
+        include_str!("../../../tests/fixtures/discover/claude/never-messaged-slash-exit.jsonl");
     const CWD: &str = "/home/u/my proj";
     const T0: Millis = 1_760_434_200_000; // 2025-10-14T09:30:00Z
     const MIN: Millis = 60_000;

@@ -78,7 +78,7 @@ fn id_after(rest: &str) -> Option<String> {
 
 /// Drops ANSI escape sequences: CSI (`ESC [ … final`), strings (OSC/DCS/… up to BEL or
 /// ESC), charset designations and other two-character escapes.
-fn strip_ansi(s: &str) -> String {
+pub(super) fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars().peekable();
     while let Some(c) = it.next() {

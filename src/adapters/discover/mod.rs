@@ -7,6 +7,7 @@
 mod claude;
 mod codex;
 mod gemini;
+mod opencode;
 
 use std::fs::File;
 use std::io::Read;
@@ -35,6 +36,7 @@ pub enum Source {
     CodexRollout,
     CodexExitLine,
     GeminiChat,
+    OpencodeExitLine,
 }
 
 impl Source {
@@ -46,6 +48,7 @@ impl Source {
             Source::CodexRollout => "the only codex rollout file written in this pane's run",
             Source::CodexExitLine => "codex's exit line",
             Source::GeminiChat => "the only gemini chat written in this pane's run",
+            Source::OpencodeExitLine => "opencode's exit line",
         }
     }
 }
@@ -53,7 +56,7 @@ impl Source {
 /// What is known about the pane whose agent's session id is wanted.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
-    /// Agent kind name: "claude", "codex" or "gemini"; any other finds nothing.
+    /// Agent kind name: "claude", "codex", "gemini" or "opencode"; any other finds nothing.
     pub agent: String,
     /// The pane's working directory (where the agent ran).
     pub cwd: String,
@@ -97,6 +100,7 @@ pub fn discover(q: &Query) -> Option<(String, Source)> {
                 .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().join(".gemini")))?;
             gemini::find(q, &dir, &mut budget)
         }
+        "opencode" => return opencode::find(q),
         _ => None,
     };
     found.filter(|(id, _)| is_uuid(id))
