@@ -136,6 +136,18 @@ fn main() {
                 let _ = write!(out, "\x1b[H\x1b[2J");
                 let _ = out.flush();
             }
+            // A screen the real CLI drew, as captured (`capture-pane -p`): drawn whole from
+            // the top, as a full-screen UI draws it.
+            "screen" => {
+                let text = std::fs::read_to_string(arg).unwrap_or_else(|e| {
+                    eprintln!("fake_agent: screen {arg}: {e}");
+                    std::process::exit(99)
+                });
+                let lines: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "\x1b[H\x1b[2J{}", lines.join("\r\n"));
+                let _ = out.flush();
+            }
             // opencode 1.18.33 on Ctrl-C: its session's title and how to continue it.
             "opencode-exit-line" => {
                 let mut out = std::io::stdout().lock();

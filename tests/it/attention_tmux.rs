@@ -328,3 +328,46 @@ fn agentwatchs_own_hooks_install_run_and_uninstall() {
     assert!(out.status.success());
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), user);
 }
+
+/// The real CLIs' first-run dialogs, drawn as captured at 80x24 (issue 28, point 3): each
+/// agent waits for its user, named by the dialog's question, even where that question sits
+/// 13 lines above the bottom (gemini's folder trust).
+#[test]
+fn the_real_first_run_dialogs_at_80x24_are_waiting_for_input() {
+    let server = TmuxServer::start();
+    let screens = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+    let mut panes = Vec::new();
+    for (agent, file, question) in [
+        (
+            "codex",
+            "codex-0.171.0-trust-gitrepo-80x24.txt",
+            "Trust this folder?",
+        ),
+        (
+            "gemini",
+            "gemini-0.61.0-trust-80x24.txt",
+            "Do you trust the files in this folder?",
+        ),
+        (
+            "claude",
+            "claude-2.1.332-trust-80x24.txt",
+            "Quick safety check: Is this a project you created or one you trust?",
+        ),
+    ] {
+        server.write_plan(
+            agent,
+            &format!("screen {}\nhang\n", screens.join(file).display()),
+        );
+        let pane = server.new_window(&[agent]);
+        server.tmux_ok(&["resize-window", "-t", &pane, "-x", "80", "-y", "24"]);
+        server.wait_until("the dialog is drawn", *WAIT, || {
+            server.capture(&pane).contains(question)
+        });
+        panes.push((pane, question));
+    }
+    for (pane, question) in panes {
+        let row = status_row(&server, &pane);
+        assert_eq!(row["state"], "waiting", "{row}");
+        assert_eq!(row["waiting_for"], question, "{row}");
+    }
+}

@@ -207,7 +207,15 @@ pub fn builtin() -> Vec<AgentDef> {
             resume_reconnects: true,
             ..AgentDef::new("codex", &["codex"], &["codex", "resume", SESSION_ID], Uuid)
                 .no_session(&["No saved session found with ID"])
-                .waiting(&["Press enter to continue", "Sign in with ChatGPT"])
+                // Its first-run screens: login, API-key entry, folder trust.
+                .waiting(&[
+                    "Trust this folder?",
+                    "Choose how you want to use Codex.",
+                    "Paste or type your API key below.",
+                    "Sign in with ChatGPT",
+                    "Press enter to continue",
+                    "enter continue · esc back",
+                ])
                 // `Working (5s • esc to interrupt)`.
                 .working(&["esc to interrupt"])
         },
@@ -221,9 +229,13 @@ pub fn builtin() -> Vec<AgentDef> {
         // project." or "Invalid session identifier" (exit 42); a session killed before its
         // first message cannot be started again either ("already exists").
         .no_session(&["No previous sessions found", "Invalid session identifier"])
+        // gemini 0.61: folder trust, the choice of how to sign in, API-key entry.
         .waiting(&[
             "Do you trust the files in this folder?",
+            "How would you like to authenticate for this project?",
+            "Enter Gemini API Key",
             "(Use Enter to select)",
+            "(Press Enter to submit, Esc to cancel",
         ])
         // gemini 0.61's loading line: `(esc to cancel, 5s)`.
         .working(&["(esc to cancel"]),

@@ -327,6 +327,74 @@ fn the_real_screens_say_what_the_agent_does() {
             include_str!("../../../../tests/fixtures/screens/claude-2.1.197-busy-80x24.txt"),
             None,
         ),
+        (
+            "codex",
+            "codex 0.171.0 login choice",
+            include_str!("../../../../tests/fixtures/screens/codex-0.171.0-login-choice-80x24.txt"),
+            Some("Choose how you want to use Codex."),
+        ),
+        (
+            "codex",
+            "codex 0.171.0 API-key entry",
+            include_str!(
+                "../../../../tests/fixtures/screens/codex-0.171.0-login-apikey-entry-80x24.txt"
+            ),
+            Some("Paste or type your API key below."),
+        ),
+        (
+            "codex",
+            "codex 0.171.0 folder trust (a git repo)",
+            include_str!(
+                "../../../../tests/fixtures/screens/codex-0.171.0-trust-gitrepo-80x24.txt"
+            ),
+            Some("Trust this folder?"),
+        ),
+        (
+            "codex",
+            "codex 0.171.0 at its input box",
+            include_str!(
+                "../../../../tests/fixtures/screens/codex-0.171.0-idle-provider-80x24.txt"
+            ),
+            None,
+        ),
+        (
+            "codex",
+            "codex 0.171.0 at work",
+            include_str!(
+                "../../../../tests/fixtures/screens/codex-0.171.0-working-provider-80x24.txt"
+            ),
+            None,
+        ),
+        (
+            "gemini",
+            "gemini 0.61.0 folder trust, its question 13 lines up",
+            include_str!("../../../../tests/fixtures/screens/gemini-0.61.0-trust-80x24.txt"),
+            Some("Do you trust the files in this folder?"),
+        ),
+        (
+            "gemini",
+            "gemini 0.61.0 sign-in choice",
+            include_str!("../../../../tests/fixtures/screens/gemini-0.61.0-auth-choice-80x24.txt"),
+            Some("How would you like to authenticate for this project?"),
+        ),
+        (
+            "gemini",
+            "gemini 0.61.0 API-key entry",
+            include_str!("../../../../tests/fixtures/screens/gemini-0.61.0-apikey-entry-80x24.txt"),
+            Some("Enter Gemini API Key"),
+        ),
+        (
+            "gemini",
+            "gemini 0.61.0 at its input box",
+            include_str!("../../../../tests/fixtures/screens/gemini-0.61.0-idle-80x24.txt"),
+            None,
+        ),
+        (
+            "gemini",
+            "gemini 0.61.0 at work",
+            include_str!("../../../../tests/fixtures/screens/gemini-0.61.0-working-80x24.txt"),
+            None,
+        ),
     ];
     for (agent, what, screen, waiting) in screens {
         assert_eq!(def(agent).waiting_on(screen).as_deref(), *waiting, "{what}");
@@ -340,4 +408,17 @@ fn the_real_screens_say_what_the_agent_does() {
         doing("claude", screens[4].2),
         Some(crate::attention::Doing::Working)
     );
+    for (i, want) in [
+        (8, crate::attention::Doing::Idle),
+        (9, crate::attention::Doing::Working),
+        (13, crate::attention::Doing::Idle),
+        (14, crate::attention::Doing::Working),
+    ] {
+        assert_eq!(
+            doing(screens[i].0, screens[i].2),
+            Some(want),
+            "{}",
+            screens[i].1
+        );
+    }
 }
