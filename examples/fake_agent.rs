@@ -20,6 +20,8 @@
 //!   resuming session: No previous sessions found for this project.`), `--session-id` of an
 //!   id it has seen exits 42, and `--resume latest` or an index is not an id: it warns and
 //!   starts a fresh session.
+//! - codex, with `$CODEX_HOME` present: `codex resume <id>` of a session it has no rollout
+//!   file of exits 1 with one of its two "no such session" answers (see `codex_start`).
 //! - opencode `-s <id>` of a session not in `$FAKE_AGENT_DIR/opencode/sessions/` prints
 //!   `Error: Session not found: <id>` and exits 1; plan line `opencode-exit-line <id>` prints
 //!   what it prints on Ctrl-C (`Session   <title>`, `Continue  opencode -s <id>`).
@@ -316,6 +318,10 @@ impl Session {
         match name {
             "claude" => claude_start(args),
             "gemini" => gemini_start(args),
+            "codex" => {
+                codex_start(args);
+                Session::None
+            }
             "opencode" => {
                 if let Some(id) = flag(args, &["-s", "--session"]) {
                     let known =
@@ -496,6 +502,56 @@ fn claude_start(args: &[String]) -> Session {
         return Session::Claude(t);
     }
     Session::Claude(transcript(&uuid::Uuid::new_v4().to_string()))
+}
+
+/// codex 0.171.0's resume rules, kept only with its home present (`$CODEX_HOME`): `codex
+/// resume <id>` of a session with no rollout file says `ERROR: No saved session found with
+/// ID <id>. …`; one its state lists (here: `threads/<id>` in the home, for its SQLite row)
+/// whose rollout is gone fails at bootstrap with `… no rollout found for thread id <id>
+/// (code -32600)`; both exit 1.
+fn codex_start(args: &[String]) {
+    let Some(home) = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|h| h.is_dir())
+    else {
+        return;
+    };
+    if args.get(1).map(String::as_str) != Some("resume") {
+        return;
+    }
+    let Some(id) = args.get(2).filter(|a| !a.starts_with('-')) else {
+        return;
+    };
+    let rollout = find_file(&home.join("sessions"), &format!("-{id}.jsonl"));
+    if rollout.is_some() {
+        return;
+    }
+    if home.join("threads").join(id).exists() {
+        fail(
+            1,
+            &format!("Error: Failed to resume session from {}/sessions/2026/12/02/rollout-2026-12-02T05-56-23-{id}.jsonl: thread/resume failed during TUI bootstrap: thread/resume failed: no rollout found for thread id {id} (code -32600)", home.display()),
+        );
+    }
+    fail(
+        1,
+        &format!("ERROR: No saved session found with ID {id}. Run `codex resume` without an ID to choose from existing sessions."),
+    );
+}
+
+/// A file under `dir` (any depth) whose name ends with `suffix`.
+fn find_file(dir: &Path, suffix: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, suffix) {
+                return Some(f);
+            }
+        } else if p.to_string_lossy().ends_with(suffix) {
+            return Some(p);
+        }
+    }
+    None
 }
 
 fn gemini_start(args: &[String]) -> Session {

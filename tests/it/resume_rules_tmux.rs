@@ -455,3 +455,29 @@ async fn opencode_is_resumed_with_the_id_its_exit_line_names() {
     let runs = server.wait_log(&pane, 2);
     assert_eq!(argv(&runs[1]), ["--session", SES], "{runs:#?}");
 }
+
+/// codex's two answers for a session it cannot resume (0.171.0, exit 1): an id it never saved
+/// (`No saved session found with ID`), and one its state lists whose rollout file is gone
+/// (`… thread/resume failed: no rollout found for thread id …`, issue 28, point 2). Either
+/// is "no such session": said, and not repeated.
+#[tokio::test]
+async fn codexs_no_such_session_answers_are_said_and_not_repeated() {
+    for listed in [false, true] {
+        let server = TmuxServer::start();
+        let home = server.dir.path().join("codex");
+        std::fs::create_dir_all(home.join("threads")).unwrap();
+        let id = "01a23553-5648-74d2-ab69-2a1a529d5011";
+        if listed {
+            std::fs::write(home.join("threads").join(id), "").unwrap();
+        }
+        server.write_plan("codex", "sleep 300\nexit 1\n");
+        let pane = server.new_window(&["codex", "resume", id]);
+        let (mut state, io) = watcher(&server);
+        let want = Hold::NoSession(id.into());
+        until_held(&mut state, &io, &pane, |h| *h == want).await;
+        no_run_beyond(&mut state, &io, &server, &pane, 2, Duration::from_secs(3)).await;
+        let runs = server.log_entries_for(&pane);
+        assert_eq!(runs.len(), 2, "listed {listed}: one resume: {runs:#?}");
+        assert_eq!(argv(&runs[1]), ["resume", id]);
+    }
+}

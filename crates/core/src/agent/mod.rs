@@ -206,7 +206,12 @@ pub fn builtin() -> Vec<AgentDef> {
         AgentDef {
             resume_reconnects: true,
             ..AgentDef::new("codex", &["codex"], &["codex", "resume", SESSION_ID], Uuid)
-                .no_session(&["No saved session found with ID"])
+                // codex 0.171: an id it never saved; one its state lists but whose
+                // rollout file is gone (`thread/resume failed: no rollout found …`).
+                .no_session(&[
+                    "No saved session found with ID",
+                    "no rollout found for thread id",
+                ])
                 // Its first-run screens: login, API-key entry, folder trust.
                 .waiting(&[
                     "Trust this folder?",

@@ -421,4 +421,13 @@ fn the_real_screens_say_what_the_agent_does() {
             screens[i].1
         );
     }
+    // codex's two "no such session" answers, as captured (wrapped lines joined, as a tail
+    // is read).
+    let codex = def("codex");
+    assert!(codex.says_no_session(
+        "ERROR: No saved session found with ID a1a6fa59-3a8a-4fd6-b9ee-3191e7dc8340. Run `codex resume` without an ID to choose from existing sessions."
+    ));
+    assert!(codex.says_no_session(
+        "Error: Failed to resume session from /h/.codex/sessions/2026/12/02/rollout-2026-12-02T05-56-23-01a23553-5648-74d2-ab69-2a1a529d5011.jsonl: thread/resume failed during TUI bootstrap: thread/resume failed: no rollout found for thread id 01a23553-5648-74d2-ab69-2a1a529d5011 (code -32600)"
+    ));
 }
