@@ -37,8 +37,7 @@ impl Prober {
             let new_process = cache
                 .get(&pid)
                 .is_none_or(|i| i.young() || i.command != pane.current_command);
-            let Some(info) = self.info(&mut cache, pid, &pane.current_command, new_process)
-            else {
+            let Some(info) = self.info(&mut cache, pid, &pane.current_command, new_process) else {
                 continue;
             };
             obs.comm.insert(pane.id, info.comm.clone());
