@@ -274,6 +274,10 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .filter(|_| c.life.is_dead())
                     .map(|t| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
                 reason: match &c.auto {
+                    _ if c.life.is_dead() && !c.orphans.is_empty() => {
+                        crate::core::resume::orphans_words(c)
+                            .map(|w| format!("not relaunched: {w}"))
+                    }
                     Auto::Held(h) if c.life.is_dead() => {
                         h.reason(c.agent.as_deref().unwrap_or("the agent"))
                     }

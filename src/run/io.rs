@@ -452,6 +452,14 @@ impl Io {
                 .unwrap_or_default();
                 Msg::Records { pane, records }
             }
+            Effect::EndOrphans { pane, procs } => {
+                let result = self.prober.end_orphans(&procs).await;
+                match &result {
+                    Ok(()) => tracing::info!("{pane}: ended what its last run left running"),
+                    Err(e) => tracing::warn!("{pane}: could not end its orphans: {e}"),
+                }
+                Msg::OrphansEnded { pane, result }
+            }
             Effect::KillPane(pane) => {
                 let result = self.tmux_of(pane).kill_pane(pane).await;
                 Msg::Closed { pane, result }

@@ -218,6 +218,12 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
     if let Some(n) = card.notice.as_ref().filter(|n| n.answer && n.live(ctx.now)) {
         return Some((n.text.clone(), n.alarm));
     }
+    if card.life.is_dead() {
+        // What its last run left running blocks any relaunch: said first, in alarm.
+        if let Some(words) = crate::core::resume::orphans_words(card) {
+            return Some((format!("{words}: x ends it"), true));
+        }
+    }
     let max = ctx.max_attempts;
     let story = card.notice.as_ref().filter(|n| n.story && n.live(ctx.now));
     if let (Some(s), Auto::Held(Hold::GaveUp { .. }), true) =

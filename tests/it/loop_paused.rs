@@ -94,6 +94,7 @@ impl Answer for Fake {
             | Effect::CaptureOutput(_)
             | Effect::LoadRecords { .. }
             | Effect::KillPane(_)
+            | Effect::EndOrphans { .. }
             | Effect::Jump { .. }
             | Effect::LoadRoster
             | Effect::SaveRoster(_)

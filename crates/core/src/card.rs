@@ -108,6 +108,10 @@ pub struct Card {
     pub resumed: Option<Resumed>,
     /// The session the live agent runs, by its own word (claude's registry file).
     pub said_id: Option<String>,
+    /// Processes of its last run that outlived it outside the pane (a launcher killed, its
+    /// agent left running with another parent, still on the pane's terminal): relaunching
+    /// would start a second one. This machine's panes only.
+    pub orphans: Vec<crate::pane::Proc>,
     /// What the live agent is doing, as far as can be told.
     /// Boxed: every card is moved on every poll, and this is a sixth of its size.
     pub attention: Box<Attention>,
@@ -427,6 +431,7 @@ pub fn observe(
                 ..r
             }),
             said_id: None,
+            orphans: c.orphans,
             attention: Box::default(),
             order: c.order,
             discovered_at: None,
@@ -472,6 +477,7 @@ pub fn observe(
             no_session: None,
             resumed: None,
             said_id: None,
+            orphans: Vec::new(),
             attention: Box::default(),
             order: (u8::MAX, None),
             discovered_at: None,

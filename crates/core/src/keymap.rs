@@ -183,7 +183,7 @@ pub const GRID: &[Binding] = &[
         &[Char('x')],
         "x",
         Action::Close,
-        "close a dead pane (press x twice; never a live one)",
+        "close a dead pane, or end what it left running (press x twice)",
         None,
     ),
     b(

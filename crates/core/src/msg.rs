@@ -112,6 +112,10 @@ pub struct Observation {
     pub activity: HashMap<PaneId, u64>,
     /// Agents' own state files by the pid they are about (claude's `sessions/<pid>.json`).
     pub agent_files: Arc<HashMap<u32, crate::attention::AgentFile>>,
+    /// Processes of a pane's agent run that outlived it outside the pane (reparented away
+    /// from its tree, still on its terminal), while they run: a launcher killed with
+    /// SIGKILL leaves codex's or gemini's real process so.
+    pub orphans: HashMap<PaneId, Vec<crate::pane::Proc>>,
 }
 
 /// Something that happened.
@@ -158,6 +162,11 @@ pub enum Msg {
     Closed {
         pane: PaneId,
         result: Result<(), TmuxError>,
+    },
+    /// A pane's orphans were ended, or why not (what the system said).
+    OrphansEnded {
+        pane: PaneId,
+        result: Result<(), String>,
     },
     /// The jump to a pane in tmux finished.
     Jumped {
@@ -352,6 +361,13 @@ pub enum Effect {
     Recreate(Vec<Recreate>),
     /// `kill-pane` a dead pane; answers [`Msg::Closed`].
     KillPane(PaneId),
+    /// End the processes a pane's last run left running outside it (each named by pid and
+    /// start time, so that a pid reused since is left alone): SIGTERM, then SIGKILL for
+    /// one still there after a few seconds; answers [`Msg::OrphansEnded`].
+    EndOrphans {
+        pane: PaneId,
+        procs: Vec<(u32, Option<Millis>)>,
+    },
     /// Show the pane in the tmux client agentwatch is shown on; answers [`Msg::Jumped`].
     Jump { pane: PaneId, viewer: Viewer },
 }

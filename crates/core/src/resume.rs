@@ -136,6 +136,11 @@ pub fn plan(card: &Card, agents: &Agents, fresh: bool, new_id: &str) -> Result<P
         .find(|s| !s.is_empty())
         .cloned()
         .ok_or_else(|| Refusal("no working directory recorded: relaunch refused".into()))?;
+    if let Some(words) = orphans_words(card) {
+        return Err(Refusal(format!(
+            "{words}: a relaunch would start a second one; x ends it, then r"
+        )));
+    }
     let launcher = card.launcher.as_ref();
     if let Some(h) = launcher.filter(|h| h.alive && !h.prompt) {
         return Err(Refusal(format!(
@@ -248,6 +253,31 @@ pub fn unresumable(card: &Card, agents: &Agents) -> Option<String> {
     (!def.starts_again() && known.as_ref() == Some(id)).then(|| id.clone())
 }
 
+/// What outlived the card's last run outside its pane, said on the card (`codex (pid 4242)
+/// still runs outside the pane`), or `None` when nothing did.
+pub fn orphans_words(card: &Card) -> Option<String> {
+    let first = card.orphans.first()?;
+    // The agent's name where its argv names it (`node …/gemini-cli/…` is gemini), else the
+    // process's own.
+    let name = |p: &crate::pane::Proc| match card.agent.as_deref() {
+        Some(agent) if p.argv.iter().any(|w| w.contains(agent)) => agent.to_string(),
+        _ => p.comm.clone(),
+    };
+    Some(match card.orphans.len() {
+        1 => format!(
+            "{} (pid {}) of its last run still runs outside the pane",
+            name(first),
+            first.pid
+        ),
+        n => format!(
+            "{} (pid {}) and {} more of its last run still run outside the pane",
+            name(first),
+            first.pid,
+            n - 1
+        ),
+    })
+}
+
 /// What the card says when no id is known: `r` will not guess, `R` is the deliberate way.
 pub const NO_ID: &str = "no session id: R starts a fresh session";
 
@@ -309,6 +339,34 @@ mod tests {
             ..Pane::default()
         };
         observe(None, p, Some(kind.into()), None, T0)
+    }
+
+    #[test]
+    fn an_orphan_of_the_last_run_refuses_every_relaunch_and_is_named_by_its_agent() {
+        let a = Agents::default();
+        let mut card = dead_card("gemini", "gemini", ID);
+        let node = |pid: u32| crate::pane::Proc {
+            pid,
+            ppid: 1,
+            comm: "node".into(),
+            argv: vec![
+                "/usr/bin/node".into(),
+                "--max-old-space-size=12052".into(),
+                "/n/.bin/gemini".into(),
+            ],
+            start: Some(T0),
+        };
+        card.orphans = vec![node(4242)];
+        let why = "gemini (pid 4242) of its last run still runs outside the pane: a relaunch would start a second one; x ends it, then r";
+        assert_eq!(plan(&card, &a, false, NEW), Err(Refusal(why.into())));
+        assert_eq!(plan(&card, &a, true, NEW), Err(Refusal(why.into())), "R too");
+        card.orphans.push(node(4243));
+        assert_eq!(
+            orphans_words(&card).unwrap(),
+            "gemini (pid 4242) and 1 more of its last run still run outside the pane"
+        );
+        card.orphans.clear();
+        assert!(plan(&card, &a, false, NEW).is_ok());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::adapters::procs::tree::{Stale, TreeMap};
 use crate::core::agent::{is_launcher, program_name};
 use crate::core::msg::Observation;
 use crate::core::pane::{Listing, PaneId};
+use crate::core::time::Millis;
 
 impl Prober {
     /// The panes' processes, read from this machine's `/proc`: each pane process's name and
@@ -170,6 +171,53 @@ impl Prober {
                 .collect(),
         );
         Arc::clone(&trees.shared)
+    }
+
+    /// Ends processes a pane's last run left running outside it: each only if it is still
+    /// the process that was seen (its pid and start time), SIGTERM first, SIGKILL for one
+    /// still there after 3 s. Err: what the system said, or that one would not end.
+    pub async fn end_orphans(&self, procs: &[(u32, Option<Millis>)]) -> Result<(), String> {
+        let same = |pid: u32, start: Option<Millis>| {
+            read_stat(pid).is_some_and(|st| {
+                self.boot_ms
+                    .map(|b| b + st.start_ticks * 1000 / self.ticks_per_sec)
+                    == start
+            })
+        };
+        let signal = |pid: u32, sig: libc::c_int| -> Result<(), String> {
+            let Ok(p) = libc::pid_t::try_from(pid) else {
+                return Ok(());
+            };
+            // SAFETY: kill with a positive pid and a valid signal.
+            match unsafe { libc::kill(p, sig) } {
+                0 => Ok(()),
+                _ => match std::io::Error::last_os_error() {
+                    e if e.raw_os_error() == Some(libc::ESRCH) => Ok(()),
+                    e => Err(format!("pid {pid}: {e}")),
+                },
+            }
+        };
+        let running = |procs: &[(u32, Option<Millis>)]| -> Vec<(u32, Option<Millis>)> {
+            procs.iter().copied().filter(|&(p, s)| same(p, s)).collect()
+        };
+        for &(pid, _) in &running(procs) {
+            signal(pid, libc::SIGTERM)?;
+        }
+        for sig in [None, Some(libc::SIGKILL)] {
+            if let Some(sig) = sig {
+                for &(pid, _) in &running(procs) {
+                    signal(pid, sig)?;
+                }
+            }
+            for _ in 0..30 {
+                if running(procs).is_empty() {
+                    return Ok(());
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        let left: Vec<String> = running(procs).iter().map(|(p, _)| p.to_string()).collect();
+        Err(format!("pid {} would not end, even on SIGKILL", left.join(", ")))
     }
 
     /// Start time and name of a process, cached by pid and read again when `again` (its

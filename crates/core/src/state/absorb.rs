@@ -17,6 +17,7 @@ impl State {
     ) {
         let activity = std::mem::take(&mut obs.activity);
         let files = std::mem::take(&mut obs.agent_files);
+        let mut orphans = std::mem::take(&mut obs.orphans);
         let trees = Arc::clone(&obs.tree);
         let malformed = self.servers.get(srv).map_or(0, |s| s.malformed);
         if obs.listing.malformed != malformed {
@@ -117,6 +118,16 @@ impl State {
                 card.argv_id = crate::agent::session_id_from_argv(kind, argv).or(card.argv_id);
             }
             cards.push(card);
+        }
+        // Only agents count: a job a user sent off with `(cmd &)` also outlives its
+        // parent on the pane's terminal, and is not the agent's.
+        for card in &mut cards {
+            card.orphans = orphans
+                .remove(&card.pane.id)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| self.agents.by_proc(p).is_some())
+                .collect();
         }
         cards.extend(others);
         self.cards = cards;

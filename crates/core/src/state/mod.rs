@@ -223,6 +223,7 @@ impl State {
             Msg::Output { pane, result } => self.output_read(pane, result),
             Msg::Records { pane, records } => self.records(pane, records),
             Msg::Closed { pane, result } => self.closed(pane, result, now),
+            Msg::OrphansEnded { pane, result } => self.orphans_ended(pane, result, now),
             Msg::Jumped { pane, result } => self.jumped(pane, result, now),
             Msg::Polled { server, result } => self.polled(server, result, now, &mut fx),
             Msg::RosterLoaded(r) => self.roster_loaded(r),

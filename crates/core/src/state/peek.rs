@@ -68,6 +68,33 @@ impl State {
         let id = self.cards[i].pane.id;
         match a {
             Action::Peek => self.open_peek(i, now, fx),
+            Action::Close if self.cards[i].pane.dead && !self.cards[i].orphans.is_empty() => {
+                // What its last run left running outside the pane goes first (the pane
+                // stays: r relaunches there once nothing else runs the agent).
+                let card = &mut self.cards[i];
+                let words = crate::resume::orphans_words(card).unwrap_or_default();
+                if self
+                    .overlays
+                    .confirm_close
+                    .is_some_and(|(p, t)| p == id && now.saturating_sub(t) < CONFIRM_MS)
+                {
+                    self.overlays.confirm_close = None;
+                    card.notice = Some(Notice::info("ending it…", None).answering());
+                    fx.push(Effect::EndOrphans {
+                        pane: id,
+                        procs: card.orphans.iter().map(|p| (p.pid, p.start)).collect(),
+                    });
+                } else {
+                    self.overlays.confirm_close = Some((id, now));
+                    card.notice = Some(
+                        Notice::alarm(
+                            format!("{words}: press x again to end it (SIGTERM, then SIGKILL)"),
+                            Some(now + CONFIRM_MS),
+                        )
+                        .answering(),
+                    );
+                }
+            }
             Action::Close => {
                 let card = &mut self.cards[i];
                 if !card.pane.dead {
@@ -226,6 +253,22 @@ impl State {
                 p.error = Some("no older crash record for this pane".into());
             }
         }
+    }
+
+    /// The orphans of a pane's last run were ended, or could not be.
+    pub(super) fn orphans_ended(&mut self, pane: PaneId, result: Result<(), String>, now: Millis) {
+        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+            return;
+        };
+        card.notice = Some(match result {
+            Ok(()) => {
+                // Gone: the next look confirms it; meanwhile r is not refused for it.
+                card.orphans.clear();
+                Notice::info("ended what its last run left running: r relaunches", Some(now + 4 * NOTICE_MS))
+            }
+            Err(e) => Notice::alarm(format!("could not end it: {e}"), Some(now + 4 * NOTICE_MS)),
+        }
+        .answering());
     }
 
     pub(super) fn closed(&mut self, pane: PaneId, result: Result<(), TmuxError>, now: Millis) {
