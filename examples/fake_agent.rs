@@ -54,6 +54,10 @@ fn main() {
         println!("{name} 0.0.0 (fake agent)");
         return;
     }
+    // The real agent process a launcher started (`child`): it runs until it is ended.
+    if std::env::var_os("FAKE_AGENT_CHILD").is_some() {
+        hang();
+    }
     let pane = std::env::var("TMUX_PANE").ok();
     let dir = std::env::var_os("FAKE_AGENT_DIR").map(PathBuf::from);
 
@@ -114,6 +118,29 @@ fn main() {
                 hang();
             }
             "hang" => hang(),
+            // As the codex and gemini npm launchers do: the real agent runs as a child in the
+            // launcher's process group, and the launcher waits for it. SIGKILL of the launcher
+            // leaves the child running with another parent (an orphan, seen on codex 0.171 and
+            // gemini 0.61); SIGTERM is passed on (codex) and both end.
+            "child" => {
+                let exe = std::env::current_exe().unwrap();
+                let mut cmd = std::process::Command::new(exe);
+                use std::os::unix::process::CommandExt;
+                cmd.arg0(&args[0]).args(&args[1..]).env("FAKE_AGENT_CHILD", "1");
+                let child = cmd.spawn().unwrap();
+                let _ = CHILD.set(child.id());
+                // SAFETY: the handler only calls kill and _exit.
+                unsafe {
+                    libc::signal(
+                        libc::SIGTERM,
+                        pass_on_signal as *const () as libc::sighandler_t,
+                    );
+                }
+                let mut child = child;
+                let status = child.wait().unwrap();
+                remove_state_file();
+                std::process::exit(status.code().unwrap_or(1));
+            }
             "touch" => {
                 let _ = std::fs::OpenOptions::new()
                     .create(true)
@@ -429,6 +456,18 @@ fn flag(args: &[String], names: &[&str]) -> Option<String> {
         }
     }
     None
+}
+
+/// The launcher's child (plan line `child`), for a signal handler to pass a signal on to.
+static CHILD: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+extern "C" fn pass_on_signal(sig: libc::c_int) {
+    if let Some(&pid) = CHILD.get() {
+        // SAFETY: kill and _exit are async-signal-safe.
+        unsafe { libc::kill(pid as libc::pid_t, sig) };
+    }
+    // SAFETY: as above.
+    unsafe { libc::_exit(128 + sig) }
 }
 
 extern "C" fn exit_on_signal(sig: libc::c_int) {

@@ -513,3 +513,67 @@ async fn a_short_run_at_a_quiet_prompt_is_seen_directly_or_under_a_wrapper() {
         );
     }
 }
+
+/// A launcher killed with SIGKILL at a prompt leaves the real agent running with another
+/// parent (codex 0.171 and gemini 0.61 do; issue 28, point 7): the card says so, `r` and
+/// `status` refuse to start a second one, `x` ends the orphan, and then `r` resumes.
+#[tokio::test]
+async fn an_orphan_left_by_a_killed_launcher_is_said_and_ended_before_a_relaunch() {
+    let server = TmuxServer::start();
+    server.write_plan("gemini", "say hello\nchild\n---\nhang\n");
+    let pane = server.new_window(&["bash", "--norc", "--noprofile"]);
+    let (mut state, io) = watcher(&server);
+    type_line(&server, &pane, &format!("gemini --session-id {ID}"));
+    until(&mut state, &io, "the agent running", |s| {
+        life(s, &pane) == Some(Life::Running)
+    })
+    .await;
+    let launcher = server.wait_log(&pane, 1)[0]["pid"].as_u64().unwrap() as u32;
+    // Its child, the real agent, in the pane's tree (a look settles it).
+    let child = || -> Option<u32> {
+        let kids = std::fs::read_to_string(format!("/proc/{launcher}/task/{launcher}/children"))
+            .ok()?;
+        kids.split_whitespace().next()?.parse().ok()
+    };
+    server.wait_until("the launcher started its child", *WAIT, || child().is_some());
+    let orphan = child().unwrap();
+    look_once(&mut state, &io).await;
+    std::process::Command::new("kill")
+        .args(["-KILL", &launcher.to_string()])
+        .status()
+        .unwrap();
+    until(&mut state, &io, "the orphan said", |s| {
+        card(s, &pane).is_some_and(|c| c.life.is_dead() && c.orphans.iter().any(|p| p.pid == orphan))
+    })
+    .await;
+    assert!(support::pid_alive(orphan));
+    // r starts nothing, and says why.
+    state.grid.selected = PaneId::parse(&pane);
+    send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
+    let said = card(&state, &pane).and_then(|c| c.notice.clone()).unwrap().text;
+    assert!(
+        said.contains(&format!("gemini (pid {orphan}) of its last run still runs outside the pane"))
+            && said.contains("x ends it"),
+        "{said}"
+    );
+    assert_eq!(server.log_entries_for(&pane).len(), 1);
+    // It exits 1: a dead agent.
+    let out = server.agentwatch_command(&["status", "--json"]).output().unwrap();
+    let row = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        row.contains(&format!("not relaunched: gemini (pid {orphan}) of its last run still runs outside the pane")),
+        "{row}"
+    );
+    // x twice ends it; then r resumes.
+    send(&mut state, &io, Msg::Action(Action::Close)).await;
+    send(&mut state, &io, Msg::Action(Action::Close)).await;
+    server.wait_until("the orphan ended", *WAIT, || !support::pid_alive(orphan));
+    until(&mut state, &io, "no orphan", |s| {
+        card(s, &pane).is_some_and(|c| c.orphans.is_empty())
+    })
+    .await;
+    assert!(server.pane_exists(&pane), "x ended the orphan, not the pane");
+    send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
+    let runs = server.wait_log(&pane, 2);
+    assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));
+}

@@ -60,6 +60,7 @@ impl Prober {
         drop(cache);
         self.note_shells(&listing.panes, &obs.comm);
         obs.tree = self.trees(&listing.panes, &obs.comm, ended);
+        obs.orphans = self.orphans();
         obs.listing = listing;
         obs.agent_files = self.agent_files(now);
         obs
@@ -142,6 +143,14 @@ impl Prober {
             trees.newest = newest;
             born
         };
+        // Orphans are kept while they run, of panes that are still there (one read each).
+        if !trees.orphans.is_empty() {
+            let listed: HashSet<PaneId> = panes.iter().map(|p| p.id).collect();
+            trees.orphans.retain(|id, list| {
+                list.retain(crate::adapters::procs::tree::Orphan::runs);
+                listed.contains(id) && !list.is_empty()
+            });
+        }
         if stale.is_empty() && !born && live == trees.by_pane.len() {
             // The same panes, none changed: the same trees.
             return Arc::clone(&trees.shared);
@@ -154,13 +163,41 @@ impl Prober {
             .filter(|p| !p.dead && p.pid.is_some())
             .map(|p| p.id)
             .collect();
-        trees.by_pane.retain(|id, _| ids.contains(id));
-        // The panes' own processes and those below them: the kernel says when one ends.
+        // A pane whose own process ended (a launcher killed): what ran below it and runs on,
+        // on its terminal, is an orphan.
+        let ended: Vec<PaneId> = trees
+            .by_pane
+            .keys()
+            .filter(|id| !ids.contains(id))
+            .copied()
+            .collect();
+        for id in ended {
+            let Some(t) = trees.by_pane.remove(&id) else {
+                continue;
+            };
+            for p in &t.procs.below {
+                let Some(st) = read_stat(p.pid) else { continue };
+                let start = self
+                    .boot_ms
+                    .map(|b| b + st.start_ticks * 1000 / self.ticks_per_sec);
+                if start == p.start && t.tty.is_some() && st.tty == t.tty {
+                    crate::adapters::procs::tree::add_orphan(
+                        &mut trees.orphans,
+                        id,
+                        p.clone(),
+                        st.start_ticks,
+                    );
+                }
+            }
+        }
+        // The panes' own processes, those below them and the orphans: the kernel says when
+        // one ends.
         let watched: HashSet<u32> = trees
             .by_pane
             .values()
             .flat_map(|t| t.procs.below.iter().map(|p| p.pid))
             .chain(panes.iter().filter(|p| !p.dead).filter_map(|p| p.pid))
+            .chain(trees.orphans.values().flatten().map(|o| o.proc.pid))
             .collect();
         trees.exits.set(&watched);
         trees.shared = Arc::new(
@@ -218,6 +255,15 @@ impl Prober {
         }
         let left: Vec<String> = running(procs).iter().map(|(p, _)| p.to_string()).collect();
         Err(format!("pid {} would not end, even on SIGKILL", left.join(", ")))
+    }
+
+    /// What each pane's agent runs left running outside it, as the core takes it.
+    fn orphans(&self) -> HashMap<PaneId, Vec<crate::core::pane::Proc>> {
+        lock(&self.trees)
+            .orphans
+            .iter()
+            .map(|(id, list)| (*id, list.iter().map(|o| o.proc.clone()).collect()))
+            .collect()
     }
 
     /// Start time and name of a process, cached by pid and read again when `again` (its

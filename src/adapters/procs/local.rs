@@ -143,6 +143,8 @@ pub(crate) struct Stat {
     pub(crate) pgrp: u32,
     /// Foreground process group of the controlling terminal; none without a terminal.
     pub(crate) tpgid: Option<u32>,
+    /// The controlling terminal (`tty_nr`); none (0) for a daemon.
+    pub(crate) tty: Option<u32>,
     pub(crate) start_ticks: u64,
 }
 
@@ -174,6 +176,7 @@ pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
             .ok()
             .and_then(|t| u32::try_from(t).ok())
             .filter(|&t| t > 0),
+        tty: f.get(4)?.parse::<u32>().ok().filter(|&t| t != 0),
         start_ticks: f.get(19)?.parse().ok()?,
     })
 }

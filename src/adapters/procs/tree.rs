@@ -26,6 +26,24 @@ pub(crate) struct Trees {
     pub(crate) exits: ExitWatch,
     /// The trees as last handed out.
     pub(crate) shared: TreeMap,
+    /// What each pane's agent runs left running outside it, while it runs.
+    pub(crate) orphans: HashMap<PaneId, Vec<Orphan>>,
+}
+
+/// A process of a pane's tree that outlived its place there: reparented away (its parent
+/// ended), still on the pane's terminal.
+#[derive(Debug, Clone)]
+pub(crate) struct Orphan {
+    pub(crate) proc: Proc,
+    /// Its start, as `/proc` counts it: a pid reused since is another process.
+    pub(crate) ticks: u64,
+}
+
+impl Orphan {
+    /// Still the same process, still running.
+    pub(crate) fn runs(&self) -> bool {
+        read_stat(self.proc.pid).is_some_and(|s| s.start_ticks == self.ticks)
+    }
 }
 
 /// Each live pane's foreground tree, shared with the core without a copy.
@@ -51,6 +69,8 @@ pub(crate) struct Tree {
     /// A process in it is so young that it may still exec or change its group: look again.
     pub(crate) unsettled: bool,
     pub(crate) procs: Arc<ProcTree>,
+    /// The pane's terminal (`tty_nr` of its process).
+    pub(crate) tty: Option<u32>,
 }
 
 impl Trees {
@@ -66,8 +86,20 @@ impl Trees {
         sweep: bool,
         now: std::time::Instant,
     ) {
-        let Trees { by_pane, table, .. } = self;
+        let Trees {
+            by_pane,
+            table,
+            orphans,
+            ..
+        } = self;
         let new = table.refresh(boot_ms, tck);
+        // The processes on each terminal, once for the whole walk.
+        let mut on_tty: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (pid, k) in &table.known {
+            if let (Some(t), false) = (k.st.tty, k.ended) {
+                on_tty.entry(t).or_default().push(*pid);
+            }
+        }
         // Every ancestor of a new process: a busy pane whose process is one of them has a
         // new process below it.
         let mut above = std::collections::HashSet::new();
@@ -84,20 +116,39 @@ impl Trees {
         for look in &stale {
             let (id, pid, changed) = (look.id, look.pid, look.changed);
             let old = by_pane.get(&id).filter(|t| t.pane_pid == pid);
-            let (own, fg) = match old {
+            let (own, fg, tty) = match old {
                 // Swept: the argv stands, the foreground group is read again (a script
                 // typed at a prompt leaves the current command `bash`).
-                Some(t) if !changed && sweep => (
-                    t.procs.own.clone(),
-                    read_stat(pid).and_then(|s| s.tpgid).or(t.fg),
-                ),
-                Some(t) if !changed => (t.procs.own.clone(), t.fg),
-                _ => (
-                    read_cmdline(pid).unwrap_or_default(),
-                    read_stat(pid).and_then(|s| s.tpgid),
-                ),
+                Some(t) if !changed && sweep => {
+                    let st = read_stat(pid);
+                    (
+                        t.procs.own.clone(),
+                        st.as_ref().and_then(|s| s.tpgid).or(t.fg),
+                        st.and_then(|s| s.tty).or(t.tty),
+                    )
+                }
+                Some(t) if !changed => (t.procs.own.clone(), t.fg, t.tty),
+                _ => {
+                    let st = read_stat(pid);
+                    (
+                        read_cmdline(pid).unwrap_or_default(),
+                        st.as_ref().and_then(|s| s.tpgid),
+                        st.and_then(|s| s.tty),
+                    )
+                }
             };
             let (below, unsettled) = table.foreground_tree(pid, fg);
+            // A process on the pane's terminal that is not the pane's process's own (nor its
+            // descendant's): the launcher that started it was killed and it runs on with
+            // another parent. Told without history, so a one-shot look sees it too.
+            if let Some(tty) = tty {
+                orphans.remove(&id);
+                let on = on_tty.get(&tty).map(Vec::as_slice).unwrap_or_default();
+                for p in table.strays(pid, on) {
+                    let ticks = table.known.get(&p.pid).map_or(0, |k| k.st.start_ticks);
+                    add_orphan(orphans, id, p, ticks);
+                }
+            }
             let background = table.background_children(pid, fg);
             let same = old.is_some_and(|t| {
                 t.procs.below.len() == below.len()
@@ -124,13 +175,66 @@ impl Trees {
                         below,
                         background,
                     }),
+                    tty,
                 },
             );
         }
     }
 }
 
+/// Adds `p` to the pane's orphans, once.
+pub(crate) fn add_orphan(orphans: &mut HashMap<PaneId, Vec<Orphan>>, id: PaneId, p: Proc, ticks: u64) {
+    let list = orphans.entry(id).or_default();
+    if !list.iter().any(|o| o.proc.pid == p.pid) {
+        list.push(Orphan { proc: p, ticks });
+    }
+}
+
 impl ProcTable {
+    /// Of the processes `on` a terminal, those that do not descend from `root` (the pane's
+    /// own process, the terminal's session leader): left behind by a process that ended.
+    pub(crate) fn strays(&mut self, root: u32, on: &[u32]) -> Vec<Proc> {
+        let descends = |known: &HashMap<u32, crate::adapters::procs::local::Known>, pid: u32| {
+            let mut p = pid;
+            for _ in 0..32 {
+                if p == root {
+                    return true;
+                }
+                match known.get(&p).map(|k| k.st.ppid) {
+                    Some(pp) if pp > 1 => p = pp,
+                    _ => return false,
+                }
+            }
+            false
+        };
+        let pids: Vec<u32> = on
+            .iter()
+            .copied()
+            .filter(|pid| {
+                self.known.get(pid).is_some_and(|k| k.settled) && !descends(&self.known, *pid)
+            })
+            .collect();
+        let mut out = Vec::new();
+        for pid in pids {
+            let Some(k) = self.known.get_mut(&pid) else {
+                continue;
+            };
+            let argv = k
+                .argv
+                .get_or_insert_with(|| read_cmdline(pid).unwrap_or_default())
+                .clone();
+            out.push(Proc {
+                pid,
+                ppid: k.st.ppid,
+                comm: k.st.comm.clone(),
+                argv,
+                start: k.start_ms,
+            });
+        }
+        out.sort_by_key(|p| p.pid);
+        out
+    }
+
     /// The children of `root` outside its terminal's foreground process group.
     pub(crate) fn background_children(&self, root: u32, fg: Option<u32>) -> Vec<u32> {
         self.children
