@@ -395,6 +395,12 @@ fn the_real_screens_say_what_the_agent_does() {
             include_str!("../../../../tests/fixtures/screens/gemini-0.61.0-working-80x24.txt"),
             None,
         ),
+        (
+            "aider",
+            "aider 0.86.2 asking about .gitignore",
+            include_str!("../../../../tests/fixtures/screens/aider-0.86.2-gitignore-80x24.txt"),
+            Some("(Y)es/(N)o"),
+        ),
     ];
     for (agent, what, screen, waiting) in screens {
         assert_eq!(def(agent).waiting_on(screen).as_deref(), *waiting, "{what}");
