@@ -126,7 +126,9 @@ fn main() {
                 let exe = std::env::current_exe().unwrap();
                 let mut cmd = std::process::Command::new(exe);
                 use std::os::unix::process::CommandExt;
-                cmd.arg0(&args[0]).args(&args[1..]).env("FAKE_AGENT_CHILD", "1");
+                cmd.arg0(&args[0])
+                    .args(&args[1..])
+                    .env("FAKE_AGENT_CHILD", "1");
                 let child = cmd.spawn().unwrap();
                 let _ = CHILD.set(child.id());
                 // SAFETY: the handler only calls kill and _exit.

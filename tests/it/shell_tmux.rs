@@ -531,37 +531,74 @@ async fn an_orphan_left_by_a_killed_launcher_is_said_and_ended_before_a_relaunch
     let launcher = server.wait_log(&pane, 1)[0]["pid"].as_u64().unwrap() as u32;
     // Its child, the real agent, in the pane's tree (a look settles it).
     let child = || -> Option<u32> {
-        let kids = std::fs::read_to_string(format!("/proc/{launcher}/task/{launcher}/children"))
-            .ok()?;
+        let kids =
+            std::fs::read_to_string(format!("/proc/{launcher}/task/{launcher}/children")).ok()?;
         kids.split_whitespace().next()?.parse().ok()
     };
-    server.wait_until("the launcher started its child", *WAIT, || child().is_some());
+    server.wait_until("the launcher started its child", *WAIT, || {
+        child().is_some()
+    });
     let orphan = child().unwrap();
+    // Reparented away, it outlives the test's tmux server: ended, by its pid, however the
+    // test ends.
+    // Only that process: its start time, read now, tells a pid reused since.
+    let started = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    .nth(19)
+                    .map(str::to_owned)
+            })
+    };
+    struct EndOnDrop(u32, Option<String>, fn(u32) -> Option<String>);
+    impl Drop for EndOnDrop {
+        fn drop(&mut self) {
+            if self.1.is_some() && (self.2)(self.0) == self.1 {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &self.0.to_string()])
+                    .status();
+            }
+        }
+    }
+    let _guard = EndOnDrop(orphan, started(orphan), started);
     look_once(&mut state, &io).await;
     std::process::Command::new("kill")
         .args(["-KILL", &launcher.to_string()])
         .status()
         .unwrap();
     until(&mut state, &io, "the orphan said", |s| {
-        card(s, &pane).is_some_and(|c| c.life.is_dead() && c.orphans.iter().any(|p| p.pid == orphan))
+        card(s, &pane)
+            .is_some_and(|c| c.life.is_dead() && c.orphans.iter().any(|p| p.pid == orphan))
     })
     .await;
     assert!(support::pid_alive(orphan));
     // r starts nothing, and says why.
     state.grid.selected = PaneId::parse(&pane);
     send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
-    let said = card(&state, &pane).and_then(|c| c.notice.clone()).unwrap().text;
+    let said = card(&state, &pane)
+        .and_then(|c| c.notice.clone())
+        .unwrap()
+        .text;
     assert!(
-        said.contains(&format!("gemini (pid {orphan}) of its last run still runs outside the pane"))
-            && said.contains("x ends it"),
+        said.contains(&format!(
+            "gemini (pid {orphan}) of its last run still runs outside the pane"
+        )) && said.contains("x ends it"),
         "{said}"
     );
     assert_eq!(server.log_entries_for(&pane).len(), 1);
     // It exits 1: a dead agent.
-    let out = server.agentwatch_command(&["status", "--json"]).output().unwrap();
+    let out = server
+        .agentwatch_command(&["status", "--json"])
+        .output()
+        .unwrap();
     let row = String::from_utf8_lossy(&out.stdout);
     assert!(
-        row.contains(&format!("not relaunched: gemini (pid {orphan}) of its last run still runs outside the pane")),
+        row.contains(&format!(
+            "not relaunched: gemini (pid {orphan}) of its last run still runs outside the pane"
+        )),
         "{row}"
     );
     // x twice ends it; then r resumes.
@@ -572,7 +609,10 @@ async fn an_orphan_left_by_a_killed_launcher_is_said_and_ended_before_a_relaunch
         card(s, &pane).is_some_and(|c| c.orphans.is_empty())
     })
     .await;
-    assert!(server.pane_exists(&pane), "x ended the orphan, not the pane");
+    assert!(
+        server.pane_exists(&pane),
+        "x ended the orphan, not the pane"
+    );
     send(&mut state, &io, Msg::Action(Action::Relaunch)).await;
     let runs = server.wait_log(&pane, 2);
     assert_eq!(runs[1]["argv"], serde_json::json!(["--resume", ID]));

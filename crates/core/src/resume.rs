@@ -359,7 +359,11 @@ mod tests {
         card.orphans = vec![node(4242)];
         let why = "gemini (pid 4242) of its last run still runs outside the pane: a relaunch would start a second one; x ends it, then r";
         assert_eq!(plan(&card, &a, false, NEW), Err(Refusal(why.into())));
-        assert_eq!(plan(&card, &a, true, NEW), Err(Refusal(why.into())), "R too");
+        assert_eq!(
+            plan(&card, &a, true, NEW),
+            Err(Refusal(why.into())),
+            "R too"
+        );
         card.orphans.push(node(4243));
         assert_eq!(
             orphans_words(&card).unwrap(),

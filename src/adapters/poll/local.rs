@@ -254,7 +254,10 @@ impl Prober {
             }
         }
         let left: Vec<String> = running(procs).iter().map(|(p, _)| p.to_string()).collect();
-        Err(format!("pid {} would not end, even on SIGKILL", left.join(", ")))
+        Err(format!(
+            "pid {} would not end, even on SIGKILL",
+            left.join(", ")
+        ))
     }
 
     /// What each pane's agent runs left running outside it, as the core takes it.

@@ -183,7 +183,12 @@ impl Trees {
 }
 
 /// Adds `p` to the pane's orphans, once.
-pub(crate) fn add_orphan(orphans: &mut HashMap<PaneId, Vec<Orphan>>, id: PaneId, p: Proc, ticks: u64) {
+pub(crate) fn add_orphan(
+    orphans: &mut HashMap<PaneId, Vec<Orphan>>,
+    id: PaneId,
+    p: Proc,
+    ticks: u64,
+) {
     let list = orphans.entry(id).or_default();
     if !list.iter().any(|o| o.proc.pid == p.pid) {
         list.push(Orphan { proc: p, ticks });

@@ -260,15 +260,22 @@ impl State {
         let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
             return;
         };
-        card.notice = Some(match result {
-            Ok(()) => {
-                // Gone: the next look confirms it; meanwhile r is not refused for it.
-                card.orphans.clear();
-                Notice::info("ended what its last run left running: r relaunches", Some(now + 4 * NOTICE_MS))
+        card.notice = Some(
+            match result {
+                Ok(()) => {
+                    // Gone: the next look confirms it; meanwhile r is not refused for it.
+                    card.orphans.clear();
+                    Notice::info(
+                        "ended what its last run left running: r relaunches",
+                        Some(now + 4 * NOTICE_MS),
+                    )
+                }
+                Err(e) => {
+                    Notice::alarm(format!("could not end it: {e}"), Some(now + 4 * NOTICE_MS))
+                }
             }
-            Err(e) => Notice::alarm(format!("could not end it: {e}"), Some(now + 4 * NOTICE_MS)),
-        }
-        .answering());
+            .answering(),
+        );
     }
 
     pub(super) fn closed(&mut self, pane: PaneId, result: Result<(), TmuxError>, now: Millis) {
