@@ -210,8 +210,16 @@ async fn a_session_another_live_pane_holds_is_not_resumed_while_that_one_lives()
     let server = TmuxServer::start();
     server.write_plan("claude", "wait go\nexit 1\n");
     let dying = server.new_window(&["claude", "--session-id", A]);
-    // The same session, open in another pane that stays.
-    let keeper = server.new_window(&["sh", "-c", &format!("FAKE=1 exec claude --session-id {A}")]);
+    // The same session, open in another pane that stays. Its agent starts only once its own
+    // plan is there: started before, it would take claude's plan and end with the first.
+    let keeper = server.new_window(&[
+        "sh",
+        "-c",
+        &format!(
+            "until [ -e \"$FAKE_AGENT_DIR/${{TMUX_PANE#%}}.plan\" ]; do sleep 0.05; done; \
+             FAKE=1 exec claude --session-id {A}"
+        ),
+    ]);
     server.write_plan(&keeper, "hang\n");
     let (mut state, io) = server.supervisor(&[1]);
     until(&mut state, &io, "both run, their session known", |s| {
