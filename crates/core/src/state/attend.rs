@@ -143,9 +143,11 @@ impl State {
                 self.supervision.notes.push(ev.clone());
             }
         }
-        // Not again what the pane option already says: a supervisor that starts again (or
-        // takes over) finds the agents as the last one left them, and that is no edge.
-        if self.supervision.supervising && !known {
+        // Not again what the pane option already says of an agent just seen: a supervisor
+        // that starts again (or takes over) finds the agents as the last one left them, and
+        // that is no edge. Later the option lags the edges (written a poll after, read back
+        // later still): every later edge is news.
+        if self.supervision.supervising && !(first && known) {
             fx.push(Effect::Journal(ev));
         }
     }

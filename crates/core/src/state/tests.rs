@@ -1418,6 +1418,41 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
     }
 }
 
+#[test]
+fn an_edge_back_to_what_the_pane_option_still_says_is_journaled_all_the_same() {
+    // The option is written a poll after an edge, and read back later still: work that
+    // resumes 0.3 s after a wait finds the option saying `working` from before the wait.
+    let poll = |s: &mut State, at: u64, now: Millis| {
+        let mut p = pane(1, 1, "claude");
+        p.opts.agent = "claude".into();
+        p.opts.state = "working".into();
+        let mut o = obs(vec![p]);
+        o.activity.insert(PaneId(1), at);
+        s.update(Msg::Tick, now);
+        s.update(Msg::polled(Ok(o)), now)
+    };
+    let journaled = |fx: &[Effect]| -> Vec<String> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some(ev.event.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    poll(&mut s, 100, T0);
+    let working = Msg::Looked(Ok([(PaneId(1), "esc to interrupt".to_string())].into()));
+    // Where the supervisor before left it: no news.
+    assert!(journaled(&s.update(working, T0 + 10)).is_empty());
+    poll(&mut s, 100, T0 + 3_000);
+    let prompt = Msg::Looked(Ok(
+        [(PaneId(1), "Do you want to proceed?".to_string())].into()
+    ));
+    assert_eq!(journaled(&s.update(prompt, T0 + 3_010)), ["waiting"]);
+    assert_eq!(journaled(&poll(&mut s, 200, T0 + 3_300)), ["working"]);
+}
+
 /// Four claude panes, %1..%4, polled at `now` with `activity` as their windows' output
 /// times; %2 is dead when `dead2`.
 fn four(s: &mut State, activity: [u64; 4], dead2: bool, now: Millis) -> Vec<Effect> {
