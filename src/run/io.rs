@@ -195,8 +195,8 @@ impl Io {
                 }
                 return None;
             }
-            Effect::Attend(often) => {
-                self.prober.attend(often);
+            Effect::Attend { often, hear } => {
+                self.prober.attend(often, &hear);
                 return None;
             }
             // A few lines of history too: a dying pane scrolls its screen up a line.

@@ -103,7 +103,7 @@ impl Answer for Fake {
             | Effect::Elect
             | Effect::ReadJournal { .. }
             | Effect::SetServerOption { .. }
-            | Effect::Attend(_) => None,
+            | Effect::Attend { .. } => None,
         }
     }
 

@@ -25,6 +25,7 @@ mod e2e_peek;
 mod e2e_relaunch;
 mod grid_tmux;
 mod harness;
+mod hear_tmux;
 mod help;
 mod lease_tmux;
 mod load_tmux;

@@ -16,8 +16,14 @@
 
 use crate::time::Millis;
 
-/// How long an agent's window has no output before its screen is looked at.
+/// How long an agent's window has no output before its screen is looked at, where the
+/// output is known from tmux's window output time (whole seconds, read every 2 s).
 pub const QUIET_MS: Millis = 2_000;
+
+/// The same where the pane's output is heard as it happens (control mode's `%output`): an
+/// agent at work redraws its spinner several times a second (claude, codex and gemini every
+/// 50-200 ms), so half a second without a byte is a stop.
+pub const QUIET_HEARD_MS: Millis = 500;
 
 /// A window's output time older than this is not taken as the start of a wait.
 const PLAUSIBLE_MS: Millis = 30 * 24 * 3_600_000;
@@ -191,6 +197,9 @@ pub struct Attention {
     /// seconds, so more output within that second would go unseen, and the first look may
     /// have caught the screen half drawn. Looked at once more when it has been quiet.
     pub recheck: Option<Millis>,
+    /// `output` holds when its pane last wrote, to the millisecond, as heard (control mode's
+    /// `%output`), not tmux's window output time in seconds.
+    pub heard: bool,
 }
 
 impl Attention {
@@ -228,16 +237,7 @@ impl Attention {
                 self.working_since.get_or_insert(now);
                 self.looked = false;
                 self.screen = None;
-                // A wait a hook told of, answered: the agent writes again well after it.
-                if let Some(h) = self.hook.as_mut() {
-                    if !h.overtaken
-                        && hook_doing(&h.status) == Some(Doing::Waiting)
-                        && now.saturating_sub(h.seen_at) >= QUIET_MS
-                    {
-                        h.overtaken = true;
-                        self.changed = true;
-                    }
-                }
+                self.overtake_hook(now);
             }
             Some((_, at)) => {
                 if now.saturating_sub(at) >= QUIET_MS && self.working_since.is_some() {
@@ -262,6 +262,70 @@ impl Attention {
             }
         }
         self.look_due()
+    }
+
+    /// Takes in when its pane last wrote, heard as it happened (`None`: not since hearing
+    /// began), at `now`; says whether the screen should be looked at now. Exact where
+    /// [`Attention::saw_output`] has whole seconds: the output stops when half a second
+    /// passes without a byte ([`QUIET_HEARD_MS`]), and a wait dates from the last byte.
+    pub fn heard_output(&mut self, last: Option<Millis>, now: Millis) -> bool {
+        if !self.heard {
+            // Heard from now on: what was read of seconds says nothing of this.
+            self.heard = true;
+            self.output = None;
+            self.working_since = None;
+            self.recheck = None;
+        }
+        let at = last.unwrap_or(0);
+        match self.output {
+            Some((old, _)) if old != at => {
+                self.output = Some((at, at));
+                self.changed |= self.working_since.is_none() || self.screen.is_some();
+                self.working_since.get_or_insert(at.min(now));
+                self.looked = false;
+                self.screen = None;
+                self.overtake_hook(now);
+            }
+            Some((at, _)) => {
+                if now.saturating_sub(at) >= QUIET_HEARD_MS && self.working_since.is_some() {
+                    self.working_since = None;
+                    self.changed = true;
+                }
+            }
+            // First heard: writing now, or its screen says the rest.
+            None => {
+                self.output = Some((at, at));
+                self.changed = true;
+                if last.is_some_and(|t| now.saturating_sub(t) < QUIET_HEARD_MS) {
+                    self.working_since = Some(at.min(now));
+                }
+            }
+        }
+        self.look_due()
+    }
+
+    /// No longer heard: output times are tmux's seconds again, from the next read.
+    pub fn unheard(&mut self) {
+        if self.heard {
+            self.heard = false;
+            self.output = None;
+            self.working_since = None;
+            self.recheck = None;
+            self.changed = true;
+        }
+    }
+
+    /// A wait a hook told of, answered: the agent writes again well after it.
+    fn overtake_hook(&mut self, now: Millis) {
+        if let Some(h) = self.hook.as_mut() {
+            if !h.overtaken
+                && hook_doing(&h.status) == Some(Doing::Waiting)
+                && now.saturating_sub(h.seen_at) >= QUIET_MS
+            {
+                h.overtaken = true;
+                self.changed = true;
+            }
+        }
     }
 
     /// Takes in what its screen said.
@@ -375,7 +439,12 @@ impl Attention {
                 // the window's last output time (tmux's, whole seconds) where it is plausible
                 // (not in the future, not over 30 days old), else when the output was seen to
                 // change.
+                let heard = self.heard;
                 let quiet = self.output.and_then(|(secs, seen)| {
+                    // Heard: the last byte's time itself (0: none heard yet).
+                    if heard {
+                        return Some(secs).filter(|&t| t > 0 && t <= now);
+                    }
                     let at = secs.saturating_mul(1000);
                     if at <= now && at.saturating_add(PLAUSIBLE_MS) >= now {
                         Some(at)

@@ -110,6 +110,11 @@ pub struct Observation {
     /// When each agent pane's window last had output (tmux's `window_activity`, epoch
     /// seconds), for the panes read this poll: changing, the agent is working.
     pub activity: HashMap<PaneId, u64>,
+    /// The panes whose output is heard as it happens (control mode's `%output`), each with
+    /// when it last wrote (epoch ms; `None`: nothing since hearing began). These need no
+    /// output times: a pane's output is known to the millisecond, and its stop within half
+    /// a second.
+    pub heard: HashMap<PaneId, Option<Millis>>,
     /// Agents' own state files by the pid they are about (claude's `sessions/<pid>.json`).
     pub agent_files: Arc<HashMap<u32, crate::attention::AgentFile>>,
     /// Processes of a pane's agent run that outlived it outside the pane (reparented away
@@ -312,9 +317,11 @@ pub enum Effect {
     /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
     /// their user on screen?); answers [`Msg::Looked`].
     LookAtScreens(Vec<PaneId>),
-    /// Whether agents' output times are wanted often (an agent works or waits with no state
-    /// file of its own) or now and then will do; answers nothing.
-    Attend(bool),
+    /// For the local server's poller: whether agents' output times are wanted often (an
+    /// agent works or waits with no state file of its own, and its output is not heard) or
+    /// now and then will do; and the panes whose output to hear as it happens (live agents
+    /// with no state file of their own). Answers nothing.
+    Attend { often: bool, hear: Vec<PaneId> },
     /// Send SIGCHLD to a tmux server (the lost exit status workaround): here to `pid`;
     /// another host's server is asked to signal itself (`run-shell`), over its connection.
     /// Answers nothing.

@@ -5,6 +5,7 @@
 //! asked of that machine over ssh, and its times moved onto this clock ([`remote`]). What
 //! wakes the loop between polls is in [`signals`]. Does I/O, decides nothing.
 
+mod hear;
 mod local;
 mod remote;
 mod signals;
@@ -54,6 +55,8 @@ pub struct Prober {
     /// The core wants agents' output times often (see
     /// [`Heard::attending`](crate::adapters::mirror::Heard::attending)).
     attending: std::sync::atomic::AtomicBool,
+    /// Which panes' output is heard as it happens (see [`hear`]).
+    hearing: Mutex<hear::Hearing>,
 }
 
 /// How often every pane's tree is looked at again, changed or not: an agent started later
@@ -85,6 +88,7 @@ impl Prober {
             skew: Mutex::new(None),
             skew_failed: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
+            hearing: Mutex::new(hear::Hearing::default()),
         }
     }
 
@@ -107,11 +111,12 @@ impl Prober {
         &self.tmux
     }
 
-    /// Whether agents' output times are wanted every 2 s (some agent works or waits), or
-    /// every 10 s will do.
-    pub fn attend(&self, often: bool) {
+    /// Whether agents' output times are wanted every 2 s (some agent that is not heard works
+    /// or waits), or every 10 s will do; and which panes' output to hear as it happens.
+    pub fn attend(&self, often: bool, hear: &[PaneId]) {
         self.attending
             .store(often, std::sync::atomic::Ordering::SeqCst);
+        lock(&self.hearing).want(hear);
     }
 
     /// Options agentwatch wrote to panes: known from now on without asking tmux.
@@ -188,13 +193,29 @@ impl Prober {
         // knows which are agents (a one-shot `status` sees panes never marked as such).
         let fresh =
             |id: &PaneId| ask.brief || ask.full || ask.fetch.contains(id) || more_ids.contains(id);
+        // Panes heard as they write (this server's only: another host's output would come
+        // over ssh), and a wake-up for when the last of them to write will have stopped.
+        let hearing = if remote {
+            HashMap::new()
+        } else {
+            hear::heard(&self.tmux, &self.hearing, &listing).await
+        };
+        if let Some(at) = hear::wake_at(&self.hearing, &hearing, crate::adapters::wall_ms()) {
+            let notices = Arc::clone(self.tmux.notices());
+            let after = at.saturating_sub(crate::adapters::wall_ms()) + 5;
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(after)).await;
+                notices.wake.notify_one();
+            });
+        }
         let obs = Observation {
             activity: listing
                 .panes
                 .iter()
-                .filter(|p| !p.dead && fresh(&p.id))
+                .filter(|p| !p.dead && fresh(&p.id) && !hearing.contains_key(&p.id))
                 .map(|p| (p.id, p.window_activity))
                 .collect(),
+            heard: hearing,
             ..Observation::default()
         };
         Ok(if remote {

@@ -136,6 +136,25 @@ impl Tmux {
         }
     }
 
+    /// The live control connection's number and the session it is attached to (as given to
+    /// `attach -t`), where there is one: panes' output can be heard over it.
+    pub async fn hearing(&self) -> Option<(u64, String)> {
+        let slot = self.control.lock().await;
+        slot.conn
+            .as_ref()
+            .filter(|c| c.is_alive())
+            .map(|c| (c.serial(), c.session().to_string()))
+    }
+
+    /// Commands for the control connection itself (`refresh-client`), sent over it and
+    /// never as a process; `None`: no connection.
+    pub async fn to_control<S: AsRef<str>>(
+        &self,
+        commands: &[&[S]],
+    ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
+        self.via_control_many(commands).await
+    }
+
     /// Runs one command over the control connection, if there is one (or one can be made
     /// now). `None`: use a process for this call.
     pub(super) async fn via_control(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {

@@ -1,4 +1,5 @@
-//! A persistent tmux control-mode connection (`tmux -C attach -f no-output`; not
+//! A persistent tmux control-mode connection (`tmux -C attach -f no-output,pause-after=2`,
+//! panes' output turned on one by one where it is to be heard; not
 //! `ignore-size`, which crashed the tmux 3.3a server, a NULL dereference, in about one run in
 //! four of `tests/e2e_peek.rs`; a control client that never sets a size does not size
 //! windows anyway):
@@ -57,7 +58,23 @@ pub struct Notices {
     /// A control connection is up, so the notices above are being heard at all.
     pub listening: AtomicBool,
     pub wake: tokio::sync::Notify,
+    /// When each pane last wrote, heard as `%output` (for the panes whose output is on).
+    pub output: std::sync::Mutex<Output>,
 }
+
+/// When each pane last wrote, as one connection heard it (epoch ms, by pane number).
+#[derive(Debug, Default)]
+pub struct Output {
+    /// The connection this is about ([`Control::serial`]).
+    pub serial: u64,
+    pub last: std::collections::HashMap<u32, crate::core::time::Millis>,
+    /// Panes tmux paused (`%pause`): their output waited unread past `pause-after`, so tmux
+    /// stopped keeping it for this client. They wrote; they are to be continued.
+    pub paused: std::collections::HashSet<u32>,
+}
+
+/// Each connection's number, for what was told to one to be told again to the next.
+static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Notices {
     fn heard(&self, notice: Change) {
@@ -67,12 +84,37 @@ impl Notices {
         }
         self.wake.notify_one();
     }
+
+    /// Pane `%pane` wrote, heard by connection `serial`: the loop is woken when it starts to
+    /// write after a stop, not for every byte of a spinner.
+    fn wrote(&self, serial: u64, pane: u32, paused: bool) {
+        let now = crate::adapters::wall_ms();
+        let mut out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        if out.serial != serial {
+            out.serial = serial;
+            out.last.clear();
+            out.paused.clear();
+        }
+        if paused {
+            out.paused.insert(pane);
+        }
+        let before = out.last.insert(pane, now);
+        drop(out);
+        if before.is_none_or(|t| now.saturating_sub(t) >= crate::core::attention::QUIET_HEARD_MS) {
+            self.wake.notify_one();
+        }
+    }
 }
 
 /// A live control-mode connection. Dropping it ends the client.
 pub struct Control {
     tx: mpsc::UnboundedSender<Request>,
     alive: Arc<AtomicBool>,
+    /// This connection's number: panes' output is turned on and off per connection.
+    serial: u64,
+    /// The session it is attached to, as given to `attach -t` (`=main`, or `$3` over ssh):
+    /// `%output` comes only for panes in its windows.
+    session: String,
 }
 
 /// Quotes one argument for tmux's command parser: single quotes, `'` as `'\''`.
@@ -101,7 +143,16 @@ impl Control {
                 program,
                 socket,
                 envs,
-                &["-C", "attach", "-t", session, "-f", "no-output"],
+                // No pane's output until some is turned on (see `poll::hear`); output
+                // left unread for 2 s (this process stopped, say) is paused, not kept.
+                &[
+                    "-C",
+                    "attach",
+                    "-t",
+                    session,
+                    "-f",
+                    "no-output,pause-after=2",
+                ],
             )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -144,12 +195,35 @@ impl Control {
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let alive = Arc::new(AtomicBool::new(true));
-        tokio::spawn(pump(child, stdin, reader, rx, Arc::clone(&alive), notices));
-        Ok(Control { tx, alive })
+        let serial = SERIAL.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(pump(
+            child,
+            stdin,
+            reader,
+            rx,
+            Arc::clone(&alive),
+            notices,
+            serial,
+        ));
+        Ok(Control {
+            tx,
+            alive,
+            serial,
+            session: session.to_string(),
+        })
     }
 
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst)
+    }
+
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// The session it is attached to, as given to `attach -t`.
+    pub fn session(&self) -> &str {
+        &self.session
     }
 
     /// Sends one command line (one command: one block back) and waits for its block.
@@ -263,6 +337,10 @@ enum Completed {
     Exit,
     /// A notification that matters to the poller.
     Change(Change),
+    /// A pane wrote (`%output %N …`, `%extended-output %N …`).
+    Output(u32),
+    /// tmux paused a pane's output for this client (`%pause %N`): it wrote.
+    Paused(u32),
 }
 
 /// The notifications that say the panes may have changed without a pane dying.
@@ -326,6 +404,20 @@ impl Parser {
                 Ok(content)
             }));
         }
+        // The most frequent line by far, while panes' output is on: looked at first.
+        let pane = |rest: &[u8]| -> Option<u32> {
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+        };
+        if let Some(rest) = text
+            .strip_prefix(b"%extended-output %")
+            .or_else(|| text.strip_prefix(b"%output %"))
+        {
+            return pane(rest).map(Completed::Output);
+        }
+        if let Some(rest) = text.strip_prefix(b"%pause %") {
+            return pane(rest).map(Completed::Paused);
+        }
         if text.starts_with(b"%begin ") {
             // `%begin <time> <number> <flags>`: flags 1 means this client sent it.
             let f = fields(text);
@@ -348,6 +440,7 @@ async fn pump(
     mut rx: mpsc::UnboundedReceiver<Request>,
     alive: Arc<AtomicBool>,
     notices: Arc<Notices>,
+    serial: u64,
 ) {
     let mut waiting: VecDeque<Pending> = VecDeque::new();
     let mut line = Vec::new();
@@ -387,6 +480,8 @@ async fn pump(
                     }
                     Some(Completed::Exit) => break,
                     Some(Completed::Change(n)) => notices.heard(n),
+                    Some(Completed::Output(pane)) => notices.wrote(serial, pane, false),
+                    Some(Completed::Paused(pane)) => notices.wrote(serial, pane, true),
                     None => {}
                 }
             }
@@ -415,7 +510,12 @@ mod tests {
 %output %1 hello\n%begin 3 269 1\ncan't find pane: %99\n%error 3 269 1\n%exit\n";
         let events: Vec<Completed> = feed(&mut p, out)
             .into_iter()
-            .filter(|e| !matches!(e, Completed::Change(_)))
+            .filter(|e| {
+                !matches!(
+                    e,
+                    Completed::Change(_) | Completed::Output(_) | Completed::Paused(_)
+                )
+            })
             .collect();
         assert_eq!(events.len(), 3);
         assert_eq!(
@@ -432,22 +532,26 @@ mod tests {
     }
 
     #[test]
-    fn the_server_changing_shape_is_noticed_and_nothing_else_is() {
+    fn the_server_changing_shape_and_panes_writing_are_noticed_and_nothing_else_is() {
         let mut p = Parser::default();
         let out = b"%window-add @3\n%output %1 x\n%unlinked-window-close @4\n\
 %session-renamed $1 new\n%pane-mode-changed %1\n%sessions-changed\n\
-%begin 1 2 1\n%window-add @9 (captured text, not a notice)\n%end 1 2 1\n";
+%begin 1 2 1\n%window-add @9 (captured text, not a notice)\n%output %5 captured\n%end 1 2 1\n\
+%extended-output %12 37 : \\033[2K\n%output %x\n%output %\n%pause %3\n";
         let events = feed(&mut p, out);
         assert_eq!(
             events,
             [
                 Completed::Change(Change::Shape),
+                Completed::Output(1),
                 Completed::Change(Change::Shape),
                 Completed::Change(Change::Names),
                 Completed::Change(Change::Shape),
                 Completed::Block(Ok(
-                    b"%window-add @9 (captured text, not a notice)\n".to_vec()
+                    b"%window-add @9 (captured text, not a notice)\n%output %5 captured\n".to_vec()
                 )),
+                Completed::Output(12),
+                Completed::Paused(3),
             ]
         );
     }

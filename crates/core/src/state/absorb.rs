@@ -16,6 +16,7 @@ impl State {
         fx: &mut Vec<Effect>,
     ) {
         let activity = std::mem::take(&mut obs.activity);
+        let heard = std::mem::take(&mut obs.heard);
         let files = std::mem::take(&mut obs.agent_files);
         let mut orphans = std::mem::take(&mut obs.orphans);
         let trees = Arc::clone(&obs.tree);
@@ -197,7 +198,11 @@ impl State {
         if srv.is_local() {
             self.follow_server_auto(&obs.listing.auto_all);
         }
-        self.attend(srv, &activity, &files, &trees, now, fx);
+        let written = super::attend::Written {
+            times: &activity,
+            heard: &heard,
+        };
+        self.attend(srv, written, &files, &trees, now, fx);
         self.check_resumes(now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);

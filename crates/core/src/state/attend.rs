@@ -4,6 +4,13 @@
 
 use super::*;
 
+/// When the agents' panes wrote, as this poll read it: their windows' output times (tmux's,
+/// whole seconds), and the panes heard as they write.
+pub(super) struct Written<'a> {
+    pub times: &'a HashMap<PaneId, u64>,
+    pub heard: &'a HashMap<PaneId, Option<Millis>>,
+}
+
 impl State {
     /// What each live agent does: its window's output time and a hook's pane options as
     /// read this poll, and the screen of one whose output stopped, read once until it
@@ -13,7 +20,7 @@ impl State {
     pub(super) fn attend(
         &mut self,
         srv: ServerId,
-        activity: &HashMap<PaneId, u64>,
+        written: Written<'_>,
         files: &HashMap<u32, AgentFile>,
         trees: &HashMap<PaneId, Arc<ProcTree>>,
         now: Millis,
@@ -45,8 +52,16 @@ impl State {
             a.file_says(file.map(|(pid, _)| pid), file.and_then(|(_, f)| f.report()));
             card.said_id = file.and_then(|(_, f)| f.session_id.clone());
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
-            if let Some(&output) = activity.get(&card.pane.id) {
-                a.saw_output(output, now);
+            match written.heard.get(&card.pane.id) {
+                Some(&last) => {
+                    a.heard_output(last, now);
+                }
+                None => {
+                    a.unheard();
+                    if let Some(&output) = written.times.get(&card.pane.id) {
+                        a.saw_output(output, now);
+                    }
+                }
             }
             // Due whether or not this poll read its output time; its own word needs no look
             // at its screen.
@@ -87,25 +102,33 @@ impl State {
         for (id, edge, first) in edges {
             self.attention_edge(id, edge, first, now, fx);
         }
-        // Output times are wanted often while an agent works or waits (to see it stop, or
-        // its prompt answered) with no state file of its own, or is not read yet. Of the
-        // local server: the word goes to its poller; other hosts are listed every 2 s.
-        let often = self.cards.iter().any(|c| {
-            c.pane.id.server().is_local()
+        // Of the local server (the word goes to its poller; other hosts are listed every
+        // 2 s): a live agent with no state file of its own is heard, its output as it
+        // happens. Output times are wanted often while one that is not heard (no control
+        // connection, or in a session it is not attached to) works or waits (to see it stop,
+        // or its prompt answered), or is not read yet.
+        let mut often = false;
+        let mut hear = Vec::new();
+        for c in &self.cards {
+            if !(c.pane.id.server().is_local()
                 && c.agent.is_some()
                 && c.life == Life::Running
-                && c.attention.file.is_none()
-                && (c.attention.output.is_none()
-                    || !c.attention.looked
-                    || c.attention.recheck.is_some()
-                    || matches!(
-                        c.attention.state(),
-                        Some((Doing::Working | Doing::Waiting, _))
-                    ))
-        });
-        if self.attending != Some(often) {
-            self.attending = Some(often);
-            fx.push(Effect::Attend(often));
+                && c.attention.file.is_none())
+            {
+                continue;
+            }
+            hear.push(c.pane.id);
+            let a = &c.attention;
+            often |= !a.heard
+                && (a.output.is_none()
+                    || !a.looked
+                    || a.recheck.is_some()
+                    || matches!(a.state(), Some((Doing::Working | Doing::Waiting, _))));
+        }
+        hear.sort_unstable();
+        if self.attending.as_ref() != Some(&(often, hear.clone())) {
+            self.attending = Some((often, hear.clone()));
+            fx.push(Effect::Attend { often, hear });
         }
         self.reorder(now);
     }

@@ -81,7 +81,7 @@ pub struct State {
     /// The local time zone, for clock times in notices (UTC until the loop sets it).
     pub tz: jiff::tz::TimeZone,
     /// What the local poller was last told of output times (see [`Effect::Attend`]).
-    attending: Option<bool>,
+    attending: Option<(bool, Vec<PaneId>)>,
     /// The peek view, when open.
     pub peek: Option<crate::peek_model::Peek>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).

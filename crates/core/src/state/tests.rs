@@ -1590,7 +1590,10 @@ fn a_pane_that_asks_again_soon_after_is_announced_once() {
 fn output_times_are_wanted_often_only_while_an_agent_works_or_waits() {
     let attend = |fx: &[Effect]| {
         fx.iter().find_map(|e| match e {
-            Effect::Attend(b) => Some(*b),
+            Effect::Attend { often, hear } => {
+                assert_eq!(hear, &[PaneId(1)], "a live agent with no file is heard");
+                Some(*often)
+            }
             _ => None,
         })
     };
@@ -1618,6 +1621,72 @@ fn output_times_are_wanted_often_only_while_an_agent_works_or_waits() {
         None,
         "waiting: still often, to see it answered"
     );
+}
+
+/// A poll in which agent pane %1's output is heard: it last wrote at `last`.
+fn heard(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
+    let mut p = pane(1, 1, "claude");
+    p.opts.agent = "claude".into();
+    let mut o = obs(vec![p]);
+    o.heard.insert(PaneId(1), last);
+    // A listing may carry the window's output time too: the heard time decides.
+    o.activity.insert(PaneId(1), now / 1000);
+    s.update(Msg::Tick, now);
+    s.update(Msg::polled(Ok(o)), now)
+}
+
+#[test]
+fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_it() {
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    let journaled = |fx: &[Effect]| -> Vec<String> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Journal(ev) => Some(ev.event.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let attend = |fx: &[Effect]| {
+        fx.iter().find_map(|e| match e {
+            Effect::Attend { often, hear } => Some((*often, hear.clone())),
+            _ => None,
+        })
+    };
+    // Writing as it is first heard: working, and no need of output times.
+    let fx = heard(&mut s, Some(T0 - 100), T0);
+    assert!(looks(&fx).is_empty());
+    assert_eq!(journaled(&fx), ["working"]);
+    assert_eq!(attend(&fx), Some((false, vec![PaneId(1)])));
+    heard(&mut s, Some(T0 + 300), T0 + 400);
+    // 400 ms after its last byte: still at work; at 500 its screen is read.
+    assert!(looks(&heard(&mut s, Some(T0 + 300), T0 + 700)).is_empty());
+    assert_eq!(looks(&heard(&mut s, Some(T0 + 300), T0 + 800)), [PaneId(1)]);
+    let prompt = Msg::Looked(Ok(
+        [(PaneId(1), "Do you want to proceed?".to_string())].into()
+    ));
+    assert_eq!(journaled(&s.update(prompt, T0 + 810)), ["waiting"]);
+    assert_eq!(
+        s.cards[0].attention.state(),
+        Some((Doing::Waiting, T0 + 300)),
+        "since its last byte, to the millisecond"
+    );
+    // Quiet: nothing asked again.
+    assert!(looks(&heard(&mut s, Some(T0 + 300), T0 + 5_000)).is_empty());
+    // A byte: working at once.
+    assert_eq!(
+        journaled(&heard(&mut s, Some(T0 + 5_100), T0 + 5_150)),
+        ["working"]
+    );
+    // No longer heard (the connection fell back): tmux's output times again, often.
+    let mut p = pane(1, 1, "claude");
+    p.opts.agent = "claude".into();
+    let mut o = obs(vec![p]);
+    o.activity.insert(PaneId(1), (T0 + 5_000) / 1000);
+    s.update(Msg::Tick, T0 + 6_000);
+    let fx = s.update(Msg::polled(Ok(o)), T0 + 6_000);
+    assert!(!s.cards[0].attention.heard);
+    assert_eq!(attend(&fx).map(|(often, _)| often), Some(true));
 }
 
 #[test]

@@ -1,0 +1,91 @@
+//! Hearing agents' output as it happens (issue 29), against a real tmux server: the panes
+//! the core wants heard get control mode's `%output`, to the millisecond; every other pane
+//! of the connection's session is turned off before a byte of it flows; a pane in another
+//! session is not heard (its window's output time is read instead).
+
+use std::time::Duration;
+
+use crate::support::{TmuxServer, WAIT};
+use agentwatch::adapters::poll::Prober;
+use agentwatch::adapters::tmux::client::Tmux;
+use agentwatch::core::pane::PaneId;
+
+const WRITES: &str = "while :; do echo x; sleep 0.1; done";
+
+fn id(pane: &str) -> PaneId {
+    PaneId::parse(pane).unwrap()
+}
+
+#[tokio::test]
+async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows() {
+    let server = TmuxServer::start();
+    let wanted = server.new_window(&["sh", "-c", WRITES]);
+    let quiet = server.new_window(&["sleep", "1000"]);
+    let other = server.new_window(&["sh", "-c", WRITES]);
+    // The same, wanted, in a session the connection is not attached to.
+    let elsewhere = server
+        .tmux_ok(&[
+            "new-session",
+            "-d",
+            "-s",
+            "zz",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "sh",
+            "-c",
+            WRITES,
+        ])
+        .trim()
+        .to_string();
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
+        .with_env(server.env_pairs())
+        .with_control_mode(true);
+    let prober = Prober::new(tmux);
+    prober.attend(false, &[id(&wanted), id(&quiet), id(&elsewhere)]);
+    let obs = prober.observe_hot(&[]).await.unwrap();
+    // Turned on by this poll: nothing heard yet, so nothing said of when it wrote.
+    assert_eq!(obs.heard.get(&id(&wanted)), Some(&None));
+    let end = std::time::Instant::now() + *WAIT;
+    let last = loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[]).await.unwrap();
+        if let Some(Some(t)) = obs.heard.get(&id(&wanted)) {
+            break *t;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "the writing pane is never heard"
+        );
+    };
+    let now = agentwatch::adapters::wall_ms();
+    assert!(
+        now.saturating_sub(last) < 1_000,
+        "heard as it wrote: {last} at {now}"
+    );
+    let obs = prober.observe_hot(&[]).await.unwrap();
+    assert_eq!(obs.heard.get(&id(&quiet)), Some(&None), "on, and silent");
+    assert!(
+        !obs.heard.contains_key(&id(&elsewhere)),
+        "another session's pane cannot be heard"
+    );
+    assert!(!obs.heard.contains_key(&id(&other)), "not wanted");
+    // Not a byte of the pane that is not wanted reached the connection.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let output = prober.tmux().notices().output.lock().unwrap().last.clone();
+    assert!(output.contains_key(&id(&wanted).number()));
+    assert!(
+        !output.contains_key(&id(&other).number()),
+        "its output was off from the first: {output:?}"
+    );
+    let flags = server.tmux_ok(&["list-clients", "-F", "#{client_flags}"]);
+    assert!(
+        flags.contains("control-mode") && !flags.contains("no-output"),
+        "{flags}"
+    );
+    // Wanted no more: off again, and not said to be heard.
+    prober.attend(false, &[]);
+    let obs = prober.observe_hot(&[]).await.unwrap();
+    assert!(obs.heard.is_empty(), "{:?}", obs.heard);
+}
