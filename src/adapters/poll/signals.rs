@@ -73,6 +73,11 @@ impl Prober {
             }
         }
         let server = lock(&self.mirror).server_pid();
+        // The first read of the server's children has nothing to compare with: a child that
+        // is no listed pane's process came after the listing (a pane split in the instant
+        // between them, in a session that sends no notice, would go unseen till the net).
+        let first = lock(&self.signs).children.is_none();
+        let known = first.then(|| lock(&self.mirror).pane_pids());
         let mut signs = lock(&self.signs);
         // Nothing started on the machine since the last look: no new pane, no new job.
         let newest = last_pid();
@@ -81,8 +86,11 @@ impl Prober {
         if born || server != signs.server {
             signs.server = server;
             let kids = server.and_then(server_children);
-            heard.shape |= match (&kids, &signs.children) {
-                (Some(kids), Some(old)) => kids.iter().any(|k| !old.contains(k)),
+            heard.shape |= match (&kids, &signs.children, &known) {
+                (Some(kids), Some(old), _) => kids.iter().any(|k| !old.contains(k)),
+                (Some(kids), None, Some(known)) if !known.is_empty() => {
+                    kids.iter().any(|k| !known.contains(k))
+                }
                 _ => false,
             };
             signs.children = kids;
