@@ -106,6 +106,69 @@ impl Report {
     }
 }
 
+/// The supervisor's word on what a live agent does, kept on its pane
+/// (`@agentwatch_verdict`, beside the bare word of `@agentwatch_state` that status lines
+/// show) so that a one-shot `status` reports what the supervisor decided, since when it
+/// did, rather than deciding again from one look: `<word> <since ms> <told> <why>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub doing: Doing,
+    pub since: Millis,
+    pub told: Told,
+    pub why: String,
+}
+
+impl Verdict {
+    pub fn of(report: &Report, since: Millis) -> Verdict {
+        Verdict {
+            doing: report.doing,
+            since,
+            told: report.told,
+            why: report.why.clone(),
+        }
+    }
+
+    /// The option's value: one line, control characters of the line it quotes made spaces.
+    pub fn value(&self) -> String {
+        let why: String = self
+            .why
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        format!(
+            "{} {} {} {}",
+            self.doing.word(),
+            self.since,
+            self.told.word(),
+            why.trim()
+        )
+    }
+
+    pub fn parse(value: &str) -> Option<Verdict> {
+        let mut f = value.splitn(4, ' ');
+        let doing = match f.next()? {
+            "working" => Doing::Working,
+            "waiting" => Doing::Waiting,
+            "idle" => Doing::Idle,
+            _ => return None,
+        };
+        let since = f.next()?.parse().ok()?;
+        let told = match f.next()? {
+            "file" => Told::File,
+            "hook" => Told::Hook,
+            "output" => Told::Output,
+            "screen" => Told::Screen,
+            _ => return None,
+        };
+        Some(Verdict {
+            doing,
+            since,
+            told,
+            why: f.next().unwrap_or_default().to_string(),
+        })
+    }
+}
+
 /// A hook's pane options as last read, and whether the window's output has since overtaken
 /// a `waiting` it said (answered prompts are not always followed by another hook call).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -203,6 +266,11 @@ pub struct Attention {
 }
 
 impl Attention {
+    /// What was decided, as the supervisor keeps it on the pane.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.now.as_ref().map(|(v, t)| Verdict::of(v, *t))
+    }
+
     /// The decided state and since when; `None` when it cannot be told.
     pub fn state(&self) -> Option<(Doing, Millis)> {
         self.now.as_ref().map(|(v, t)| (v.doing, *t))
@@ -532,6 +600,32 @@ mod tests {
         assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Idle));
         a.hook_says("", "", 11_000);
         assert!(a.hook.is_none());
+    }
+
+    #[test]
+    fn a_verdict_is_one_line_that_reads_back_as_written() {
+        let v = Verdict {
+            doing: Doing::Waiting,
+            since: 1_796_194_514_699,
+            told: Told::Screen,
+            why: "Do you want to proceed?\tnow\n".into(),
+        };
+        assert_eq!(
+            v.value(),
+            "waiting 1796194514699 screen Do you want to proceed? now"
+        );
+        let back = Verdict::parse(&v.value()).unwrap();
+        assert_eq!(
+            (back.doing, back.since, back.told, back.why.as_str()),
+            (v.doing, v.since, v.told, "Do you want to proceed? now")
+        );
+        assert_eq!(
+            Verdict::parse("idle 5 file").map(|v| v.why),
+            Some(String::new())
+        );
+        for bad in ["", "dead 5 screen x", "idle x screen", "idle 5 psychic x"] {
+            assert_eq!(Verdict::parse(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -232,6 +232,10 @@ pub enum Opt {
     /// `@agentwatch_occupant`: the process the other records are about (see
     /// [`crate::occupant`]).
     Occupant,
+    /// `@agentwatch_verdict`: the supervisor's word on what a live agent does, with since
+    /// when and what told (see [`crate::attention::Verdict`]); written, read only by
+    /// `status`.
+    Verdict,
 }
 
 impl Opt {
@@ -271,11 +275,13 @@ impl Opt {
             Opt::Judged => "@agentwatch_judged",
             Opt::State => "@agentwatch_state",
             Opt::Occupant => "@agentwatch_occupant",
+            Opt::Verdict => "@agentwatch_verdict",
         }
     }
 
     pub fn parse(name: &str) -> Option<Opt> {
-        std::iter::once(Opt::RemainOnExit)
+        [Opt::RemainOnExit, Opt::Verdict]
+            .into_iter()
             .chain(Opt::READ)
             .find(|o| o.name() == name)
     }
@@ -317,7 +323,7 @@ pub struct PaneOptions {
 impl PaneOptions {
     pub fn get(&self, opt: Opt) -> &str {
         match opt {
-            Opt::RemainOnExit => "",
+            Opt::RemainOnExit | Opt::Verdict => "",
             Opt::Agent => &self.agent,
             Opt::Cwd => &self.cwd,
             Opt::SessionId => &self.session_id,
@@ -337,7 +343,7 @@ impl PaneOptions {
 
     pub fn set(&mut self, opt: Opt, value: String) {
         match opt {
-            Opt::RemainOnExit => {}
+            Opt::RemainOnExit | Opt::Verdict => {}
             Opt::Agent => self.agent = value,
             Opt::Cwd => self.cwd = value,
             Opt::SessionId => self.session_id = value,

@@ -220,6 +220,15 @@ impl State {
         let mut sets = marks;
         if !self.reads.options_in_flight {
             let writes = self.option_writes();
+            let verdicts = &mut self.supervision.verdicts;
+            if verdicts.len() > self.cards.len() {
+                let ids: std::collections::HashSet<PaneId> =
+                    self.cards.iter().map(|c| c.pane.id).collect();
+                verdicts.retain(|id, _| ids.contains(id));
+            }
+            for (id, _, v) in writes.iter().filter(|(_, k, _)| *k == Opt::Verdict) {
+                verdicts.insert(*id, v.clone());
+            }
             if !writes.is_empty() {
                 self.reads.options_in_flight = true;
                 sets.extend(writes);
@@ -261,6 +270,16 @@ impl State {
                 let word = card.state_word();
                 if p.opts.state != word {
                     set(Opt::State, word);
+                }
+                let verdict = card
+                    .attention
+                    .verdict()
+                    .filter(|_| card.life == Life::Running)
+                    .map(|v| v.value())
+                    .unwrap_or_default();
+                let said = self.supervision.verdicts.get(&p.id);
+                if said.map_or(!verdict.is_empty(), |s| *s != verdict) {
+                    set(Opt::Verdict, &verdict);
                 }
             }
             if p.dead {

@@ -79,6 +79,21 @@ impl State {
         }
     }
 
+    /// Every live agent whose screen is due a look (not only the few a poll asks for at
+    /// once): a one-shot look reads them all.
+    pub fn looks_due(&self) -> Vec<PaneId> {
+        self.cards
+            .iter()
+            .filter(|c| {
+                c.agent.is_some()
+                    && c.life == Life::Running
+                    && c.attention.file.is_none()
+                    && c.attention.look_due()
+            })
+            .map(|c| c.pane.id)
+            .collect()
+    }
+
     /// Decides again what each live agent does; each edge is announced (into waiting) and
     /// journaled; the cards take their places in the order.
     pub(super) fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {

@@ -126,6 +126,7 @@ impl State {
                 auto_wrote: None,
                 notes: Vec::new(),
                 waits_told: HashMap::new(),
+                verdicts: HashMap::new(),
                 store_errors: Default::default(),
                 policies: config
                     .agents()

@@ -1671,8 +1671,28 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
         Some((Doing::Waiting, T0 + 300)),
         "since its last byte, to the millisecond"
     );
-    // Quiet: nothing asked again.
-    assert!(looks(&heard(&mut s, Some(T0 + 300), T0 + 5_000)).is_empty());
+    // The supervisor keeps its verdict on the pane for `status`, once per change.
+    let verdict = |fx: &[Effect]| -> Vec<String> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::SetOptions(v) => Some(v),
+                _ => None,
+            })
+            .flatten()
+            .filter(|(_, k, _)| k.name() == "@agentwatch_verdict")
+            .map(|(_, _, v)| v.clone())
+            .collect()
+    };
+    s.update(Msg::OptionsSet(Ok(())), T0 + 820);
+    assert_eq!(
+        verdict(&heard(&mut s, Some(T0 + 300), T0 + 900)),
+        [format!("waiting {} screen Do you want to proceed?", T0 + 300)]
+    );
+    s.update(Msg::OptionsSet(Ok(())), T0 + 920);
+    // Quiet: nothing asked again, nothing written again.
+    let fx = heard(&mut s, Some(T0 + 300), T0 + 5_000);
+    assert!(looks(&fx).is_empty());
+    assert!(verdict(&fx).is_empty());
     // A byte: working at once.
     assert_eq!(
         journaled(&heard(&mut s, Some(T0 + 5_100), T0 + 5_150)),
