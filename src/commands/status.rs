@@ -10,7 +10,13 @@ use crate::core::card::{Auto, Card, Life};
 use crate::core::lease::Claim;
 use crate::core::msg::{Effect, Msg};
 use crate::core::pane::{Exit, ServerId};
+use crate::core::attention::Verdict;
+use crate::core::pane::PaneId;
 use crate::core::state::State;
+use std::collections::HashMap;
+
+/// Screens read in one round trip.
+const LOOK_AT_ONCE: usize = 200;
 use crate::core::supervisor::Hold;
 use crate::run::Clock;
 
@@ -131,7 +137,19 @@ pub async fn snapshot(
     let now = Clock::start().now();
     let claim = crate::run::elector::look(prober.tmux(), now).await.ok();
     let supervised = claim.as_ref().is_none_or(|c| c.holder().is_some());
-    let state = look_as(config, prober, remotes, all, supervised).await?;
+    // What the live supervisor decided each agent does, and since when: reported as it is
+    // (every reader says the same), not decided again from one look at the screens.
+    let verdicts = if claim.as_ref().is_some_and(|c| c.holder().is_some()) {
+        verdicts(prober).await
+    } else {
+        HashMap::new()
+    };
+    let mut state = look_as(config, prober, remotes, all, supervised, &verdicts).await?;
+    for c in &mut state.cards {
+        if let Some(v) = verdicts.get(&c.pane.id) {
+            take_verdict(c, v);
+        }
+    }
     let down = state
         .servers
         .hosts()
@@ -158,8 +176,38 @@ pub async fn snapshot(
     })
 }
 
+/// The supervisor's verdicts on this server's panes (`@agentwatch_verdict`), by pane.
+async fn verdicts(prober: &Prober) -> HashMap<PaneId, Verdict> {
+    let Ok(out) = prober
+        .tmux()
+        .run(["list-panes", "-a", "-F", "#{pane_id} #{@agentwatch_verdict}"])
+        .await
+    else {
+        return HashMap::new();
+    };
+    String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|l| {
+            let (id, v) = l.split_once(' ')?;
+            Some((PaneId::parse(id)?, Verdict::parse(v)?))
+        })
+        .collect()
+}
+
+/// A live agent's state as the supervisor decided it, where that is what the pane option
+/// `@agentwatch_state` says too (both are written together; a verdict left by a supervisor
+/// that is gone says another word, or is not about a live agent, and is not taken).
+fn take_verdict(card: &mut Card, v: &Verdict) {
+    if card.life != Life::Running || card.pane.opts.state != v.doing.word() {
+        return;
+    }
+    let report = crate::core::attention::Report::new(v.doing, v.told, v.why.clone());
+    card.attention.now = Some((report, v.since));
+}
+
 /// The core's state after one look: every pane read, the screens of agents seen for the
-/// first time read, lost exit statuses kicked for (a few rounds at most).
+/// first time read (all of them, or those the supervisor has no verdict on), lost exit
+/// statuses kicked for (a few rounds at most).
 /// `all`: every pane is a card, not only agents'.
 pub async fn look(
     config: &Config,
@@ -167,7 +215,7 @@ pub async fn look(
     remotes: &[Prober],
     all: bool,
 ) -> Result<State, TmuxError> {
-    look_as(config, prober, remotes, all, true).await
+    look_as(config, prober, remotes, all, true, &HashMap::new()).await
 }
 
 /// [`look`], judging deaths as the supervisor would (`supervised`), or as nobody does.
@@ -177,6 +225,7 @@ async fn look_as(
     remotes: &[Prober],
     all: bool,
     supervised: bool,
+    verdicts: &HashMap<PaneId, Verdict>,
 ) -> Result<State, TmuxError> {
     let clock = Clock::start();
     let mut state = State::new(
@@ -198,9 +247,16 @@ async fn look_as(
             } => *pid,
             _ => None,
         });
-        // Agents seen for the first time: is a prompt for their user on screen?
-        for e in &fx {
-            if let Effect::LookAtScreens(ids) = e {
+        // Agents seen for the first time: is a prompt for their user on screen? Every one
+        // of them (a poll asks for a few hundred at a time), but for those the supervisor
+        // has a verdict on.
+        if fx.iter().any(|e| matches!(e, Effect::LookAtScreens(_))) {
+            let due: Vec<PaneId> = state
+                .looks_due()
+                .into_iter()
+                .filter(|id| !verdicts.contains_key(id))
+                .collect();
+            for ids in due.chunks(LOOK_AT_ONCE) {
                 let asks: Vec<_> = ids.iter().map(|id| (*id, 0)).collect();
                 let screens = prober.tmux().capture_screens(&asks).await;
                 state.update(Msg::Looked(screens), now);

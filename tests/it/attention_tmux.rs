@@ -3,7 +3,7 @@
 //! `status --json`, journaled and kept in `@agentwatch_state` once per edge, and is not
 //! once it writes again after the prompt is answered.
 
-use crate::support::{TmuxServer, WAIT};
+use crate::support::{TmuxServer, LONG, WAIT};
 
 fn status_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
     let out = server
@@ -369,5 +369,67 @@ fn the_real_first_run_dialogs_at_80x24_are_waiting_for_input() {
         let row = status_row(&server, &pane);
         assert_eq!(row["state"], "waiting", "{row}");
         assert_eq!(row["waiting_for"], question, "{row}");
+    }
+}
+
+fn status_rows(server: &TmuxServer) -> Vec<serde_json::Value> {
+    let out = server
+        .agentwatch_command(&["status", "--json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn a_one_shot_status_with_no_supervisor_reads_every_screen_not_the_first_two_hundred() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "say │ Do you want to proceed?\nhang\n");
+    let panes: Vec<String> = (0..230).map(|_| server.new_window(&["claude"])).collect();
+    server.wait_until("every prompt is drawn", *LONG, || {
+        panes
+            .iter()
+            .all(|p| server.capture(p).contains("Do you want to proceed?"))
+    });
+    let rows = status_rows(&server);
+    let states: std::collections::BTreeMap<String, usize> =
+        rows.iter().fold(Default::default(), |mut m, r| {
+            *m.entry(r["state"].as_str().unwrap_or("?").to_string())
+                .or_default() += 1;
+            m
+        });
+    assert_eq!(
+        states,
+        [("waiting".to_string(), 230)].into(),
+        "every agent's screen read"
+    );
+}
+
+#[test]
+fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
+    let server = TmuxServer::start();
+    server.write_plan(
+        "claude",
+        "print 3\nsay │ Do you want to proceed?\nhang\n",
+    );
+    let pane = server.new_window(&["claude"]);
+    let _ui = server.start_agentwatch(120, 40, &[], &[]);
+    server.wait_until("the supervisor's verdict is on the pane", *WAIT, || {
+        server
+            .pane_field(&pane, "#{@agentwatch_verdict}")
+            .starts_with("waiting ")
+    });
+    let verdict = server.pane_field(&pane, "#{@agentwatch_verdict}");
+    let since: u64 = verdict.split(' ').nth(1).unwrap().parse().unwrap();
+    let told = verdict.split(' ').nth(2).unwrap().to_string();
+    let want = agentwatch::core::time::rfc3339(since, &jiff::tz::TimeZone::UTC);
+    // Any reader, any time later: the same word, the same since, the same source.
+    for _ in 0..2 {
+        let row = status_row(&server, &pane);
+        assert_eq!(row["state"], "waiting", "{row}");
+        assert_eq!(row["since"], want.as_str(), "{row} / {verdict}");
+        assert_eq!(row["told"], told.as_str(), "{row}");
+        assert_eq!(row["waiting_for"], "Do you want to proceed?", "{row}");
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
     }
 }
