@@ -25,6 +25,18 @@
 //! - opencode `-s <id>` of a session not in `$FAKE_AGENT_DIR/opencode/sessions/` prints
 //!   `Error: Session not found: <id>` and exits 1; plan line `opencode-exit-line <id>` prints
 //!   what it prints on Ctrl-C (`Session   <title>`, `Continue  opencode -s <id>`).
+//!
+//! Plan line `churn MIN MAX [SPIN_MS]` (seconds, decimals allowed) is for benchmarks
+//! (bench/churn.py): forever, phases of a random length in [MIN, MAX] (seeded from the pid and
+//! the clock) alternate, starting with a working one. Working: the screen is cleared and
+//! claude's spinner line (`✻ Working… (12s · esc to interrupt)`) redrawn every SPIN_MS
+//! (default 100) ms. Waiting: the
+//! screen is cleared, a claude permission prompt (`Do you want to proceed?`) drawn, and
+//! nothing more written until the phase ends. Each phase's start is appended as one line
+//! `{"pane":"%N","phase":"working"|"waiting","at_ms":<epoch ms>}` to
+//! `$FAKE_AGENT_DIR/churn.jsonl`, stamped right after its first bytes were written and
+//! flushed. A busy-looking pane that stays silent needs no plan line of its own: `say ✻
+//! Working… (3s · esc to interrupt)` then `hang`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -185,6 +197,23 @@ fn main() {
                 let _ = writeln!(out, "  Session   a conversation");
                 let _ = writeln!(out, "  Continue  opencode -s {arg}");
                 let _ = out.flush();
+            }
+            "churn" => {
+                let mut it = arg.split_whitespace().map(|w| {
+                    w.parse::<f64>().unwrap_or_else(|_| {
+                        eprintln!("fake_agent: bad number: {w:?}");
+                        std::process::exit(99)
+                    })
+                });
+                let (min, max) = (it.next().unwrap_or(3.0), it.next().unwrap_or(7.0));
+                let spin = Duration::from_secs_f64(it.next().unwrap_or(100.0).max(1.0) / 1000.0);
+                churn(
+                    &base,
+                    pane.as_deref().unwrap_or(""),
+                    min,
+                    max.max(min),
+                    spin,
+                );
             }
             "codex-exit-line" => {
                 let mut out = std::io::stdout().lock();
@@ -674,4 +703,88 @@ fn gemini_start(args: &[String]) -> Session {
         format!("{{\"sessionId\":\"{id}\",\"kind\":\"main\"}}\n"),
     );
     Session::Gemini(path)
+}
+
+/// Plan line `churn MIN MAX`: working and waiting phases, alternating forever, each start
+/// recorded in `churn.jsonl` (see the file's doc comment).
+fn churn(dir: &Path, pane: &str, min: f64, max: f64, spin: Duration) -> ! {
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    // xorshift64, seeded from the pid and the clock (never zero).
+    let mut x = (u64::from(std::process::id()) << 32) ^ nanos ^ 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let truth = dir.join("churn.jsonl");
+    let record = |phase: &str| {
+        let line = format!(
+            "{{\"pane\":\"{pane}\",\"phase\":\"{phase}\",\"at_ms\":{}}}\n",
+            now_ms()
+        );
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&truth)
+        {
+            // One write per line: the panes' appends never interleave.
+            let _ = f.write_all(line.as_bytes());
+        }
+    };
+    const SPINNER: [&str; 6] = ["·", "✢", "✳", "✶", "✻", "✽"];
+    let mut out = std::io::stdout().lock();
+    let mut frame = 0usize;
+    loop {
+        // Working: the spinner line redrawn every `spin`, output flowing all the time.
+        let start = std::time::Instant::now();
+        let len = Duration::from_secs_f64(min + (max - min) * next());
+        let _ = write!(out, "\x1b[2J\x1b[H● Running the tests…\r\n\r\n");
+        let mut first = true;
+        while start.elapsed() < len {
+            let _ = write!(
+                out,
+                "\r\x1b[2K{} Working… ({}s · esc to interrupt)",
+                SPINNER[frame % SPINNER.len()],
+                start.elapsed().as_secs()
+            );
+            let _ = out.flush();
+            frame += 1;
+            if first {
+                record("working");
+                first = false;
+            }
+            let left = len.saturating_sub(start.elapsed());
+            std::thread::sleep(left.min(spin));
+        }
+        // Waiting: claude's permission prompt, then silence.
+        let len = Duration::from_secs_f64(min + (max - min) * next());
+        let _ = write!(
+            out,
+            "\x1b[2J\x1b[H\
+             ╭──────────────────────────────────────────────────────────────╮\r\n\
+             │ Bash command                                                 │\r\n\
+             │                                                              │\r\n\
+             │   ls -la                                                     │\r\n\
+             │   List the files                                             │\r\n\
+             │                                                              │\r\n\
+             │ Do you want to proceed?                                      │\r\n\
+             │ ❯ 1. Yes                                                     │\r\n\
+             │   2. No, and tell Claude what to do differently (esc)        │\r\n\
+             ╰──────────────────────────────────────────────────────────────╯\r\n"
+        );
+        let _ = out.flush();
+        let start = std::time::Instant::now();
+        record("waiting");
+        std::thread::sleep(len.saturating_sub(start.elapsed()));
+    }
 }
