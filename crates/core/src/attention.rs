@@ -344,7 +344,9 @@ impl Attention {
             self.working_since = None;
             self.recheck = None;
         }
-        let at = last.unwrap_or(0);
+        // Nothing heard since hearing began: no news where a byte was heard before (a new
+        // connection hears from scratch), else none yet.
+        let at = last.or(self.output.map(|(t, _)| t)).unwrap_or(0);
         match self.output {
             Some((old, _)) if old != at => {
                 self.output = Some((at, at));

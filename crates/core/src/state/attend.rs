@@ -141,7 +141,8 @@ impl State {
                     || matches!(a.state(), Some((Doing::Working | Doing::Waiting, _))));
         }
         hear.sort_unstable();
-        if self.attending.as_ref() != Some(&(often, hear.clone())) {
+        let told = self.attending.as_ref();
+        if told.is_none_or(|(o, h)| *o != often || *h != hear) {
             self.attending = Some((often, hear.clone()));
             fx.push(Effect::Attend { often, hear });
         }

@@ -258,7 +258,13 @@ impl State {
                     }
                 }
             }
-            Msg::OptionsSet(_) => self.reads.options_in_flight = false,
+            Msg::OptionsSet(r) => {
+                self.reads.options_in_flight = false;
+                // Some writes may not have landed: the verdicts are written again.
+                if r.is_err() {
+                    self.supervision.verdicts.clear();
+                }
+            }
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
             Msg::Tail { pane, text } => self.tail_read(pane, text, &mut fx),
             Msg::Stored { what, result } => self.stored(what, result),

@@ -14,6 +14,10 @@ impl State {
         self.supervision.elect_in_flight = false;
         let was = self.supervision.supervising;
         self.supervision.supervising = e.mine;
+        if e.mine != was {
+            // What is on the panes was written by another supervisor: written anew.
+            self.supervision.verdicts.clear();
+        }
         self.supervision.supervisor = e.by;
         if !e.mine {
             self.supervision.took_over = None;

@@ -1686,7 +1686,10 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
     s.update(Msg::OptionsSet(Ok(())), T0 + 820);
     assert_eq!(
         verdict(&heard(&mut s, Some(T0 + 300), T0 + 900)),
-        [format!("waiting {} screen Do you want to proceed?", T0 + 300)]
+        [format!(
+            "waiting {} screen Do you want to proceed?",
+            T0 + 300
+        )]
     );
     s.update(Msg::OptionsSet(Ok(())), T0 + 920);
     // Quiet: nothing asked again, nothing written again.
@@ -1698,6 +1701,9 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
         journaled(&heard(&mut s, Some(T0 + 5_100), T0 + 5_150)),
         ["working"]
     );
+    // A new connection has heard nothing yet: no news, not a new byte; quiet in time.
+    assert!(journaled(&heard(&mut s, None, T0 + 5_300)).is_empty());
+    assert_eq!(looks(&heard(&mut s, None, T0 + 5_700)), [PaneId(1)]);
     // No longer heard (the connection fell back): tmux's output times again, often.
     let mut p = pane(1, 1, "claude");
     p.opts.agent = "claude".into();
