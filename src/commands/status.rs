@@ -6,19 +6,18 @@ use serde::Serialize;
 use crate::adapters::poll::Prober;
 use crate::adapters::tmux::client::{kick_server, TmuxError};
 use crate::config::Config;
+use crate::core::attention::{Doing, Told, Verdict};
 use crate::core::card::{Auto, Card, Life};
 use crate::core::lease::Claim;
 use crate::core::msg::{Effect, Msg};
-use crate::core::pane::{Exit, ServerId};
-use crate::core::attention::Verdict;
-use crate::core::pane::PaneId;
+use crate::core::pane::{Exit, PaneId, ServerId};
 use crate::core::state::State;
+use crate::core::supervisor::Hold;
+use crate::run::Clock;
 use std::collections::HashMap;
 
 /// Screens read in one round trip.
 const LOOK_AT_ONCE: usize = 200;
-use crate::core::supervisor::Hold;
-use crate::run::Clock;
 
 /// One agent, as `status --json` prints it. The schema is stable: fields are only added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -180,7 +179,12 @@ pub async fn snapshot(
 async fn verdicts(prober: &Prober) -> HashMap<PaneId, Verdict> {
     let Ok(out) = prober
         .tmux()
-        .run(["list-panes", "-a", "-F", "#{pane_id} #{@agentwatch_verdict}"])
+        .run([
+            "list-panes",
+            "-a",
+            "-F",
+            "#{pane_id} #{@agentwatch_verdict}",
+        ])
         .await
     else {
         return HashMap::new();
@@ -194,11 +198,26 @@ async fn verdicts(prober: &Prober) -> HashMap<PaneId, Verdict> {
         .collect()
 }
 
-/// A live agent's state as the supervisor decided it, where that is what the pane option
-/// `@agentwatch_state` says too (both are written together; a verdict left by a supervisor
-/// that is gone says another word, or is not about a live agent, and is not taken).
+/// Whether the supervisor's verdict on a live agent is taken: where the pane option
+/// `@agentwatch_state` says the same word (both are written together; a verdict left by a
+/// supervisor that is gone says another word, or is not about a live agent).
+fn accepted(card: &Card, v: &Verdict) -> bool {
+    card.life == Life::Running && card.pane.opts.state == v.doing.word()
+}
+
+/// A live agent's state as the supervisor decided it. A `working` verdict gives way to a
+/// prompt this look found on its screen: the supervisor says so half a second after the
+/// agent stops writing, and this reader may come in between.
 fn take_verdict(card: &mut Card, v: &Verdict) {
-    if card.life != Life::Running || card.pane.opts.state != v.doing.word() {
+    if !accepted(card, v) {
+        return;
+    }
+    let prompt = card
+        .attention
+        .now
+        .as_ref()
+        .is_some_and(|(r, _)| r.doing == Doing::Waiting && r.told == Told::Screen);
+    if v.doing == Doing::Working && prompt {
         return;
     }
     let report = crate::core::attention::Report::new(v.doing, v.told, v.why.clone());
@@ -251,10 +270,18 @@ async fn look_as(
         // of them (a poll asks for a few hundred at a time), but for those the supervisor
         // has a verdict on.
         if fx.iter().any(|e| matches!(e, Effect::LookAtScreens(_))) {
+            // Those it says wait or idle; those it says work are read for a new prompt.
+            let settled = |id: &PaneId| {
+                let card = state.cards.iter().find(|c| c.pane.id == *id);
+                match (card, verdicts.get(id)) {
+                    (Some(c), Some(v)) => accepted(c, v) && v.doing != Doing::Working,
+                    _ => false,
+                }
+            };
             let due: Vec<PaneId> = state
                 .looks_due()
                 .into_iter()
-                .filter(|id| !verdicts.contains_key(id))
+                .filter(|id| !settled(id))
                 .collect();
             for ids in due.chunks(LOOK_AT_ONCE) {
                 let asks: Vec<_> = ids.iter().map(|id| (*id, 0)).collect();
