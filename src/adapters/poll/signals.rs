@@ -76,11 +76,15 @@ impl Prober {
         // The first read of the server's children has nothing to compare with: a child that
         // is no listed pane's process came after the listing (a pane split in the instant
         // between them, in a session that sends no notice, would go unseen till the net).
-        let first = lock(&self.signs).children.is_none();
-        let known = first.then(|| lock(&self.mirror).pane_pids());
-        let mut signs = lock(&self.signs);
         // Nothing started on the machine since the last look: no new pane, no new job.
         let newest = last_pid();
+        let first = {
+            let signs = lock(&self.signs);
+            let born = newest.is_none() || newest != signs.newest;
+            (born || server != signs.server) && signs.children.is_none()
+        };
+        let known = first.then(|| lock(&self.mirror).pane_pids());
+        let mut signs = lock(&self.signs);
         let born = newest.is_none() || newest != signs.newest;
         signs.newest = newest;
         if born || server != signs.server {
