@@ -35,7 +35,12 @@ pub struct Io {
     pub elector: Option<super::elector::Elector>,
     /// Where the agents keep their sessions (claude's, codex's, gemini's folders).
     pub stores: crate::adapters::discover::Dirs,
+    /// When a heard pane's start or stop last woke the loop.
+    heard_at: std::sync::Arc<std::sync::Mutex<tokio::time::Instant>>,
 }
+
+/// The least time between two polls woken by heard panes' starts and stops.
+const HEARD_GAP: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl Io {
     pub fn new(prober: Prober, crash_dir: Option<PathBuf>) -> Io {
@@ -50,6 +55,7 @@ impl Io {
             clock: Clock::start(),
             elector: None,
             stores: Default::default(),
+            heard_at: std::sync::Arc::new(std::sync::Mutex::new(tokio::time::Instant::now())),
         }
     }
 
@@ -531,9 +537,21 @@ impl Answer for Io {
             .chain(&self.remotes)
             .map(|p| std::sync::Arc::clone(p.tmux().notices()))
             .collect();
+        let heard = std::sync::Arc::clone(self.prober.tmux().notices());
+        let last = std::sync::Arc::clone(&self.heard_at);
         async move {
             let waits = all.iter().map(|n| Box::pin(n.wake.notified()));
-            futures_util::future::select_all(waits).await;
+            // A heard pane's start or stop: at most one poll per HEARD_GAP for them all.
+            let gap = async {
+                let since = *last.lock().unwrap_or_else(|e| e.into_inner());
+                tokio::time::sleep_until(since + HEARD_GAP).await;
+                heard.heard.notified().await;
+                *last.lock().unwrap_or_else(|e| e.into_inner()) = tokio::time::Instant::now();
+            };
+            tokio::select! {
+                _ = futures_util::future::select_all(waits) => {}
+                () = gap => {}
+            }
         }
     }
 }

@@ -408,10 +408,7 @@ fn a_one_shot_status_with_no_supervisor_reads_every_screen_not_the_first_two_hun
 #[test]
 fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
     let server = TmuxServer::start();
-    server.write_plan(
-        "claude",
-        "print 3\nsay │ Do you want to proceed?\nhang\n",
-    );
+    server.write_plan("claude", "print 3\nsay │ Do you want to proceed?\nhang\n");
     let pane = server.new_window(&["claude"]);
     let _ui = server.start_agentwatch(120, 40, &[], &[]);
     server.wait_until("the supervisor's verdict is on the pane", *WAIT, || {

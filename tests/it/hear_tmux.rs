@@ -44,9 +44,14 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
         .with_control_mode(true);
     let prober = Prober::new(tmux);
     prober.attend(false, &[id(&wanted), id(&quiet), id(&elsewhere)]);
+    let asked = agentwatch::adapters::wall_ms();
     let obs = prober.observe_hot(&[]).await.unwrap();
-    // Turned on by this poll: nothing heard yet, so nothing said of when it wrote.
-    assert_eq!(obs.heard.get(&id(&wanted)), Some(&None));
+    // Turned on by this poll: heard from then on, nothing of before.
+    match obs.heard.get(&id(&wanted)) {
+        Some(None) => {}
+        Some(Some(t)) => assert!(*t + 50 >= asked, "a byte from before it was on: {t}"),
+        None => panic!("not heard: {:?}", obs.heard),
+    }
     let end = std::time::Instant::now() + *WAIT;
     let last = loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -88,4 +93,42 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
     prober.attend(false, &[]);
     let obs = prober.observe_hot(&[]).await.unwrap();
     assert!(obs.heard.is_empty(), "{:?}", obs.heard);
+}
+
+#[tokio::test]
+async fn a_pane_that_writes_for_long_is_sampled_and_its_stop_still_heard() {
+    let server = TmuxServer::start();
+    // Writes every 100 ms for 3 s (long enough to be only sampled), then nothing.
+    let pane = server.new_window(&[
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 30 ]; do echo x; sleep 0.1; i=$((i+1)); done; exec sleep 1000",
+    ]);
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
+        .with_env(server.env_pairs())
+        .with_control_mode(true);
+    let prober = Prober::new(tmux);
+    prober.attend(false, &[id(&pane)]);
+    let end = std::time::Instant::now() + *WAIT;
+    let mut seen_writing = false;
+    loop {
+        assert!(std::time::Instant::now() < end, "its stop is never heard");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[]).await.unwrap();
+        let now = agentwatch::adapters::wall_ms();
+        let Some(Some(last)) = obs.heard.get(&id(&pane)).copied() else {
+            continue;
+        };
+        let quiet = now.saturating_sub(last) >= agentwatch::core::attention::QUIET_HEARD_MS;
+        seen_writing |= !quiet;
+        if seen_writing && quiet {
+            break;
+        }
+    }
+    // It was heard writing, and then its last byte: no wake-up invents more.
+    let obs = prober.observe_hot(&[]).await.unwrap();
+    let last = obs.heard[&id(&pane)].unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let again = prober.observe_hot(&[]).await.unwrap();
+    assert_eq!(again.heard[&id(&pane)], Some(last), "quiet stays quiet");
 }

@@ -1,49 +1,113 @@
-//! Hearing panes' output as it happens: control mode's `%output`, turned on for the panes
-//! the core wants heard (live agents with no state file of their own) and off for every
-//! other pane, with `refresh-client -A '%N:on|off'` (tmux 3.2+). The connection attaches
-//! with `no-output`; that flag is dropped, in the same command that turns every other pane
-//! of its session off, once a pane is wanted. tmux sends `%output` only for panes in the
+//! Hearing panes' output as it happens: control mode's `%output`, flowing for the panes the
+//! core wants heard (live agents with no state file of their own) and paused for every
+//! other pane, with `refresh-client -A '%N:continue|pause'` (tmux 3.2+). Not `on|off`: before
+//! tmux 3.7, `off` keeps the pane's queued output, and a later `on` makes the server read
+//! it after it is gone (a crash, seen on 3.3a; fixed by tmux's cae229cad); `pause` discards
+//! it. The connection attaches with `no-output`; that flag is dropped once (nothing is
+//! queued under it, so the drop frees nothing in use), in the same command that pauses
+//! every other pane of its session, once a pane is wanted. tmux sends `%output` only for panes in the
 //! session the connection is attached to: a pane elsewhere is not heard, and the core reads
 //! its window's output time instead. A quiet pane costs nothing: tmux tells of a byte when
 //! there is one, and nothing is asked.
+//!
+//! A pane at work writes all the time (a spinner redrawn every 50-200 ms), and every byte of
+//! it copied to this client costs tmux about half of what drawing it did. So once a pane has
+//! written for a second without a stop it is only sampled: paused, and flowing for 150 ms
+//! every 500 ms (two `refresh-client` commands for all of them); a window without a byte is its
+//! stop, and it is heard whole again. A stop is then known within about 650 ms, for a
+//! quarter of the bytes.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::adapters::tmux::client::Tmux;
+use crate::adapters::tmux::control::Output;
 use crate::core::attention::QUIET_HEARD_MS;
 use crate::core::pane::{Listing, PaneId};
 use crate::core::time::Millis;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// What the connection was told, and what the core wants.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Hearing {
     /// The panes (by number, on this server) the core wants heard.
     want: HashSet<u32>,
-    /// The connection the rest is about.
+    /// The connection, and the session it is attached to (`$id`), the rest is about.
     serial: u64,
+    session: String,
     /// Output on (`true`) or off, as told to that connection, by pane number.
     told: HashMap<u32, bool>,
     /// `no-output` dropped on that connection.
     flowing: bool,
     /// The earliest time a wake-up is already set for (epoch ms).
     armed: Millis,
+    /// Panes at work, heard only in sampling windows (see above); on as far as `told`
+    /// says.
+    sampled: HashSet<u32>,
+    /// The sampler task is started.
+    sampling: bool,
+    /// Epoch milliseconds at an instant: heard instants (monotonic, as the loop's clock is)
+    /// become the core's epoch milliseconds from it, so a wall clock stepped (NTP, a
+    /// suspend) never makes a pane look as if it wrote in the future or long ago.
+    epoch: (Millis, tokio::time::Instant),
+}
+
+impl Default for Hearing {
+    fn default() -> Hearing {
+        Hearing {
+            want: HashSet::new(),
+            serial: 0,
+            session: String::new(),
+            told: HashMap::new(),
+            flowing: false,
+            armed: 0,
+            sampled: HashSet::new(),
+            sampling: false,
+            epoch: (crate::adapters::wall_ms(), tokio::time::Instant::now()),
+        }
+    }
 }
 
 impl Hearing {
+    /// The pump is told which panes are sampled (their first byte in a window wakes
+    /// nobody).
+    fn share_sampled(&self, tmux: &Tmux, serial: u64) {
+        let mut out = output(tmux);
+        if out.serial == serial && out.sampled != self.sampled {
+            out.sampled = self.sampled.clone();
+        }
+    }
+
     pub(super) fn want(&mut self, hear: &[PaneId]) {
         self.want = hear.iter().map(|id| id.number()).collect();
     }
 
+    /// A monotonic instant as epoch milliseconds.
+    fn ms(&self, at: tokio::time::Instant) -> Millis {
+        let (ms, then) = self.epoch;
+        ms + at.saturating_duration_since(then).as_millis() as Millis
+    }
+
+    pub(super) fn now_ms(&self) -> Millis {
+        self.ms(tokio::time::Instant::now())
+    }
+
     /// The `-A` words that make the connection's on/off match what is wanted, for the
-    /// live panes of its session (`session` as given to `attach -t`, `=name`); forgets
-    /// panes that are gone.
-    fn orders(&mut self, serial: u64, session: &str, listing: &Listing) -> Vec<(u32, bool)> {
-        if self.serial != serial {
+    /// live panes of its session (`$id`, named `name` now); forgets panes that are gone.
+    /// Another connection, or the same one moved to another session, starts from nothing.
+    fn orders(
+        &mut self,
+        serial: u64,
+        (id, name): (&str, &str),
+        listing: &Listing,
+    ) -> Vec<(u32, bool)> {
+        if self.serial != serial || self.session != id {
             self.serial = serial;
+            self.session = id.to_string();
             self.told.clear();
+            self.sampled.clear();
             self.flowing = false;
         }
-        let name = session.strip_prefix('=').unwrap_or(session);
         let mine: Vec<u32> = listing
             .panes
             .iter()
@@ -52,6 +116,9 @@ impl Hearing {
             .collect();
         let live: HashSet<u32> = mine.iter().copied().collect();
         self.told.retain(|n, _| live.contains(n));
+        let want = &self.want;
+        self.sampled
+            .retain(|n| live.contains(n) && want.contains(n));
         // Nothing wanted in its session: `no-output` stays, and nothing is said.
         if !self.flowing && !mine.iter().any(|n| self.want.contains(n)) {
             return Vec::new();
@@ -63,102 +130,235 @@ impl Hearing {
     }
 }
 
+fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
+    tmux.notices()
+        .output
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 /// Brings the connection's on/off in line with what the core wants, and says when each
 /// heard pane last wrote (`None`: not since it was turned on). Empty without a control
 /// connection: then nothing is heard, and the core reads output times.
 pub(super) async fn heard(
     tmux: &Tmux,
-    hearing: &std::sync::Mutex<Hearing>,
+    hearing: &Arc<Mutex<Hearing>>,
     listing: &Listing,
 ) -> HashMap<PaneId, Option<Millis>> {
-    let Some((serial, session)) = tmux.hearing().await else {
+    let Some((serial, _)) = tmux.hearing().await else {
         return HashMap::new();
     };
-    let (orders, flowing) = {
-        let mut h = super::lock(hearing);
-        let orders = h.orders(serial, &session, listing);
-        (orders, h.flowing)
-    };
-    // Panes tmux paused for this client (it was not reading): their output flows again.
-    let paused: Vec<u32> = {
-        let mut out = tmux
-            .notices()
-            .output
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if out.serial == serial {
-            out.paused.drain().collect()
-        } else {
-            Vec::new()
+    // The session it is attached to now, as tmux said (by id: a rename or a move to
+    // another session is followed), and the panes tmux paused for it (it was not
+    // reading): their output flows again.
+    let (session, paused) = {
+        let mut out = output(tmux);
+        match (&out.session, out.serial == serial) {
+            (Some(s), true) => (s.clone(), out.paused.drain().collect::<Vec<u32>>()),
+            _ => return HashMap::new(),
         }
     };
-    if !orders.is_empty() || !paused.is_empty() {
+    let (orders, flowing, sample, resume) = {
+        let mut h = super::lock(hearing);
+        let orders = h.orders(serial, (&session.0, &session.1), listing);
+        // Writing for a second without a stop: sampled from now on.
+        let now = tokio::time::Instant::now();
+        let out = output(tmux);
+        let sample: Vec<u32> = h
+            .told
+            .iter()
+            .filter(|(n, on)| **on && !h.sampled.contains(n))
+            .filter(|(n, _)| {
+                let recent = out
+                    .last
+                    .get(n)
+                    .is_some_and(|&t| now.duration_since(t) < QUIET);
+                let long = out
+                    .writing
+                    .get(n)
+                    .is_some_and(|&t| now.duration_since(t) >= SAMPLE_AFTER);
+                recent && long
+            })
+            .map(|(&n, _)| n)
+            .collect();
+        drop(out);
+        if !sample.is_empty() && !h.sampling {
+            h.sampling = true;
+            tokio::spawn(sampler(tmux.clone(), Arc::clone(hearing)));
+        }
+        // Of the panes tmux said it paused, the ones to flow (it paused them for not being
+        // read); the rest were paused on request.
+        let resume: Vec<u32> = paused
+            .iter()
+            .copied()
+            .filter(|n| h.told.get(n) == Some(&true) && !h.sampled.contains(n))
+            .filter(|n| !orders.iter().any(|(o, _)| o == n))
+            .collect();
+        (orders, h.flowing, sample, resume)
+    };
+    if !orders.is_empty() || !resume.is_empty() || !sample.is_empty() {
         let mut words: Vec<String> = vec!["refresh-client".into()];
         if !flowing {
-            // Applied before the `-A` words of the same command: no byte of a pane that
+            // Applied before the `-A` words of the same command (which must come after it:
+            // changing `no-output` resets every pane's on and off): no byte of a pane that
             // is to be off gets through.
             words.extend(["-f".into(), "!no-output".into()]);
         }
         for (n, on) in &orders {
             words.push("-A".into());
-            words.push(format!("%{n}:{}", if *on { "on" } else { "off" }));
+            words.push(format!("%{n}:{}", if *on { "continue" } else { "pause" }));
         }
-        for n in &paused {
+        for n in &resume {
             words.push("-A".into());
             words.push(format!("%{n}:continue"));
+        }
+        for n in &sample {
+            words.push("-A".into());
+            words.push(format!("%{n}:pause"));
         }
         let command: Vec<&str> = words.iter().map(String::as_str).collect();
         match tmux.to_control(&[&command]).await {
             Some(Ok(blocks)) if blocks.iter().all(Result::is_ok) => {
                 let mut h = super::lock(hearing);
-                if h.serial == serial {
+                if h.serial == serial && h.session == session.0 {
                     h.flowing = true;
                     h.told.extend(orders);
+                    h.sampled.extend(sample);
+                }
+                h.share_sampled(tmux, serial);
+            }
+            failed => {
+                // tmux passes over a pane that is gone; a refusal is something else (a tmux
+                // before 3.2 has no `-A`): told again at the next poll, the paused ones too.
+                tracing::debug!("hearing: refresh-client: {failed:?}");
+                let mut out = output(tmux);
+                if out.serial == serial {
+                    out.paused.extend(resume);
                 }
             }
-            Some(Ok(blocks)) => {
-                // tmux passes over a pane that is gone; a refusal is something else (a tmux
-                // before 3.2 has no `-A`): told again at the next poll.
-                tracing::debug!("hearing: refresh-client refused: {blocks:?}");
-            }
-            Some(Err(e)) => tracing::debug!("hearing: {e}"),
-            None => {}
         }
     }
     let h = super::lock(hearing);
     if h.serial != serial {
         return HashMap::new();
     }
-    let out = tmux
-        .notices()
-        .output
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let same = out.serial == serial;
+    let mut out = output(tmux);
+    if out.serial != serial {
+        return HashMap::new();
+    }
+    // Panes gone, or turned off: forgotten.
+    out.last.retain(|n, _| h.told.get(n) == Some(&true));
+    let told = &h.told;
+    out.writing.retain(|n, _| told.get(n) == Some(&true));
+    // A sampled pane wrote in its last window (else it would be heard whole again): at work
+    // as of now.
+    let now = h.now_ms();
     h.told
         .iter()
         .filter(|(_, on)| **on)
         .map(|(&n, _)| {
-            let last = same.then(|| out.last.get(&n).copied()).flatten();
+            let last = if h.sampled.contains(&n) {
+                Some(now)
+            } else {
+                out.last.get(&n).map(|&at| h.ms(at))
+            };
             (PaneId(n), last)
         })
         .collect()
 }
 
+const QUIET: Duration = Duration::from_millis(QUIET_HEARD_MS);
+/// How long a pane writes without a stop before it is only sampled.
+const SAMPLE_AFTER: Duration = Duration::from_secs(1);
+/// Every so often, the sampled panes are on for a window.
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+const WINDOW: Duration = Duration::from_millis(150);
+
+/// Turns the sampled panes on for a window every [`SAMPLE_EVERY`]: one that wrote in it is
+/// off again till the next; one that did not has stopped, and stays on (heard whole), and
+/// the loop is woken to look at it.
+async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
+    loop {
+        tokio::time::sleep(SAMPLE_EVERY - WINDOW).await;
+        let (serial, panes) = {
+            let h = super::lock(&hearing);
+            (h.serial, h.sampled.iter().copied().collect::<Vec<u32>>())
+        };
+        if panes.is_empty() || tmux.hearing().await.map(|(s, _)| s) != Some(serial) {
+            continue;
+        }
+        let start = tokio::time::Instant::now();
+        if !matches!(refresh(&tmux, &panes, "continue").await, Some(Ok(_))) {
+            continue;
+        }
+        tokio::time::sleep(WINDOW).await;
+        let wrote: HashSet<u32> = {
+            let out = output(&tmux);
+            panes
+                .iter()
+                .copied()
+                .filter(|n| out.last.get(n).is_some_and(|&t| t >= start))
+                .collect()
+        };
+        // Off again: the ones still at work; and any the core no longer wants heard.
+        let off: HashSet<u32> = {
+            let mut h = super::lock(&hearing);
+            if h.serial != serial {
+                continue;
+            }
+            h.sampled.retain(|n| wrote.contains(n));
+            h.share_sampled(&tmux, serial);
+            panes
+                .iter()
+                .copied()
+                .filter(|n| h.sampled.contains(n) || h.told.get(n) != Some(&true))
+                .collect()
+        };
+        if !off.is_empty() {
+            let _ = refresh(&tmux, &off.iter().copied().collect::<Vec<_>>(), "pause").await;
+        }
+        if panes.iter().any(|n| !wrote.contains(n)) {
+            tmux.notices().heard.notify_one();
+        }
+    }
+}
+
+/// One `refresh-client` saying `what` (`continue`, `pause`) of each of `panes`.
+async fn refresh(
+    tmux: &Tmux,
+    panes: &[u32],
+    what: &str,
+) -> Option<
+    Result<Vec<crate::adapters::tmux::control::Block>, crate::adapters::tmux::client::TmuxError>,
+> {
+    let mut words: Vec<String> = vec!["refresh-client".into()];
+    for &n in panes {
+        words.push("-A".into());
+        words.push(format!("%{n}:{what}"));
+    }
+    let command: Vec<&str> = words.iter().map(String::as_str).collect();
+    tmux.to_control(&[&command]).await
+}
+
 /// When the loop is next to be woken to see a heard pane's output stop (half a second
 /// after its last byte), unless a wake-up is already set for then or sooner.
 pub(super) fn wake_at(
-    hearing: &std::sync::Mutex<Hearing>,
+    hearing: &Mutex<Hearing>,
     heard: &HashMap<PaneId, Option<Millis>>,
     now: Millis,
 ) -> Option<Millis> {
+    // In slots of 100 ms: a hundred agents stopping at different instants wake the loop a
+    // few times, not a hundred.
+    const SLOT: Millis = 100;
+    let mut h = super::lock(hearing);
+    // A sampled pane's stop is told by the sampler.
     let due = heard
-        .values()
-        .flatten()
-        .map(|t| t + QUIET_HEARD_MS)
+        .iter()
+        .filter(|(id, _)| !h.sampled.contains(&id.number()))
+        .filter_map(|(_, t)| *t)
+        .map(|t| (t + QUIET_HEARD_MS).div_ceil(SLOT) * SLOT)
         .filter(|&d| d > now)
         .min()?;
-    let mut h = super::lock(hearing);
     if h.armed > now && h.armed <= due {
         return None;
     }

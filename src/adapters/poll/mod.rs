@@ -56,7 +56,7 @@ pub struct Prober {
     /// [`Heard::attending`](crate::adapters::mirror::Heard::attending)).
     attending: std::sync::atomic::AtomicBool,
     /// Which panes' output is heard as it happens (see [`hear`]).
-    hearing: Mutex<hear::Hearing>,
+    hearing: Arc<Mutex<hear::Hearing>>,
 }
 
 /// How often every pane's tree is looked at again, changed or not: an agent started later
@@ -88,7 +88,7 @@ impl Prober {
             skew: Mutex::new(None),
             skew_failed: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
-            hearing: Mutex::new(hear::Hearing::default()),
+            hearing: Arc::new(Mutex::new(hear::Hearing::default())),
         }
     }
 
@@ -200,12 +200,13 @@ impl Prober {
         } else {
             hear::heard(&self.tmux, &self.hearing, &listing).await
         };
-        if let Some(at) = hear::wake_at(&self.hearing, &hearing, crate::adapters::wall_ms()) {
+        let now_ms = lock(&self.hearing).now_ms();
+        if let Some(at) = hear::wake_at(&self.hearing, &hearing, now_ms) {
             let notices = Arc::clone(self.tmux.notices());
-            let after = at.saturating_sub(crate::adapters::wall_ms()) + 5;
+            let after = at.saturating_sub(now_ms) + 5;
             tokio::spawn(async move {
                 tokio::time::sleep(std::time::Duration::from_millis(after)).await;
-                notices.wake.notify_one();
+                notices.heard.notify_one();
             });
         }
         let obs = Observation {

@@ -58,18 +58,33 @@ pub struct Notices {
     /// A control connection is up, so the notices above are being heard at all.
     pub listening: AtomicBool,
     pub wake: tokio::sync::Notify,
+    /// A heard pane started or stopped writing: worth a poll, but not more than a few a
+    /// second (a hundred agents at work start and stop many times a second together, and
+    /// each poll goes over every card), unlike `wake` (a death, a new window).
+    pub heard: tokio::sync::Notify,
     /// When each pane last wrote, heard as `%output` (for the panes whose output is on).
     pub output: std::sync::Mutex<Output>,
 }
 
-/// When each pane last wrote, as one connection heard it (epoch ms, by pane number).
+/// When each pane last wrote, as one connection heard it (by pane number), and the session
+/// it is attached to.
 #[derive(Debug, Default)]
 pub struct Output {
     /// The connection this is about ([`Control::serial`]).
     pub serial: u64,
-    pub last: std::collections::HashMap<u32, crate::core::time::Millis>,
-    /// Panes tmux paused (`%pause`): their output waited unread past `pause-after`, so tmux
-    /// stopped keeping it for this client. They wrote; they are to be continued.
+    /// A monotonic instant, as the loop's clock is: a wall clock stepped (NTP, a suspend)
+    /// does not make a pane look as if it wrote in the future.
+    pub last: std::collections::HashMap<u32, tokio::time::Instant>,
+    /// When each pane's current stretch of writing began (its first byte after half a
+    /// second without one).
+    pub writing: std::collections::HashMap<u32, tokio::time::Instant>,
+    /// The session it is attached to, `$id` and name, as tmux last said
+    /// (`%session-changed`, `%session-renamed`): `%output` comes for its panes only.
+    pub session: Option<(String, String)>,
+    /// Panes only sampled (see `poll::hear`): their first byte in a window is no news.
+    pub sampled: std::collections::HashSet<u32>,
+    /// Panes tmux said it paused (`%pause`): on request, or because their output waited
+    /// unread past `pause-after` (then they are to be continued).
     pub paused: std::collections::HashSet<u32>,
 }
 
@@ -88,21 +103,51 @@ impl Notices {
     /// Pane `%pane` wrote, heard by connection `serial`: the loop is woken when it starts to
     /// write after a stop, not for every byte of a spinner.
     fn wrote(&self, serial: u64, pane: u32, paused: bool) {
-        let now = crate::adapters::wall_ms();
-        let mut out = self.output.lock().unwrap_or_else(|e| e.into_inner());
-        if out.serial != serial {
-            out.serial = serial;
-            out.last.clear();
-            out.paused.clear();
-        }
+        let now = tokio::time::Instant::now();
+        let quiet = std::time::Duration::from_millis(crate::core::attention::QUIET_HEARD_MS);
+        let mut out = self.for_connection(serial);
         if paused {
+            // Not a byte: tmux paused it, on request (sampling pauses a hundred panes at
+            // once: no wake-up for that), or for it was not read (continued at the next
+            // poll, a tick away at most).
             out.paused.insert(pane);
+            return;
         }
         let before = out.last.insert(pane, now);
-        drop(out);
-        if before.is_none_or(|t| now.saturating_sub(t) >= crate::core::attention::QUIET_HEARD_MS) {
-            self.wake.notify_one();
+        let start = before.is_none_or(|t| now.duration_since(t) >= quiet);
+        if start {
+            out.writing.insert(pane, now);
         }
+        let sampled = out.sampled.contains(&pane);
+        drop(out);
+        if start && !sampled {
+            self.heard.notify_one();
+        }
+    }
+
+    /// The connection is attached to session `id` (`$3`) named `name`.
+    fn attached(&self, serial: u64, id: &str, name: &str) {
+        self.for_connection(serial).session = Some((id.to_string(), name.to_string()));
+    }
+
+    /// Session `id` is now named `name`.
+    fn renamed(&self, serial: u64, id: &str, name: &str) {
+        let mut out = self.for_connection(serial);
+        if let Some(s) = out.session.as_mut().filter(|(i, _)| i == id) {
+            s.1 = name.to_string();
+        }
+    }
+
+    /// What is heard, reset for connection `serial` if it was about another.
+    fn for_connection(&self, serial: u64) -> std::sync::MutexGuard<'_, Output> {
+        let mut out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        if out.serial != serial {
+            *out = Output {
+                serial,
+                ..Output::default()
+            };
+        }
+        out
     }
 }
 
@@ -176,26 +221,27 @@ impl Control {
                 if reader.read_until(b'\n', &mut line).await.ok()? == 0 {
                     return None;
                 }
-                if line.starts_with(b"%session-changed") {
-                    return Some(());
+                if let Some(Completed::Attached(id, name)) = Parser::default().line(&line) {
+                    return Some((id, name));
                 }
                 if line.starts_with(b"%exit") {
                     return None;
                 }
             }
         };
-        match tokio::time::timeout(timeout, ready).await {
-            Ok(Some(())) => {}
+        let attached = match tokio::time::timeout(timeout, ready).await {
+            Ok(Some(session)) => session,
             Ok(None) => {
                 return Err(TmuxError::Failed {
                     detail: "control mode: the client exited while attaching".into(),
                 })
             }
             Err(_) => return Err(TmuxError::TimedOut { after: timeout }),
-        }
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let alive = Arc::new(AtomicBool::new(true));
         let serial = SERIAL.fetch_add(1, Ordering::SeqCst);
+        notices.attached(serial, &attached.0, &attached.1);
         tokio::spawn(pump(
             child,
             stdin,
@@ -341,6 +387,10 @@ enum Completed {
     Output(u32),
     /// tmux paused a pane's output for this client (`%pause %N`): it wrote.
     Paused(u32),
+    /// The client is attached to session `$id` named so (`%session-changed $id name`).
+    Attached(String, String),
+    /// Session `$id` was renamed (`%session-renamed $id name`).
+    SessionRenamed(String, String),
 }
 
 /// The notifications that say the panes may have changed without a pane dying.
@@ -418,6 +468,19 @@ impl Parser {
         if let Some(rest) = text.strip_prefix(b"%pause %") {
             return pane(rest).map(Completed::Paused);
         }
+        // `$id name`: the name may hold spaces.
+        let session = |rest: &[u8]| -> Option<(String, String)> {
+            let rest = String::from_utf8_lossy(rest);
+            let (id, name) = rest.split_once(' ')?;
+            id.starts_with('$')
+                .then(|| (id.to_string(), name.to_string()))
+        };
+        if let Some(rest) = text.strip_prefix(b"%session-changed ") {
+            return session(rest).map(|(i, n)| Completed::Attached(i, n));
+        }
+        if let Some(rest) = text.strip_prefix(b"%session-renamed ") {
+            return session(rest).map(|(i, n)| Completed::SessionRenamed(i, n));
+        }
         if text.starts_with(b"%begin ") {
             // `%begin <time> <number> <flags>`: flags 1 means this client sent it.
             let f = fields(text);
@@ -482,6 +545,16 @@ async fn pump(
                     Some(Completed::Change(n)) => notices.heard(n),
                     Some(Completed::Output(pane)) => notices.wrote(serial, pane, false),
                     Some(Completed::Paused(pane)) => notices.wrote(serial, pane, true),
+                    // Moved to another session (its own was destroyed): what was turned
+                    // on and off was about the other one's panes.
+                    Some(Completed::Attached(id, name)) => {
+                        notices.attached(serial, &id, &name);
+                        notices.heard(Change::Shape);
+                    }
+                    Some(Completed::SessionRenamed(id, name)) => {
+                        notices.renamed(serial, &id, &name);
+                        notices.heard(Change::Names);
+                    }
                     None => {}
                 }
             }
@@ -513,7 +586,10 @@ mod tests {
             .filter(|e| {
                 !matches!(
                     e,
-                    Completed::Change(_) | Completed::Output(_) | Completed::Paused(_)
+                    Completed::Change(_)
+                        | Completed::Output(_)
+                        | Completed::Paused(_)
+                        | Completed::Attached(..)
                 )
             })
             .collect();
@@ -545,7 +621,7 @@ mod tests {
                 Completed::Change(Change::Shape),
                 Completed::Output(1),
                 Completed::Change(Change::Shape),
-                Completed::Change(Change::Names),
+                Completed::SessionRenamed("$1".into(), "new".into()),
                 Completed::Change(Change::Shape),
                 Completed::Block(Ok(
                     b"%window-add @9 (captured text, not a notice)\n%output %5 captured\n".to_vec()
