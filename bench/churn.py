@@ -158,23 +158,7 @@ class Server:
 
     def close(self):
         subprocess.run([REAL_TMUX, "-S", self.sock, "kill-server"], env=self.env, capture_output=True, timeout=60)
-        deadline = time.time() + 5
-        left = [pid for _, pid, _ in self.panes]
-        while left and time.time() < deadline:
-            left = [pid for pid in left if is_fake_agent(pid)]
-            if left:
-                time.sleep(0.1)
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if self.pid and os.path.exists(f"/proc/{self.pid}"):
-            try:
-                if "tmux" in open(f"/proc/{self.pid}/comm").read():
-                    os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        scale.reap([pid for _, pid, _ in self.panes], self.pid)
 
 
 # ---------------------------------------------------------------------------------- watchers
@@ -545,24 +529,7 @@ def line(r):
 
 
 def main():
-    if len(sys.argv) < 4:
-        usage()
-    try:
-        secs = float(sys.argv[1])
-        ns = [int(x) for x in sys.argv[2].split(",") if x]
-    except ValueError:
-        usage("SECS must be a number and N1,N2,... integers")
-    builds = []
-    for a in sys.argv[3:]:
-        name, sep, path = a.partition("=")
-        if not sep or not name or not path:
-            usage(f"not name=/path: {a!r}")
-        if not all(c.isalnum() or c in "._-" for c in name) or name in [b[0] for b in builds]:
-            usage(f"build names must be distinct and made of letters, digits, . _ -: {name!r}")
-        path = os.path.abspath(path)
-        if not os.access(path, os.X_OK):
-            usage(f"{name}: {path} is not an executable")
-        builds.append((name, path))
+    secs, ns, builds = scale.parse_args(sys.argv, usage)
     if not os.access(FAKE, os.X_OK):
         usage(f"fake agent {FAKE} is not an executable (set FAKE=, or cargo build --release --example fake_agent)")
     if subprocess.run([FAKE, "--version"], capture_output=True).returncode != 0:

@@ -147,6 +147,28 @@ def ppid_of(pid):
         return None
 
 
+def reap(agents, server):
+    """After kill-server: the fake agents still alive 5 s later (only if each is still the
+    fake agent started), then the server process if it is still tmux, with SIGKILL."""
+    deadline = time.time() + 5
+    left = list(agents)
+    while left and time.time() < deadline:
+        left = [pid for pid in left if is_fake_agent(pid)]
+        if left:
+            time.sleep(0.1)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if server and os.path.exists(f"/proc/{server}"):
+        try:
+            if "tmux" in open(f"/proc/{server}/comm").read():
+                os.kill(server, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def is_fake_agent(pid):
     try:
         return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(FAKE)
@@ -226,23 +248,7 @@ class Server:
         subprocess.run([REAL_TMUX, "-S", self.sock, "kill-server"], env=self.env, capture_output=True, timeout=60)
         # The fake agents exit on the SIGHUP tmux sends; sweep any that did not (by pid, and
         # only if it is still the fake agent we started).
-        deadline = time.time() + 5
-        left = [pid for _, pid in self.panes]
-        while left and time.time() < deadline:
-            left = [pid for pid in left if is_fake_agent(pid)]
-            if left:
-                time.sleep(0.1)
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if self.pid and os.path.exists(f"/proc/{self.pid}"):
-            try:
-                if "tmux" in open(f"/proc/{self.pid}/comm").read():
-                    os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        reap([pid for _, pid in self.panes], self.pid)
 
 
 # ---------------------------------------------------------------------------------- one run
@@ -402,16 +408,18 @@ def line(r, idle):
             f"tmux spawns/min={r['spawns_min']:.0f} live children={r['live_children']}  exit={r['exit']}")
 
 
-def main():
-    if len(sys.argv) < 4:
+def parse_args(argv, usage):
+    """`SECS N1,N2,... name=/path [name2=/path ...]`: the window, the pane counts and the
+    builds; `usage(why)` says what is wrong and exits."""
+    if len(argv) < 4:
         usage()
     try:
-        secs = float(sys.argv[1])
-        ns = [int(x) for x in sys.argv[2].split(",") if x]
+        secs = float(argv[1])
+        ns = [int(x) for x in argv[2].split(",") if x]
     except ValueError:
         usage("SECS must be a number and N1,N2,... integers")
     builds = []
-    for a in sys.argv[3:]:
+    for a in argv[3:]:
         name, sep, path = a.partition("=")
         if not sep or not name or not path:
             usage(f"not name=/path: {a!r}")
@@ -421,6 +429,11 @@ def main():
         if not os.access(path, os.X_OK):
             usage(f"{name}: {path} is not an executable")
         builds.append((name, path))
+    return secs, ns, builds
+
+
+def main():
+    secs, ns, builds = parse_args(sys.argv, usage)
     if not os.access(FAKE, os.X_OK):
         usage(f"fake agent {FAKE} is not an executable (set FAKE=, or cargo build --release --example fake_agent)")
     if not REAL_TMUX:
