@@ -1418,6 +1418,16 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
     }
 }
 
+/// The events journaled by these effects.
+fn journaled(fx: &[Effect]) -> Vec<String> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Journal(ev) => Some(ev.event.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn an_edge_back_to_what_the_pane_option_still_says_is_journaled_all_the_same() {
     // The option is written a poll after an edge, and read back later still: work that
@@ -1430,14 +1440,6 @@ fn an_edge_back_to_what_the_pane_option_still_says_is_journaled_all_the_same() {
         o.activity.insert(PaneId(1), at);
         s.update(Msg::Tick, now);
         s.update(Msg::polled(Ok(o)), now)
-    };
-    let journaled = |fx: &[Effect]| -> Vec<String> {
-        fx.iter()
-            .filter_map(|e| match e {
-                Effect::Journal(ev) => Some(ev.event.clone()),
-                _ => None,
-            })
-            .collect()
     };
     let mut s = state((120, 40));
     s.supervision.supervising = true;
@@ -1639,14 +1641,6 @@ fn heard(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
 fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_it() {
     let mut s = state((120, 40));
     s.supervision.supervising = true;
-    let journaled = |fx: &[Effect]| -> Vec<String> {
-        fx.iter()
-            .filter_map(|e| match e {
-                Effect::Journal(ev) => Some(ev.event.clone()),
-                _ => None,
-            })
-            .collect()
-    };
     let attend = |fx: &[Effect]| {
         fx.iter().find_map(|e| match e {
             Effect::Attend { often, hear } => Some((*often, hear.clone())),
