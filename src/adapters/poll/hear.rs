@@ -46,6 +46,8 @@ pub(super) struct Hearing {
     sampled: HashSet<u32>,
     /// The sampler task is started.
     sampling: bool,
+    /// The connection whose tmux refused `refresh-client -A` (before 3.2): not asked again.
+    refused: u64,
     /// Epoch milliseconds at an instant: heard instants (monotonic, as the loop's clock is)
     /// become the core's epoch milliseconds from it, so a wall clock stepped (NTP, a
     /// suspend) never makes a pane look as if it wrote in the future or long ago.
@@ -63,6 +65,7 @@ impl Default for Hearing {
             armed: 0,
             sampled: HashSet::new(),
             sampling: false,
+            refused: 0,
             epoch: (crate::adapters::wall_ms(), tokio::time::Instant::now()),
         }
     }
@@ -148,6 +151,9 @@ pub(super) async fn heard(
     let Some((serial, _)) = tmux.hearing().await else {
         return HashMap::new();
     };
+    if super::lock(hearing).refused == serial {
+        return HashMap::new();
+    }
     // The session it is attached to now, as tmux said (by id: a rename or a move to
     // another session is followed), and the panes tmux paused for it (it was not
     // reading): their output flows again.
@@ -227,9 +233,15 @@ pub(super) async fn heard(
                 }
                 h.share_sampled(tmux, serial);
             }
+            Some(Ok(blocks)) => {
+                // tmux passes over a pane that is gone: a refusal is of the command itself (a
+                // tmux before 3.2 has no `-A`). Nothing is heard over this connection.
+                tracing::warn!("hearing output refused by tmux: {blocks:?}; output times instead");
+                super::lock(hearing).refused = serial;
+            }
             failed => {
-                // tmux passes over a pane that is gone; a refusal is something else (a tmux
-                // before 3.2 has no `-A`): told again at the next poll, the paused ones too.
+                // The connection failed or timed out: told again at the next poll, the
+                // paused ones too.
                 tracing::debug!("hearing: refresh-client: {failed:?}");
                 let mut out = output(tmux);
                 if out.serial == serial {
