@@ -314,6 +314,11 @@ async fn pane_fields(
     let text = String::from_utf8_lossy(&out);
     let mut f = text.trim_end_matches('\n').split(sep.as_str());
     if f.next() != Some(pane.as_str()) {
+        // Gone: the next poll lists the panes, whatever told it so far (with no control
+        // connection, nothing else says a dead pane was killed).
+        tmux.notices()
+            .shape
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         return Err(None);
     }
     Ok(f.map(str::to_string).collect())
