@@ -320,15 +320,6 @@ impl Mirror {
     pub fn server_pid(&self) -> Option<u32> {
         self.server_pid
     }
-
-    /// The live panes' own processes, as last listed.
-    pub fn pane_pids(&self) -> HashSet<u32> {
-        self.panes
-            .values()
-            .filter(|p| !p.dead)
-            .filter_map(|p| p.pid)
-            .collect()
-    }
 }
 
 #[cfg(test)]

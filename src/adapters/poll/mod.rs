@@ -166,6 +166,9 @@ impl Prober {
             r?
         };
         let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
+        if !remote {
+            self.first_children();
+        }
         let more_ids = more.clone();
         if !more.is_empty() {
             let ask = Ask {

@@ -73,28 +73,16 @@ impl Prober {
             }
         }
         let server = lock(&self.mirror).server_pid();
-        // The first read of the server's children has nothing to compare with: a child that
-        // is no listed pane's process came after the listing (a pane split in the instant
-        // between them, in a session that sends no notice, would go unseen till the net).
+        let mut signs = lock(&self.signs);
         // Nothing started on the machine since the last look: no new pane, no new job.
         let newest = last_pid();
-        let first = {
-            let signs = lock(&self.signs);
-            let born = newest.is_none() || newest != signs.newest;
-            (born || server != signs.server) && signs.children.is_none()
-        };
-        let known = first.then(|| lock(&self.mirror).pane_pids());
-        let mut signs = lock(&self.signs);
         let born = newest.is_none() || newest != signs.newest;
         signs.newest = newest;
         if born || server != signs.server {
             signs.server = server;
             let kids = server.and_then(server_children);
-            heard.shape |= match (&kids, &signs.children, &known) {
-                (Some(kids), Some(old), _) => kids.iter().any(|k| !old.contains(k)),
-                (Some(kids), None, Some(known)) if !known.is_empty() => {
-                    kids.iter().any(|k| !known.contains(k))
-                }
+            heard.shape |= match (&kids, &signs.children) {
+                (Some(kids), Some(old)) => kids.iter().any(|k| !old.contains(k)),
                 _ => false,
             };
             signs.children = kids;
@@ -116,6 +104,19 @@ impl Prober {
             }
         }
         heard
+    }
+
+    /// The server's children read at once when none were read yet (or the server is new):
+    /// right after the listing that made its pid known, so that a pane split a moment later,
+    /// in a session that sends no notice, is new to them (read at the next poll instead, it
+    /// was taken as known, and found only by the 10 s net).
+    pub(super) fn first_children(&self) {
+        let server = lock(&self.mirror).server_pid();
+        let mut signs = lock(&self.signs);
+        if let (Some(pid), true) = (server, signs.children.is_none() || server != signs.server) {
+            signs.server = server;
+            signs.children = server_children(pid);
+        }
     }
 
     /// Each shell pane's foreground group as last read (a command typed at its prompt
