@@ -40,7 +40,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in bench/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scale  # noqa: E402  (the /proc readers and the dashboard-in-a-pane of bench/scale.py)
 from scale import (REAL_TMUX, TCK, Dashboard, children_cpu, children_snapshot, cpu_secs,  # noqa: E402
-                   count_lines, is_fake_agent, ppid_of, raise_nofile, status_kib)
+                   count_lines, raise_nofile, status_kib)
 
 FAKE = scale.FAKE
 KEEP = os.environ.get("KEEP") == "1"
@@ -89,7 +89,7 @@ def fmt(v, spec="", none="-"):
 
 # ---------------------------------------------------------------------------------- tmux
 
-class Server:
+class Server(scale.Server):
     """One private tmux server with N fake claude panes: every third churns, the rest look
     busy and stay silent. Each group has its own FAKE_AGENT_DIR (its plan, its log; the churn
     group's truth), passed with `-e` on the command that makes the pane."""
@@ -134,10 +134,6 @@ class Server:
         if len(self.panes) != n:
             raise RuntimeError(f"asked for {n} panes, tmux made {len(self.panes)}")
 
-    def t(self, *args, timeout=60, preexec=None):
-        return subprocess.run([REAL_TMUX, "-S", self.sock, *args], env=self.env, capture_output=True, text=True,
-                              check=True, timeout=timeout, preexec_fn=preexec).stdout
-
     def known(self):
         """Our panes with remain-on-exit on and @agentwatch_agent set (one list-panes -a)."""
         ours = {p for p, _, _ in self.panes}
@@ -148,17 +144,6 @@ class Server:
             if len(w) == 3 and w[0] in ours and w[1] == "on" and w[2] != ".":
                 got.add(w[0])
         return got
-
-    def kill_pane_process(self, pid):
-        """SIGKILL one of our panes' processes, only if it is still the tmux server's child."""
-        if ppid_of(pid) != self.pid:
-            return False
-        os.kill(pid, signal.SIGKILL)
-        return True
-
-    def close(self):
-        subprocess.run([REAL_TMUX, "-S", self.sock, "kill-server"], env=self.env, capture_output=True, timeout=60)
-        scale.reap([pid for _, pid, _ in self.panes], self.pid)
 
 
 # ---------------------------------------------------------------------------------- watchers
@@ -304,20 +289,7 @@ def run_build(d, srv, name, aw, secs):
     n = len(srv.panes)
     churn = [p for p, _, c in srv.panes if c]
     churn_set = set(churn)
-    run = f"{d}/run-{name}"
-    for sub in ("state", "data", "config", "runtime", "home", "tmuxtmp", "wrap"):
-        os.makedirs(f"{run}/{sub}", mode=0o700, exist_ok=True)
-    calls = f"{run}/tmux-calls.log"
-    with open(f"{run}/wrap/tmux", "w") as f:
-        f.write(f"#!/bin/sh\necho \"$$ $*\" >> '{calls}'\nexec '{REAL_TMUX}' \"$@\"\n")
-    os.chmod(f"{run}/wrap/tmux", 0o755)
-    cfg = f"{run}/config.toml"
-    with open(cfg, "w") as f:
-        f.write(CONFIG)
-    env = dict(srv.env, PATH=f"{run}/wrap:{srv.env['PATH']}", XDG_STATE_HOME=f"{run}/state",
-               XDG_DATA_HOME=f"{run}/data", XDG_CONFIG_HOME=f"{run}/config", XDG_RUNTIME_DIR=f"{run}/runtime",
-               HOME=f"{run}/home", TMUX_TMPDIR=f"{run}/tmuxtmp")
-    env.pop("AGENTWATCH_CONFIG", None)
+    run, cfg, calls, env = scale.run_dirs(d, name, srv, CONFIG)
     # `status` sees the same dirs, but its tmux calls are not counted as agentwatch's.
     status_env = dict(env, PATH=srv.env["PATH"])
     journal_path = f"{run}/state/agentwatch/journal.jsonl"
@@ -331,24 +303,11 @@ def run_build(d, srv, name, aw, secs):
     r = {"name": name, "n": n, "churn": len(churn), "tmux_base": r_base}
     err = open(errlog, "w")
     t_start = time.time()
-    if UI:
-        proc = Dashboard(run, aw, srv.sock, cfg, env)
-    else:
-        proc = subprocess.Popen([aw, "daemon", "-S", srv.sock, "-c", cfg], env=env, stdin=subprocess.DEVNULL,
-                                stdout=err, stderr=err, cwd=f"{run}/home")
+    proc = scale.start(aw, srv, run, cfg, env, err)
     threads = []
     try:
         # Warm-up: every pane known (remain-on-exit on, @agentwatch_agent set).
-        known = set()
-        while True:
-            elapsed = time.time() - t_start
-            if proc.poll() is not None:
-                raise RuntimeError(f"{name}: agentwatch exited {proc.returncode} during warm-up:\n"
-                                   + open(errlog).read()[-2000:])
-            known = srv.known()
-            if len(known) == n or elapsed >= SETTLE_CAP:
-                break
-            time.sleep(0.25 if elapsed < 2 else 1.0)
+        elapsed, known = scale.settle(proc, srv.known, n, t_start, f"{name}: warm-up", errlog)
         r["settle"] = elapsed if len(known) == n else None
         r["known"] = len(known)
         time.sleep(AFTER_SETTLE)

@@ -248,7 +248,7 @@ class Server:
         subprocess.run([REAL_TMUX, "-S", self.sock, "kill-server"], env=self.env, capture_output=True, timeout=60)
         # The fake agents exit on the SIGHUP tmux sends; sweep any that did not (by pid, and
         # only if it is still the fake agent we started).
-        reap([pid for _, pid in self.panes], self.pid)
+        reap([p[1] for p in self.panes], self.pid)
 
 
 # ---------------------------------------------------------------------------------- one run
@@ -276,8 +276,29 @@ def count_lines(path):
         return sum(1 for _ in f)
 
 
-def run_build(d, srv, name, aw, secs):
-    n = len(srv.panes)
+def start(aw, srv, run, cfg, env, err):
+    """The dashboard (UI=1) or the daemon of build `aw` on `srv`."""
+    if UI:
+        return Dashboard(run, aw, srv.sock, cfg, env)
+    return subprocess.Popen([aw, "daemon", "-S", srv.sock, "-c", cfg], env=env, stdin=subprocess.DEVNULL,
+                            stdout=err, stderr=err, cwd=f"{run}/home")
+
+
+def settle(proc, check, n, t_start, what, errlog):
+    """Until `check()` holds all n panes, or SETTLE_CAP: the time it took and the last set."""
+    while True:
+        elapsed = time.time() - t_start
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what}: agentwatch exited {proc.returncode}:\n" + open(errlog).read()[-2000:])
+        got = check()
+        if len(got) == n or elapsed >= SETTLE_CAP:
+            return elapsed, got
+        time.sleep(0.25 if elapsed < 2 else 1.0)
+
+
+def run_dirs(d, name, srv, config):
+    """A build's own dirs under `d` (XDG, HOME, TMUX_TMPDIR), its config, and a logging `tmux`
+    first on its PATH: returns the run dir, the config's path, the tmux call log, the env."""
     run = f"{d}/run-{name}"
     for sub in ("state", "data", "config", "runtime", "home", "tmuxtmp", "wrap"):
         os.makedirs(f"{run}/{sub}", mode=0o700, exist_ok=True)
@@ -287,33 +308,26 @@ def run_build(d, srv, name, aw, secs):
     os.chmod(f"{run}/wrap/tmux", 0o755)
     cfg = f"{run}/config.toml"
     with open(cfg, "w") as f:
-        f.write(CONFIG)
+        f.write(config)
     env = dict(srv.env, PATH=f"{run}/wrap:{srv.env['PATH']}", XDG_STATE_HOME=f"{run}/state",
                XDG_DATA_HOME=f"{run}/data", XDG_CONFIG_HOME=f"{run}/config", XDG_RUNTIME_DIR=f"{run}/runtime",
                HOME=f"{run}/home", TMUX_TMPDIR=f"{run}/tmuxtmp")
     env.pop("AGENTWATCH_CONFIG", None)
+    return run, cfg, calls, env
+
+
+def run_build(d, srv, name, aw, secs):
+    n = len(srv.panes)
+    run, cfg, calls, env = run_dirs(d, name, srv, CONFIG)
     journal = f"{run}/state/agentwatch/journal.jsonl"
     errlog = f"{run}/daemon.stderr"
     r = {"name": name, "n": n}
     err = open(errlog, "w")
     t_start = time.time()
-    if UI:
-        proc = Dashboard(run, aw, srv.sock, cfg, env)
-    else:
-        proc = subprocess.Popen([aw, "daemon", "-S", srv.sock, "-c", cfg], env=env, stdin=subprocess.DEVNULL,
-                                stdout=err, stderr=err, cwd=f"{run}/home")
+    proc = start(aw, srv, run, cfg, env, err)
     try:
         # Settle: every pane protected (remain-on-exit on), polled with one list-panes -a.
-        protected = set()
-        while True:
-            elapsed = time.time() - t_start
-            if proc.poll() is not None:
-                raise RuntimeError(f"{name}: agentwatch daemon exited {proc.returncode} during settle:\n"
-                                   + open(errlog).read()[-2000:])
-            protected = srv.remain_on()
-            if len(protected) == n or elapsed >= SETTLE_CAP:
-                break
-            time.sleep(0.25 if elapsed < 2 else 1.0)
+        elapsed, protected = settle(proc, srv.remain_on, n, t_start, f"{name}: settle", errlog)
         r["settle"] = elapsed if len(protected) == n else None
         r["protected"] = len(protected)
         time.sleep(3)
