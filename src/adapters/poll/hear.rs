@@ -148,7 +148,7 @@ pub(super) async fn heard(
     hearing: &Arc<Mutex<Hearing>>,
     listing: &Listing,
 ) -> HashMap<PaneId, Option<Millis>> {
-    let Some((serial, _)) = tmux.hearing().await else {
+    let Some(serial) = tmux.hearing().await else {
         return HashMap::new();
     };
     if super::lock(hearing).refused == serial {
@@ -296,7 +296,7 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
             let h = super::lock(&hearing);
             (h.serial, h.sampled.iter().copied().collect::<Vec<u32>>())
         };
-        if panes.is_empty() || tmux.hearing().await.map(|(s, _)| s) != Some(serial) {
+        if panes.is_empty() || tmux.hearing().await != Some(serial) {
             continue;
         }
         let start = tokio::time::Instant::now();

@@ -136,14 +136,14 @@ impl Tmux {
         }
     }
 
-    /// The live control connection's number and the session it is attached to (as given to
-    /// `attach -t`), where there is one: panes' output can be heard over it.
-    pub async fn hearing(&self) -> Option<(u64, String)> {
+    /// The live control connection's number, where there is one: panes' output can be heard
+    /// over it (the session it is attached to is in [`Tmux::notices`]).
+    pub async fn hearing(&self) -> Option<u64> {
         let slot = self.control.lock().await;
         slot.conn
             .as_ref()
             .filter(|c| c.is_alive())
-            .map(|c| (c.serial(), c.session().to_string()))
+            .map(|c| c.serial())
     }
 
     /// Commands for the control connection itself (`refresh-client`), sent over it and

@@ -155,11 +155,8 @@ impl Notices {
 pub struct Control {
     tx: mpsc::UnboundedSender<Request>,
     alive: Arc<AtomicBool>,
-    /// This connection's number: panes' output is turned on and off per connection.
+    /// This connection's number: panes' output is paused and continued per connection.
     serial: u64,
-    /// The session it is attached to, as given to `attach -t` (`=main`, or `$3` over ssh):
-    /// `%output` comes only for panes in its windows.
-    session: String,
 }
 
 /// Quotes one argument for tmux's command parser: single quotes, `'` as `'\''`.
@@ -251,12 +248,7 @@ impl Control {
             notices,
             serial,
         ));
-        Ok(Control {
-            tx,
-            alive,
-            serial,
-            session: session.to_string(),
-        })
+        Ok(Control { tx, alive, serial })
     }
 
     pub fn is_alive(&self) -> bool {
@@ -265,11 +257,6 @@ impl Control {
 
     pub fn serial(&self) -> u64 {
         self.serial
-    }
-
-    /// The session it is attached to, as given to `attach -t`.
-    pub fn session(&self) -> &str {
-        &self.session
     }
 
     /// Sends one command line (one command: one block back) and waits for its block.
