@@ -128,19 +128,23 @@ impl Verdict {
         }
     }
 
+    /// Whether it says what `report` since `since` says (as written: the line's control
+    /// characters are spaces).
+    pub fn says(&self, report: &Report, since: Millis) -> bool {
+        self.doing == report.doing
+            && self.since == since
+            && self.told == report.told
+            && one_line(&report.why).eq(self.why.chars())
+    }
+
     /// The option's value: one line, control characters of the line it quotes made spaces.
     pub fn value(&self) -> String {
-        let why: String = self
-            .why
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
         format!(
             "{} {} {} {}",
             self.doing.word(),
             self.since,
             self.told.word(),
-            why.trim()
+            one_line(&self.why).collect::<String>()
         )
     }
 
@@ -167,6 +171,13 @@ impl Verdict {
             why: f.next().unwrap_or_default().to_string(),
         })
     }
+}
+
+/// A line as one line: trimmed, control characters made spaces.
+fn one_line(why: &str) -> impl Iterator<Item = char> + '_ {
+    why.trim_matches(|c: char| c.is_whitespace() || c.is_control())
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
 }
 
 /// A hook's pane options as last read, and whether the window's output has since overtaken
@@ -625,6 +636,13 @@ mod tests {
             Verdict::parse("idle 5 file").map(|v| v.why),
             Some(String::new())
         );
+        let report = Report::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Do you want to proceed?\tnow\n",
+        );
+        assert!(back.says(&report, v.since), "what it was written from");
+        assert!(!back.says(&report, v.since + 1));
         for bad in ["", "dead 5 screen x", "idle x screen", "idle 5 psychic x"] {
             assert_eq!(Verdict::parse(bad), None, "{bad}");
         }

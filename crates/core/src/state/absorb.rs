@@ -227,7 +227,10 @@ impl State {
                 verdicts.retain(|id, _| ids.contains(id));
             }
             for (id, _, v) in writes.iter().filter(|(_, k, _)| *k == Opt::Verdict) {
-                verdicts.insert(*id, v.clone());
+                match crate::attention::Verdict::parse(v) {
+                    Some(v) => verdicts.insert(*id, v),
+                    None => verdicts.remove(id),
+                };
             }
             if !writes.is_empty() {
                 self.reads.options_in_flight = true;
@@ -271,15 +274,19 @@ impl State {
                 if p.opts.state != word {
                     set(Opt::State, word);
                 }
-                let verdict = card
+                // Compared as decided, formatted only when it changed (every card, every
+                // poll).
+                let now = card
                     .attention
-                    .verdict()
-                    .filter(|_| card.life == Life::Running)
-                    .map(|v| v.value())
-                    .unwrap_or_default();
-                let said = self.supervision.verdicts.get(&p.id);
-                if said.map_or(!verdict.is_empty(), |s| *s != verdict) {
-                    set(Opt::Verdict, &verdict);
+                    .now
+                    .as_ref()
+                    .filter(|_| card.life == Life::Running);
+                match (now, self.supervision.verdicts.get(&p.id)) {
+                    (Some((r, t)), said) if said.is_none_or(|v| !v.says(r, *t)) => {
+                        set(Opt::Verdict, &crate::attention::Verdict::of(r, *t).value());
+                    }
+                    (None, Some(_)) => set(Opt::Verdict, ""),
+                    _ => {}
                 }
             }
             if p.dead {

@@ -132,7 +132,7 @@ pub struct Supervision {
     pub(super) waits_told: HashMap<PaneId, Millis>,
     /// The verdict this instance last wrote on each pane (`@agentwatch_verdict`, which is
     /// not read back).
-    pub(super) verdicts: HashMap<PaneId, String>,
+    pub(super) verdicts: HashMap<PaneId, crate::attention::Verdict>,
     /// Why the last write of each of agentwatch's own files (`journal`, `roster`, `crash
     /// record`) failed, until one succeeds: said in the header.
     pub store_errors: std::collections::BTreeMap<&'static str, crate::errors::StoreError>,
