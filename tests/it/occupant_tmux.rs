@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{argv, TmuxServer};
+use crate::support::{self, argv, TmuxServer};
 use agentwatch::config::Config;
 use agentwatch::core::card::{Auto, Card, Life};
 use agentwatch::core::pane::PaneId;
@@ -392,11 +392,11 @@ async fn r_fresh_on_a_codex_drops_the_old_session_so_a_later_r_never_resumes_it(
         card(s, &pane).is_some_and(|c| c.life.is_dead())
     })
     .await;
-    state.grid.selected = card(&state, &pane).map(|c| c.pane.id);
-    agentwatch::run::send(
+    support::press(
         &mut state,
         &io,
-        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::RelaunchFresh),
+        &pane,
+        agentwatch::core::msg::Action::RelaunchFresh,
     )
     .await;
     let runs = server.wait_log(&pane, 2);

@@ -7,15 +7,15 @@ use crate::support::argv;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::{self, TmuxServer, WAIT};
+use crate::support::{self, press, TmuxServer, WAIT};
 use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::config::Config;
 use agentwatch::core::card::{Card, Life};
-use agentwatch::core::msg::{Action, Msg};
+use agentwatch::core::msg::Action;
 use agentwatch::core::pane::{Exit, PaneId};
 use agentwatch::core::state::State;
-use agentwatch::run::{look_once, send, Io};
+use agentwatch::run::{look_once, Io};
 
 fn agentwatch(server: &TmuxServer, args: &[&str]) -> std::process::Output {
     let mut cmd = server.agentwatch();
@@ -71,11 +71,6 @@ async fn wait_life(state: &mut State, io: &Io, pane: &str, want: fn(Life) -> boo
         card(state, pane).map(|c| &c.notice),
         card(state, pane).map(|c| &c.pane)
     );
-}
-
-async fn press(state: &mut State, io: &Io, pane: &str, action: Action) {
-    state.grid.selected = PaneId::parse(pane);
-    send(state, io, Msg::Action(action)).await;
 }
 
 fn notice(state: &State, pane: &str) -> String {

@@ -311,10 +311,11 @@ async fn a_claude_session_open_in_another_claude_is_not_relaunched_twice() {
     assert_eq!(server.log_entries_for(&pane).len(), 1, "not relaunched");
     // That one ended: `r` resumes it.
     std::fs::remove_file(store.join(format!("sessions/{me}.json"))).unwrap();
-    agentwatch::run::send(
+    support::press(
         &mut state,
         &io,
-        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::Relaunch),
+        &pane,
+        agentwatch::core::msg::Action::Relaunch,
     )
     .await;
     let runs = server.wait_log(&pane, 2);
@@ -382,11 +383,11 @@ async fn a_never_messaged_claude_left_with_slash_exit_is_not_relaunched_and_r_fr
     assert_eq!(transcripts.len(), 1, "{transcripts:?}");
     let text = std::fs::read_to_string(&transcripts[0]).unwrap();
     assert!(text.contains("\"type\":\"permission-mode\"") && !text.contains("\"user\""));
-    state.grid.selected = PaneId::parse(&pane);
-    agentwatch::run::send(
+    support::press(
         &mut state,
         &io,
-        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::Relaunch),
+        &pane,
+        agentwatch::core::msg::Action::Relaunch,
     )
     .await;
     let said = card(&state, &pane)
@@ -398,10 +399,11 @@ async fn a_never_messaged_claude_left_with_slash_exit_is_not_relaunched_and_r_fr
         "{said}"
     );
     no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(1)).await;
-    agentwatch::run::send(
+    support::press(
         &mut state,
         &io,
-        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::RelaunchFresh),
+        &pane,
+        agentwatch::core::msg::Action::RelaunchFresh,
     )
     .await;
     let runs = server.wait_log(&pane, 2);
@@ -445,11 +447,11 @@ async fn opencode_is_resumed_with_the_id_its_exit_line_names() {
         "{:?}",
         card(&state, &pane).map(|c| (c.life, c.pane.opts.session_id.clone(), c.notice.clone()))
     );
-    state.grid.selected = PaneId::parse(&pane);
-    agentwatch::run::send(
+    support::press(
         &mut state,
         &io,
-        agentwatch::core::msg::Msg::Action(agentwatch::core::msg::Action::Relaunch),
+        &pane,
+        agentwatch::core::msg::Action::Relaunch,
     )
     .await;
     let runs = server.wait_log(&pane, 2);

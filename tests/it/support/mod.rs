@@ -1117,3 +1117,14 @@ pub async fn looks_hold(
         tokio::time::sleep(LOOK).await;
     }
 }
+
+/// Selects `pane` and presses `action` on it, settling what follows (as a key would).
+pub async fn press(
+    state: &mut agentwatch::core::state::State,
+    io: &agentwatch::run::Io,
+    pane: &str,
+    action: agentwatch::core::msg::Action,
+) {
+    state.grid.selected = agentwatch::core::pane::PaneId::parse(pane);
+    agentwatch::run::send(state, io, agentwatch::core::msg::Msg::Action(action)).await;
+}
