@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crate::support::{self, argv, TmuxServer};
 use agentwatch::config::Config;
 use agentwatch::core::card::{Auto, Card, Life};
+use agentwatch::core::msg::Action;
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
@@ -392,13 +393,7 @@ async fn r_fresh_on_a_codex_drops_the_old_session_so_a_later_r_never_resumes_it(
         card(s, &pane).is_some_and(|c| c.life.is_dead())
     })
     .await;
-    support::press(
-        &mut state,
-        &io,
-        &pane,
-        agentwatch::core::msg::Action::RelaunchFresh,
-    )
-    .await;
+    support::press(&mut state, &io, &pane, Action::RelaunchFresh).await;
     let runs = server.wait_log(&pane, 2);
     assert!(
         argv(&runs[1]).is_empty(),

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::support::{self, TmuxServer, LONG, WAIT};
 use agentwatch::core::card::{Auto, Card};
+use agentwatch::core::msg::Action;
 use agentwatch::core::pane::PaneId;
 use agentwatch::core::state::State;
 use agentwatch::core::supervisor::Hold;
@@ -311,13 +312,7 @@ async fn a_claude_session_open_in_another_claude_is_not_relaunched_twice() {
     assert_eq!(server.log_entries_for(&pane).len(), 1, "not relaunched");
     // That one ended: `r` resumes it.
     std::fs::remove_file(store.join(format!("sessions/{me}.json"))).unwrap();
-    support::press(
-        &mut state,
-        &io,
-        &pane,
-        agentwatch::core::msg::Action::Relaunch,
-    )
-    .await;
+    support::press(&mut state, &io, &pane, Action::Relaunch).await;
     let runs = server.wait_log(&pane, 2);
     assert_eq!(argv(&runs[1]), ["--resume", id]);
 }
@@ -383,13 +378,7 @@ async fn a_never_messaged_claude_left_with_slash_exit_is_not_relaunched_and_r_fr
     assert_eq!(transcripts.len(), 1, "{transcripts:?}");
     let text = std::fs::read_to_string(&transcripts[0]).unwrap();
     assert!(text.contains("\"type\":\"permission-mode\"") && !text.contains("\"user\""));
-    support::press(
-        &mut state,
-        &io,
-        &pane,
-        agentwatch::core::msg::Action::Relaunch,
-    )
-    .await;
+    support::press(&mut state, &io, &pane, Action::Relaunch).await;
     let said = card(&state, &pane)
         .and_then(|c| c.notice.as_ref().map(|n| n.text.clone()))
         .unwrap_or_default();
@@ -399,13 +388,7 @@ async fn a_never_messaged_claude_left_with_slash_exit_is_not_relaunched_and_r_fr
         "{said}"
     );
     no_run_beyond(&mut state, &io, &server, &pane, 1, Duration::from_secs(1)).await;
-    support::press(
-        &mut state,
-        &io,
-        &pane,
-        agentwatch::core::msg::Action::RelaunchFresh,
-    )
-    .await;
+    support::press(&mut state, &io, &pane, Action::RelaunchFresh).await;
     let runs = server.wait_log(&pane, 2);
     assert_eq!(argv(&runs[1])[0], "--session-id", "{runs:#?}");
     assert_ne!(argv(&runs[1])[1], id, "a new id: {runs:#?}");
@@ -447,13 +430,7 @@ async fn opencode_is_resumed_with_the_id_its_exit_line_names() {
         "{:?}",
         card(&state, &pane).map(|c| (c.life, c.pane.opts.session_id.clone(), c.notice.clone()))
     );
-    support::press(
-        &mut state,
-        &io,
-        &pane,
-        agentwatch::core::msg::Action::Relaunch,
-    )
-    .await;
+    support::press(&mut state, &io, &pane, Action::Relaunch).await;
     let runs = server.wait_log(&pane, 2);
     assert_eq!(argv(&runs[1]), ["--session", SES], "{runs:#?}");
 }
