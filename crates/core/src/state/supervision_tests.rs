@@ -114,6 +114,17 @@ impl World {
     }
 
     /// One tick of one instance: its effects land before the next instance looks.
+    /// Looks every 500 ms from `from` until a relaunch (10 s at most); returns the time of
+    /// the next look.
+    fn look_till_relaunched(&mut self, s: &mut State, from: Millis) -> Millis {
+        let mut t = from;
+        while self.relaunches == 0 && t <= from + 10_000 {
+            self.look(s, t);
+            t += 500;
+        }
+        t
+    }
+
     fn look(&mut self, s: &mut State, now: Millis) {
         let fx = s.update(Msg::Tick, now);
         self.apply(s, fx, now);
@@ -904,11 +915,7 @@ fn agentwatchs_own_resume_keeps_the_records_and_is_no_replacement() {
     let (mut w, mut s) = (World::new(), instance(true));
     w.look(&mut s, T0);
     w.kill(1);
-    let mut t = T0 + 500;
-    while w.relaunches == 0 && t <= T0 + 10_000 {
-        w.look(&mut s, t);
-        t += 500;
-    }
+    let t = w.look_till_relaunched(&mut s, T0 + 500);
     assert_eq!(w.relaunches, 1);
     w.look(&mut s, t);
     assert_eq!(w.panes[0].opts.session_id, ID, "the resumed session's");
@@ -963,11 +970,7 @@ fn a_resume_that_comes_up_under_another_id_is_said_and_the_pane_follows_what_run
     let (mut w, mut s) = (World::new(), instance(true));
     w.look(&mut s, T0);
     w.kill(1);
-    let mut t = T0 + 500;
-    while w.relaunches == 0 && t <= T0 + 10_000 {
-        w.look(&mut s, t);
-        t += 500;
-    }
+    let t = w.look_till_relaunched(&mut s, T0 + 500);
     assert_eq!(w.relaunches, 1);
     const OTHER: &str = "99999999-2222-4333-8444-555555555555";
     let pid = w.panes[0].pid.unwrap();
@@ -1082,11 +1085,7 @@ fn a_first_resumed_that_dies_again_holds_the_others_and_says_why() {
     let (mut w, mut s) = (crowd(6), instance(true));
     w.look(&mut s, T0);
     kill_all(&mut w);
-    let mut t = T0 + 500;
-    while w.relaunches == 0 {
-        w.look(&mut s, t);
-        t += 500;
-    }
+    let mut t = w.look_till_relaunched(&mut s, T0 + 500);
     let canary = w.relaunched[0].0;
     // It dies again at once.
     w.look(&mut s, t);
