@@ -425,6 +425,26 @@ impl Pane {
     }
 
     /// The budget options as one string, to notice when they change.
+    /// Whether `said` is what [`Pane::budget_opts`] would make, without making it.
+    pub fn budget_is(&self, said: &str) -> bool {
+        let o = &self.opts;
+        let mut rest = said;
+        for (k, v) in [&o.attempts, &o.resumes, &o.next, &o.paused]
+            .into_iter()
+            .enumerate()
+        {
+            let sep = if k == 0 { "" } else { "|" };
+            match rest
+                .strip_prefix(sep)
+                .and_then(|r| r.strip_prefix(v.as_str()))
+            {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        rest.is_empty()
+    }
+
     pub fn budget_opts(&self) -> String {
         format!(
             "{}|{}|{}|{}",
@@ -499,6 +519,35 @@ pub struct Listing {
     pub auto_all: String,
     /// Records that did not have the expected shape and were skipped.
     pub malformed: usize,
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::Pane;
+
+    #[test]
+    fn the_budget_is_compared_as_it_would_be_written() {
+        let mut p = Pane::default();
+        for (a, r, n, z) in [
+            ("1", "", "123", "on"),
+            ("x|y", "", "", "|"),
+            ("", "", "", ""),
+        ] {
+            p.opts.attempts = a.into();
+            p.opts.resumes = r.into();
+            p.opts.next = n.into();
+            p.opts.paused = z.into();
+            let written = p.budget_opts();
+            assert!(p.budget_is(&written), "{written}");
+            for other in ["1||123|on|", "1||123|o", "", "|||", "x|y|||", "1||123|on "] {
+                assert_eq!(
+                    p.budget_is(other),
+                    other == written,
+                    "{other:?} vs {written:?}"
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -295,6 +295,11 @@ pub fn no_id_words(agent: &str) -> String {
 
 /// Whether a dead card of this kind lacks the id its resume needs.
 pub fn lacks_id(card: &Card, agents: &Agents) -> bool {
+    // A recorded id, well formed or not, is not lacking (and this runs for every card on
+    // every poll).
+    if !card.pane.opts.session_id.is_empty() {
+        return false;
+    }
     let Some(def) = card.agent.as_deref().and_then(|k| agents.get(k)) else {
         return false;
     };

@@ -107,17 +107,20 @@ impl State {
             c.auto = Auto::Cancelled;
             c.budget.next_due = None;
         }
-        let on_pane = c.pane.budget_opts();
-        if on_pane == c.wrote_opts {
+        // Compared as they stand, made into one string only when they changed (every
+        // card, every poll).
+        if c.pane.budget_is(&c.wrote_opts) {
             // Our latest write landed: nothing older of ours can still be in flight.
             c.wrote_before.clear();
-            c.seen_opts = on_pane;
+            if c.seen_opts != c.wrote_opts {
+                c.seen_opts.clone_from(&c.wrote_opts);
+            }
             return;
         }
-        if on_pane == c.seen_opts {
+        if c.pane.budget_is(&c.seen_opts) {
             return;
         }
-        c.seen_opts = on_pane;
+        c.seen_opts = c.pane.budget_opts();
         if !c.wrote_before.is_empty() && c.seen_opts == c.wrote_before {
             return;
         }
@@ -168,6 +171,10 @@ impl State {
     }
 
     fn maybe_refill(&mut self, i: usize, now: Millis, fx: &mut Vec<Effect>) {
+        // Nothing to refill (most cards, every poll): no policy looked up.
+        if self.cards[i].budget.attempts == 0 {
+            return;
+        }
         let policy = self.policy(self.cards[i].agent.as_deref()).clone();
         let card = &mut self.cards[i];
         let Some(start) = card.started_at else {

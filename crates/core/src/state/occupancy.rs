@@ -95,7 +95,8 @@ impl State {
         if card.launcher.is_some() && card.life != Life::Running {
             return None;
         }
-        let want = Recorded::format(pane, run);
-        (card.pane.opts.occupant != want).then_some(want)
+        // Compared as read, formatted only when it differs (every card, every poll).
+        let said = Recorded::parse(&card.pane.opts.occupant);
+        (said != Some(Recorded::At { pane, run })).then(|| Recorded::format(pane, run))
     }
 }
