@@ -208,7 +208,12 @@ impl State {
             let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
             card.attention
                 .looked_at(def.and_then(|d| d.screen_says(screen)));
-            if let Some(s) = self.servers.get_mut(card.pane.id.server()) {
+            // A hook's pane options, where a hook writes them, are read with the screen's
+            // news. A pane where none was ever seen is asked nothing more: its hook options
+            // would show at the next full listing (every 15 s), and reading a record whole
+            // after every look made most looks at churning agents cost a pass over all.
+            let hooked = !card.pane.hook_status.is_empty() || card.attention.hook.is_some();
+            if let (true, Some(s)) = (hooked, self.servers.get_mut(card.pane.id.server())) {
                 s.reread.insert(card.pane.id);
             }
         }

@@ -1710,6 +1710,32 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
 }
 
 #[test]
+fn a_screen_read_asks_for_the_hooked_panes_records_only() {
+    let mut s = state((120, 40));
+    s.headless = true;
+    let mut hooked = pane(1, 1, "claude");
+    hooked.hook_status = "working".into();
+    s.update(Msg::Tick, T0);
+    s.update(Msg::polled(Ok(obs(vec![hooked, pane(2, 2, "claude")]))), T0);
+    s.update(
+        Msg::Looked(Ok([
+            (PaneId(1), "esc to interrupt".to_string()),
+            (PaneId(2), "esc to interrupt".to_string()),
+        ]
+        .into())),
+        T0 + 10,
+    );
+    let hot = s
+        .update(Msg::Tick, T0 + 500)
+        .into_iter()
+        .find_map(|e| match e {
+            Effect::Poll { hot, .. } => Some(hot),
+            _ => None,
+        });
+    assert_eq!(hot, Some(vec![PaneId(1)]));
+}
+
+#[test]
 fn many_quiet_agents_seen_at_once_are_looked_at_two_hundred_at_a_time_poll_after_poll() {
     let mut s = state((120, 40));
     let panes = || -> Observation {
