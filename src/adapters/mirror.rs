@@ -143,6 +143,11 @@ pub struct Mirror {
     renamed: bool,
     /// Panes whose process ended that tmux does not show dead yet.
     dying: HashSet<PaneId>,
+    /// The panes in order as last handed out, until one of them changes.
+    shared: Option<std::sync::Arc<Vec<Pane>>>,
+    /// Counts what tmux told that may have changed a pane (not what agentwatch wrote: its
+    /// core knows that already).
+    told: u64,
 }
 
 impl Mirror {
@@ -200,6 +205,11 @@ impl Mirror {
     /// Takes in what tmux answered to `ask`. Returns the panes the brief listing showed to be
     /// new or changed that were not read whole yet: ask for them before the listing is used.
     pub fn take(&mut self, ask: &Ask, batch: Batch, now: Instant) -> Vec<PaneId> {
+        // The head alone changes no pane.
+        if ask.full || ask.brief || !ask.fetch.is_empty() {
+            self.shared = None;
+            self.told += 1;
+        }
         if let Some((pid, auto)) = batch.head {
             self.server_pid = pid;
             self.auto_all = auto;
@@ -275,18 +285,53 @@ impl Mirror {
         for (id, name, value) in sets {
             if let Some(p) = self.panes.get_mut(id) {
                 p.set_option(name, value.clone());
+                // The list handed out is written in place (it is no longer shared once a
+                // poll is over), not made again from every pane.
+                if let Some(p) = self
+                    .shared
+                    .as_mut()
+                    .and_then(|l| std::sync::Arc::make_mut(l).iter_mut().find(|p| p.id == *id))
+                {
+                    p.set_option(name, value.clone());
+                }
             }
         }
     }
 
     /// The panes as tmux last told them, in its order.
-    pub fn listing(&self) -> Listing {
+    pub fn listing(&mut self) -> Listing {
         Listing {
-            panes: self
-                .order
-                .iter()
-                .filter_map(|id| self.panes.get(id).cloned())
-                .collect(),
+            panes: self.panes().to_vec(),
+            ..self.head()
+        }
+    }
+
+    /// The panes as tmux last told them, in its order: the same list (one
+    /// [`Arc`](std::sync::Arc)) until one of them changes, so that a poll that learnt
+    /// nothing does not copy them.
+    pub fn panes(&mut self) -> std::sync::Arc<Vec<Pane>> {
+        let (order, panes) = (&self.order, &self.panes);
+        std::sync::Arc::clone(self.shared.get_or_insert_with(|| {
+            std::sync::Arc::new(
+                order
+                    .iter()
+                    .filter_map(|id| panes.get(id).cloned())
+                    .collect(),
+            )
+        }))
+    }
+
+    /// Counts the answers of tmux that may have changed a pane: the same count, nothing
+    /// was told since but what agentwatch wrote.
+    pub fn told(&self) -> u64 {
+        self.told
+    }
+
+    /// The listing's head: the server's pid, its auto-resume switch, the records skipped;
+    /// no panes.
+    pub fn head(&self) -> Listing {
+        Listing {
+            panes: Vec::new(),
             server_pid: self.server_pid,
             auto_all: self.auto_all.clone(),
             malformed: self.malformed,

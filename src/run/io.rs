@@ -169,13 +169,13 @@ impl Io {
     /// Carries out one effect and returns the message that answers it, if any.
     pub async fn answer(&self, effect: Effect) -> Option<Msg> {
         Some(match effect {
-            Effect::Poll { server, hot } => {
+            Effect::Poll { server, hot, whole } => {
                 let result = match server.host_index() {
-                    None => self.prober.observe_hot(&hot).await,
+                    None => self.prober.observe_hot(&hot, whole).await,
                     Some(i) => {
                         let hot: Vec<PaneId> = hot.iter().map(|id| PaneId(id.number())).collect();
                         match self.remotes.get(i) {
-                            Some(p) => p.observe_hot(&hot).await.map(|o| on_host(server, o)),
+                            Some(p) => p.observe_hot(&hot, whole).await.map(|o| on_host(server, o)),
                             None => Err(crate::core::errors::TmuxError::Failed {
                                 detail: format!("no host {i}"),
                             }),
@@ -215,11 +215,9 @@ impl Io {
             Effect::SetOptions(mut sets) => {
                 // Protect first: every new pane's output outlives it before anything else.
                 sets.sort_by_key(|(_, opt, _)| *opt != Opt::RemainOnExit);
-                let sets: Vec<(PaneId, String, String)> = sets
-                    .into_iter()
-                    .map(|(id, opt, v)| (id, opt.name().to_string(), v))
-                    .collect();
+                let sets: Vec<(PaneId, Opt, String)> = sets;
                 let mut failed = None;
+                let mut landed = Vec::new();
                 let mut servers: Vec<ServerId> = sets.iter().map(|s| s.0.server()).collect();
                 servers.sort_unstable();
                 servers.dedup();
@@ -230,21 +228,27 @@ impl Io {
                         .cloned()
                         .collect();
                     let prober = self.prober_of(host);
-                    let each = prober.tmux().set_pane_options(&mine).await;
+                    let named: Vec<(PaneId, String, String)> = mine
+                        .iter()
+                        .map(|(id, opt, v)| (*id, opt.name().to_string(), v.clone()))
+                        .collect();
+                    let each = prober.tmux().set_pane_options(&named).await;
                     let (set, bad): (Vec<_>, Vec<_>) =
                         mine.into_iter().zip(each).partition(|(_, r)| r.is_ok());
-                    let set: Vec<_> = set
-                        .into_iter()
-                        .map(|((id, k, v), _)| (PaneId(id.number()), k, v))
+                    let set: Vec<(PaneId, Opt, String)> = set.into_iter().map(|(s, _)| s).collect();
+                    let here: Vec<(PaneId, String, String)> = set
+                        .iter()
+                        .map(|(id, k, v)| (PaneId(id.number()), k.name().to_string(), v.clone()))
                         .collect();
-                    prober.wrote(&set);
+                    prober.wrote(&here);
+                    landed.extend(set);
                     failed = failed.or(bad.into_iter().next().map(|(_, r)| r));
                 }
-                let r = failed.unwrap_or(Ok(()));
-                if let Err(e) = &r {
+                let result = failed.unwrap_or(Ok(()));
+                if let Err(e) = &result {
                     tracing::info!("setting pane options: {e}");
                 }
-                Msg::OptionsSet(r)
+                Msg::OptionsSet { landed, result }
             }
             Effect::Relaunch { plan, meta } => {
                 let pane = plan.pane;

@@ -45,7 +45,7 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
     let prober = Prober::new(tmux);
     prober.attend(false, &[id(&wanted), id(&quiet), id(&elsewhere)]);
     let asked = agentwatch::adapters::wall_ms();
-    let obs = prober.observe_hot(&[]).await.unwrap();
+    let obs = prober.observe_hot(&[], true).await.unwrap();
     // Turned on by this poll: heard from then on, nothing of before.
     match obs.heard.get(&id(&wanted)) {
         Some(None) => {}
@@ -55,7 +55,7 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
     let end = std::time::Instant::now() + *WAIT;
     let last = loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let obs = prober.observe_hot(&[]).await.unwrap();
+        let obs = prober.observe_hot(&[], true).await.unwrap();
         if let Some(Some(t)) = obs.heard.get(&id(&wanted)) {
             break *t;
         }
@@ -69,7 +69,7 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
         now.saturating_sub(last) < 1_000,
         "heard as it wrote: {last} at {now}"
     );
-    let obs = prober.observe_hot(&[]).await.unwrap();
+    let obs = prober.observe_hot(&[], true).await.unwrap();
     assert_eq!(obs.heard.get(&id(&quiet)), Some(&None), "on, and silent");
     assert!(
         !obs.heard.contains_key(&id(&elsewhere)),
@@ -91,7 +91,7 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
     );
     // Wanted no more: off again, and not said to be heard.
     prober.attend(false, &[]);
-    let obs = prober.observe_hot(&[]).await.unwrap();
+    let obs = prober.observe_hot(&[], true).await.unwrap();
     assert!(obs.heard.is_empty(), "{:?}", obs.heard);
 }
 
@@ -114,7 +114,7 @@ async fn a_pane_that_writes_for_long_is_sampled_and_its_stop_still_heard() {
     loop {
         assert!(std::time::Instant::now() < end, "its stop is never heard");
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let obs = prober.observe_hot(&[]).await.unwrap();
+        let obs = prober.observe_hot(&[], true).await.unwrap();
         let now = agentwatch::adapters::wall_ms();
         let Some(Some(last)) = obs.heard.get(&id(&pane)).copied() else {
             continue;
@@ -126,9 +126,67 @@ async fn a_pane_that_writes_for_long_is_sampled_and_its_stop_still_heard() {
         }
     }
     // It was heard writing, and then its last byte: no wake-up invents more.
-    let obs = prober.observe_hot(&[]).await.unwrap();
+    let obs = prober.observe_hot(&[], true).await.unwrap();
     let last = obs.heard[&id(&pane)].unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let again = prober.observe_hot(&[]).await.unwrap();
+    let again = prober.observe_hot(&[], true).await.unwrap();
     assert_eq!(again.heard[&id(&pane)], Some(last), "quiet stays quiet");
+}
+
+#[tokio::test]
+async fn a_look_that_learnt_nothing_hands_over_no_panes_and_still_hears_output() {
+    let server = TmuxServer::start();
+    // Writes every 200 ms with no process started per line (a process started below a
+    // pane is news of its own): bash's `read -t` is a builtin.
+    let pane = server.new_window(&[
+        "bash",
+        "-c",
+        "while :; do echo x; read -t 0.2 <> /dev/null; done",
+    ]);
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
+        .with_env(server.env_pairs())
+        .with_control_mode(true);
+    let prober = Prober::new(tmux);
+    prober.attend(false, &[id(&pane)]);
+    let first = prober.observe_hot(&[], false).await.unwrap();
+    assert!(!first.same, "the first look tells the panes");
+    assert!(first.listing.panes.iter().any(|p| p.id == id(&pane)));
+    // Quiet looks: nothing new of the panes, output still heard as it happens.
+    let end = std::time::Instant::now() + *WAIT;
+    loop {
+        assert!(
+            std::time::Instant::now() < end,
+            "every look tells the panes"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[], false).await.unwrap();
+        if obs.same {
+            assert!(obs.listing.panes.is_empty());
+            assert!(obs.listing.server_pid.is_some(), "the head is told");
+            if let Some(Some(t)) = obs.heard.get(&id(&pane)) {
+                let now = agentwatch::adapters::wall_ms();
+                assert!(now.saturating_sub(*t) < 1_000, "heard at {t}, now {now}");
+                break;
+            }
+        }
+    }
+    // Asked for the panes: told, changed or not.
+    let whole = prober.observe_hot(&[], true).await.unwrap();
+    assert!(!whole.same);
+    assert!(whole.listing.panes.iter().any(|p| p.id == id(&pane)));
+    // A new pane: the next look that sees it tells the panes.
+    let new = server.new_window(&["sleep", "1000"]);
+    let end = std::time::Instant::now() + *WAIT;
+    loop {
+        assert!(
+            std::time::Instant::now() < end,
+            "the new pane is never told"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[], false).await.unwrap();
+        if obs.listing.panes.iter().any(|p| p.id == id(&new)) {
+            assert!(!obs.same);
+            break;
+        }
+    }
 }

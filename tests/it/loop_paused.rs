@@ -80,7 +80,10 @@ impl Answer for Fake {
                     result: Ok(plan),
                 })
             }
-            Effect::SetOptions(_) => Some(Msg::OptionsSet(Ok(()))),
+            Effect::SetOptions(landed) => Some(Msg::OptionsSet {
+                landed,
+                result: Ok(()),
+            }),
             Effect::CaptureScreens { .. } => Some(Msg::Screens(Ok(Default::default()))),
             Effect::LookAtScreens(_) => Some(Msg::Looked(Ok(Default::default()))),
             Effect::Discover(r) => Some(Msg::Discovered {

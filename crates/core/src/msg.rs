@@ -121,6 +121,10 @@ pub struct Observation {
     /// from its tree, still on its terminal), while they run: a launcher killed with
     /// SIGKILL leaves codex's or gemini's real process so.
     pub orphans: HashMap<PaneId, Vec<crate::pane::Proc>>,
+    /// Nothing changed since the last look at this server (the same panes, records and
+    /// processes): the listing has no panes, and the cards stand as they are; only output,
+    /// output times and agents' files are news. Never when the poll asked for `whole`.
+    pub same: bool,
 }
 
 /// Something that happened.
@@ -147,7 +151,12 @@ pub enum Msg {
         result: Result<Observation, TmuxError>,
     },
     Screens(Result<HashMap<PaneId, String>, TmuxError>),
-    OptionsSet(Result<(), TmuxError>),
+    OptionsSet {
+        /// The options that were set.
+        landed: Vec<(PaneId, crate::pane::Opt, String)>,
+        /// The first failure, if any was not.
+        result: Result<(), TmuxError>,
+    },
     /// A relaunch finished: the plan as carried out (with its final session id), or why not.
     Relaunched {
         pane: PaneId,
@@ -313,7 +322,13 @@ pub enum Effect {
     /// Look at a server's panes (tmux, plus `/proc` where it is this machine's), reading
     /// the `hot` ones whole whatever else says they changed (cards on screen, deaths being
     /// handled); answers [`Msg::Polled`].
-    Poll { server: ServerId, hot: Vec<PaneId> },
+    Poll {
+        server: ServerId,
+        hot: Vec<PaneId>,
+        /// The panes are wanted even if nothing changed (else such a look is
+        /// [`Observation::same`]).
+        whole: bool,
+    },
     /// Read the visible screens of these agent panes (they stopped writing: is a prompt for
     /// their user on screen?); answers [`Msg::Looked`].
     LookAtScreens(Vec<PaneId>),

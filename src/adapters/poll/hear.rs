@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use crate::adapters::tmux::client::Tmux;
 use crate::adapters::tmux::control::Output;
 use crate::core::attention::QUIET_HEARD_MS;
-use crate::core::pane::{Listing, PaneId};
+use crate::core::pane::{Pane, PaneId};
 use crate::core::time::Millis;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -102,7 +102,7 @@ impl Hearing {
         &mut self,
         serial: u64,
         (id, name): (&str, &str),
-        listing: &Listing,
+        panes: &[Pane],
     ) -> Vec<(u32, bool)> {
         if self.serial != serial || self.session != id {
             self.serial = serial;
@@ -111,8 +111,7 @@ impl Hearing {
             self.sampled.clear();
             self.flowing = false;
         }
-        let mine: Vec<u32> = listing
-            .panes
+        let mine: Vec<u32> = panes
             .iter()
             .filter(|p| p.session == name && !p.dead)
             .map(|p| p.id.number())
@@ -146,7 +145,7 @@ fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
 pub(super) async fn heard(
     tmux: &Tmux,
     hearing: &Arc<Mutex<Hearing>>,
-    listing: &Listing,
+    panes: &[Pane],
 ) -> HashMap<PaneId, Option<Millis>> {
     let Some(serial) = tmux.hearing().await else {
         return HashMap::new();
@@ -166,7 +165,7 @@ pub(super) async fn heard(
     };
     let (orders, flowing, sample, resume) = {
         let mut h = super::lock(hearing);
-        let orders = h.orders(serial, (&session.0, &session.1), listing);
+        let orders = h.orders(serial, (&session.0, &session.1), panes);
         // Writing for a second without a stop: sampled from now on.
         let now = tokio::time::Instant::now();
         let out = output(tmux);
@@ -395,6 +394,10 @@ mod tests {
         let mut sampled: HashSet<u32> = [1, 2, 3].into();
         // %3 was paused for sampling while the window over %1 and %2 was open.
         close_window(&mut sampled, &[1, 2], &[1].into());
-        assert_eq!(sampled, [1, 3].into(), "%2 stopped; %3 waits for its window");
+        assert_eq!(
+            sampled,
+            [1, 3].into(),
+            "%2 stopped; %3 waits for its window"
+        );
     }
 }

@@ -10,7 +10,7 @@ use crate::adapters::procs::local::{last_pid, read_cmdline, read_stat, ProcInfo}
 use crate::adapters::procs::tree::{Stale, TreeMap};
 use crate::core::agent::{is_launcher, program_name};
 use crate::core::msg::Observation;
-use crate::core::pane::{Listing, PaneId};
+use crate::core::pane::PaneId;
 use crate::core::time::Millis;
 
 impl Prober {
@@ -20,13 +20,13 @@ impl Prober {
     pub(super) fn local_procs(
         &self,
         mut obs: Observation,
-        listing: Listing,
+        panes: &[crate::core::pane::Pane],
         ended: &HashSet<u32>,
         now: std::time::Instant,
     ) -> Observation {
         let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = std::collections::HashSet::new();
-        for pane in &listing.panes {
+        for pane in panes {
             let (false, Some(pid)) = (pane.dead, pane.pid) else {
                 continue;
             };
@@ -58,10 +58,9 @@ impl Prober {
         }
         cache.retain(|pid, _| seen.contains(pid));
         drop(cache);
-        self.note_shells(&listing.panes, &obs.comm);
-        obs.tree = self.trees(&listing.panes, &obs.comm, ended);
+        self.note_shells(panes, &obs.comm);
+        obs.tree = self.trees(panes, &obs.comm, ended);
         obs.orphans = self.orphans();
-        obs.listing = listing;
         obs.agent_files = self.agent_files(now);
         obs
     }

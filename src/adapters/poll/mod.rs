@@ -57,6 +57,15 @@ pub struct Prober {
     attending: std::sync::atomic::AtomicBool,
     /// Which panes' output is heard as it happens (see [`hear`]).
     hearing: Arc<Mutex<hear::Hearing>>,
+    /// What the last look handed over, to tell a look that found nothing new.
+    handed: Mutex<Option<Handed>>,
+}
+
+/// What a look handed over, to be compared with the next: the mirror's count of what tmux
+/// told, and the trees by address (the walker hands out the same map while none changed).
+struct Handed {
+    told: u64,
+    tree: Arc<HashMap<PaneId, Arc<crate::core::pane::ProcTree>>>,
 }
 
 /// How often every pane's tree is looked at again, changed or not: an agent started later
@@ -89,6 +98,7 @@ impl Prober {
             skew_failed: Mutex::new(None),
             attending: std::sync::atomic::AtomicBool::new(true),
             hearing: Arc::new(Mutex::new(hear::Hearing::default())),
+            handed: Mutex::new(None),
         }
     }
 
@@ -128,20 +138,27 @@ impl Prober {
     /// For a one-shot look (`status`): another host's processes are asked and waited for,
     /// not left to a later poll.
     pub async fn observe(&self) -> Result<Observation, TmuxError> {
-        self.observe_with(&[], true).await
+        self.observe_with(&[], true, true).await
     }
 
     /// One poll. `hot`: panes the core wants read whole this time (cards on screen, deaths
     /// being handled); the others are read whole when something says they changed.
-    pub async fn observe_hot(&self, hot: &[PaneId]) -> Result<Observation, TmuxError> {
-        self.observe_with(hot, false).await
+    /// `whole`: the panes are handed over even if nothing changed since the last look
+    /// (else such a look is [`Observation::same`], with no panes).
+    pub async fn observe_hot(&self, hot: &[PaneId], whole: bool) -> Result<Observation, TmuxError> {
+        self.observe_with(hot, false, whole).await
     }
 
     /// tmux is asked alike wherever its server is; then the panes' processes are read from
     /// this machine's `/proc` ([`Self::local_procs`]) or asked of another host
     /// ([`Self::remote_procs`]).
     /// `settle`: wait for the answer about another host's processes asked by this poll.
-    async fn observe_with(&self, hot: &[PaneId], settle: bool) -> Result<Observation, TmuxError> {
+    async fn observe_with(
+        &self,
+        hot: &[PaneId],
+        settle: bool,
+        whole: bool,
+    ) -> Result<Observation, TmuxError> {
         let remote = self.is_remote();
         if !remote {
             self.start_waker();
@@ -178,7 +195,7 @@ impl Prober {
             let out = self.tmux.ask(&ask.commands()).await?;
             lock(&self.mirror).take_more(&ask.fetch, parse_batch(&out));
         }
-        let listing = {
+        let (panes, head, told) = {
             let mut mirror = lock(&self.mirror);
             // A death tmux has not caught up with, or whose status it lost: look again soon,
             // whatever the tick.
@@ -189,7 +206,7 @@ impl Prober {
                     notices.wake.notify_one();
                 });
             }
-            mirror.listing()
+            (mirror.panes(), mirror.head(), mirror.told())
         };
         // When each live pane's window last had output, where read this poll (all of them
         // with a brief or full listing, else those read whole): no news is no news. The core
@@ -201,7 +218,7 @@ impl Prober {
         let hearing = if remote {
             HashMap::new()
         } else {
-            hear::heard(&self.tmux, &self.hearing, &listing).await
+            hear::heard(&self.tmux, &self.hearing, &panes).await
         };
         let now_ms = lock(&self.hearing).now_ms();
         if let Some(at) = hear::wake_at(&self.hearing, &hearing, now_ms) {
@@ -213,8 +230,7 @@ impl Prober {
             });
         }
         let obs = Observation {
-            activity: listing
-                .panes
+            activity: panes
                 .iter()
                 .filter(|p| !p.dead && fresh(&p.id) && !hearing.contains_key(&p.id))
                 .map(|p| (p.id, p.window_activity))
@@ -222,11 +238,40 @@ impl Prober {
             heard: hearing,
             ..Observation::default()
         };
-        Ok(if remote {
-            self.remote_procs(obs, listing, settle).await
+        if remote {
+            let listing = crate::core::pane::Listing {
+                panes: panes.to_vec(),
+                ..head
+            };
+            return Ok(self.remote_procs(obs, listing, settle).await);
+        }
+        let mut obs = self.local_procs(obs, &panes, &heard.ended, now);
+        // Nothing new since the last look: nothing told of the panes but what agentwatch
+        // wrote (its core knows), no process read anew, the same trees and no orphan. The
+        // core's cards stand; it hears only output and files.
+        let mut handed = lock(&self.handed);
+        let same = !whole
+            && obs.foreground.is_empty()
+            && obs.orphans.is_empty()
+            && handed
+                .as_ref()
+                .is_some_and(|h| h.told == told && Arc::ptr_eq(&h.tree, &obs.tree));
+        obs.listing = if same {
+            obs.same = true;
+            obs.comm.clear();
+            obs.started.clear();
+            head
         } else {
-            self.local_procs(obs, listing, &heard.ended, now)
-        })
+            crate::core::pane::Listing {
+                panes: panes.to_vec(),
+                ..head
+            }
+        };
+        *handed = Some(Handed {
+            told,
+            tree: Arc::clone(&obs.tree),
+        });
+        Ok(obs)
     }
 
     /// The server is on another host (reached over ssh).

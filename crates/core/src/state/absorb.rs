@@ -18,8 +18,43 @@ impl State {
         let activity = std::mem::take(&mut obs.activity);
         let heard = std::mem::take(&mut obs.heard);
         let files = std::mem::take(&mut obs.agent_files);
-        let mut orphans = std::mem::take(&mut obs.orphans);
         let trees = Arc::clone(&obs.tree);
+        let server_pid = obs.listing.server_pid;
+        let auto_all = std::mem::take(&mut obs.listing.auto_all);
+        let mut marks = Vec::new();
+        let known = self.servers.get(srv).is_some_and(|s| s.listed.is_some());
+        match (obs.same, known) {
+            // Nothing changed since the last look: the cards stand (made again, they would
+            // be the same; this is most looks while agents work, one for each output heard).
+            (true, true) => {}
+            // Never asked for so; an empty listing is not to be taken as every pane gone.
+            (true, false) => {
+                if let Some(s) = self.servers.get_mut(srv) {
+                    s.remake = true;
+                }
+                return;
+            }
+            (false, _) => self.remake_cards(srv, obs, now, &mut marks, fx),
+        }
+        let written = super::attend::Written {
+            times: &activity,
+            heard: &heard,
+        };
+        self.after_look(
+            srv, server_pid, &auto_all, marks, written, &files, &trees, now, fx,
+        );
+    }
+
+    /// That server's cards made anew from its panes.
+    fn remake_cards(
+        &mut self,
+        srv: ServerId,
+        mut obs: Observation,
+        now: Millis,
+        marks: &mut Vec<(PaneId, Opt, String)>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let mut orphans = std::mem::take(&mut obs.orphans);
         let malformed = self.servers.get(srv).map_or(0, |s| s.malformed);
         if obs.listing.malformed != malformed {
             if obs.listing.malformed > 0 {
@@ -45,7 +80,6 @@ impl State {
         let listed: std::collections::HashSet<PaneId> =
             obs.listing.panes.iter().map(|p| p.id).collect();
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
-        let mut marks = Vec::new();
         self.overlays
             .closing
             .retain(|id| id.server() != srv || listed.contains(id));
@@ -59,7 +93,7 @@ impl State {
             let tree = procs.map(|t| t.below.as_slice()).unwrap_or(&[]);
             let own = fg.or_else(|| procs.map(|t| t.own.as_slice()).filter(|a| !a.is_empty()));
             let prev = old.remove(&pane.id);
-            let (pane, prev) = self.take_occupant(pane, prev, now, &mut marks, fx);
+            let (pane, prev) = self.take_occupant(pane, prev, now, marks, fx);
             let host = prev.as_ref().and_then(|c| c.launcher.as_ref());
             let before = crate::agent::Before {
                 hosted: host.is_some_and(|h| h.alive) || pane.exited_mark().is_some(),
@@ -82,9 +116,9 @@ impl State {
                 };
                 let started = obs.started.get(&pane.id).copied();
                 if let Some(mut card) =
-                    self.host_card(prev, pane, &hosting, agent, started, now, &mut marks)
+                    self.host_card(prev, pane, &hosting, agent, started, now, marks)
                 {
-                    self.take_run(&mut card, &mut marks);
+                    self.take_run(&mut card, marks);
                     cards.push(card);
                 }
                 continue;
@@ -169,13 +203,30 @@ impl State {
         if self.selected_index().is_none() {
             self.select_in_place_of(selected_pos);
         }
+    }
 
+    /// What follows every look at a server, whether its cards were made anew or stand:
+    /// kicks for lost exit statuses, what its agents do, what supervision does about it,
+    /// and the one write of what this look found (`marks`) and what is recorded now.
+    #[allow(clippy::too_many_arguments)]
+    fn after_look(
+        &mut self,
+        srv: ServerId,
+        server_pid: Option<u32>,
+        auto_all: &str,
+        marks: Vec<(PaneId, Opt, String)>,
+        written: super::attend::Written<'_>,
+        files: &HashMap<u32, crate::attention::AgentFile>,
+        trees: &HashMap<PaneId, Arc<crate::pane::ProcTree>>,
+        now: Millis,
+        fx: &mut Vec<Effect>,
+    ) {
         // Lost SIGCHLD: kick the server and look again at once (another host's server is
         // asked to signal itself).
         let due: Vec<usize> = (0..self.cards.len())
             .filter(|&i| self.cards[i].pane.id.server() == srv && self.cards[i].kick_due(now))
             .collect();
-        let kick = match (srv, obs.listing.server_pid) {
+        let kick = match (srv, server_pid) {
             (ServerId::Local, None) => None,
             (server, pid) => Some(Effect::Kick { server, pid }),
         };
@@ -196,13 +247,9 @@ impl State {
         }
 
         if srv.is_local() {
-            self.follow_server_auto(&obs.listing.auto_all);
+            self.follow_server_auto(auto_all);
         }
-        let written = super::attend::Written {
-            times: &activity,
-            heard: &heard,
-        };
-        self.attend(srv, written, &files, &trees, now, fx);
+        self.attend(srv, written, files, trees, now, fx);
         self.check_resumes(now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
@@ -231,6 +278,15 @@ impl State {
                     Some(v) => verdicts.insert(*id, v),
                     None => verdicts.remove(id),
                 };
+            }
+            let states = &mut self.supervision.states;
+            if states.len() > self.cards.len() {
+                let ids: std::collections::HashSet<PaneId> =
+                    self.cards.iter().map(|c| c.pane.id).collect();
+                states.retain(|id, _| ids.contains(id));
+            }
+            for (id, _, v) in writes.iter().filter(|(_, k, _)| *k == Opt::State) {
+                states.insert(*id, v.clone());
             }
             if !writes.is_empty() {
                 self.reads.options_in_flight = true;
@@ -271,7 +327,8 @@ impl State {
             // beside it would race it).
             if self.supervision.supervising {
                 let word = card.state_word();
-                if p.opts.state != word {
+                let said = self.supervision.states.get(&p.id).map(String::as_str);
+                if said.unwrap_or(p.opts.state.as_str()) != word {
                     set(Opt::State, word);
                 }
                 // Compared as decided, formatted only when it changed (every card, every
@@ -310,5 +367,23 @@ impl State {
             }
         }
         sets
+    }
+
+    /// Options that landed on the panes, written on the cards as the poller's picture of
+    /// tmux takes them: a look that learns nothing new leaves the cards as they are, and
+    /// they must show what was written, or it would be written again on every look. Not
+    /// the state word (see [`Supervision::states`](super::Supervision)).
+    pub(super) fn wrote_on_cards(&mut self, landed: &[(PaneId, Opt, String)]) {
+        if landed.is_empty() {
+            return;
+        }
+        let at: HashMap<PaneId, usize> = (self.cards.iter().enumerate())
+            .map(|(i, c)| (c.pane.id, i))
+            .collect();
+        for (id, opt, value) in landed.iter().filter(|(_, o, _)| *o != Opt::State) {
+            if let Some(&i) = at.get(id) {
+                self.cards[i].pane.set_option(opt.name(), value.clone());
+            }
+        }
     }
 }

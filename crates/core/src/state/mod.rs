@@ -127,6 +127,7 @@ impl State {
                 notes: Vec::new(),
                 waits_told: HashMap::new(),
                 verdicts: HashMap::new(),
+                states: HashMap::new(),
                 store_errors: Default::default(),
                 policies: config
                     .agents()
@@ -258,11 +259,13 @@ impl State {
                     }
                 }
             }
-            Msg::OptionsSet(r) => {
+            Msg::OptionsSet { landed, result } => {
                 self.reads.options_in_flight = false;
-                // Some writes may not have landed: the verdicts are written again.
-                if r.is_err() {
-                    self.supervision.verdicts.clear();
+                self.wrote_on_cards(&landed);
+                // Some writes may not have landed: the verdicts and states are written
+                // again (the other options are, as the cards do not show them).
+                if result.is_err() {
+                    self.supervision.forget_said();
                 }
             }
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),

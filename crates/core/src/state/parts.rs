@@ -133,6 +133,10 @@ pub struct Supervision {
     /// The verdict this instance last wrote on each pane (`@agentwatch_verdict`, which is
     /// not read back).
     pub(super) verdicts: HashMap<PaneId, crate::attention::Verdict>,
+    /// The state word this instance last wrote on each pane (`@agentwatch_state`): the
+    /// card keeps the word it found there, which tells a new supervisor where its
+    /// predecessor left the agent.
+    pub(super) states: HashMap<PaneId, String>,
     /// Why the last write of each of agentwatch's own files (`journal`, `roster`, `crash
     /// record`) failed, until one succeeds: said in the header.
     pub store_errors: std::collections::BTreeMap<&'static str, crate::errors::StoreError>,
@@ -173,4 +177,13 @@ pub struct Lost {
     pub(super) queue: Vec<crate::msg::Recreate>,
     pub(super) canary: Option<(String, Option<String>)>,
     pub(super) batch_at: Millis,
+}
+
+impl Supervision {
+    /// What this instance wrote may not be on the panes (a write failed, or another
+    /// supervisor wrote since): the verdicts and state words are written anew.
+    pub(super) fn forget_said(&mut self) {
+        self.verdicts.clear();
+        self.states.clear();
+    }
 }

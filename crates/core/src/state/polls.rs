@@ -22,7 +22,31 @@ impl State {
         }
         s.poll_in_flight = true;
         let hot = self.hot(server);
-        fx.push(Effect::Poll { server, hot });
+        let whole = self.remake(server);
+        fx.push(Effect::Poll { server, hot, whole });
+    }
+
+    /// Whether the next look at `server` must hand over its panes even if none changed:
+    /// before its first look, when what its cards are made by changed here, and while a
+    /// death's exit status is awaited (each look counts towards giving up on it).
+    fn remake(&mut self, server: ServerId) -> bool {
+        let reading = self
+            .cards
+            .iter()
+            .any(|c| c.pane.id.server() == server && c.life == Life::Reading);
+        let Some(s) = self.servers.get_mut(server) else {
+            return true;
+        };
+        std::mem::take(&mut s.remake) || s.listed.is_none() || reading
+    }
+
+    /// The cards of every server are made anew from their panes at their next looks.
+    pub(super) fn remake_all(&mut self) {
+        for id in self.servers.ids() {
+            if let Some(s) = self.servers.get_mut(id) {
+                s.remake = true;
+            }
+        }
     }
 
     /// Polls every server: the local one as the tick does (a poll under way is enough),

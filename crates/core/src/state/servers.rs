@@ -40,6 +40,9 @@ pub struct ServerPoll {
     /// with them) are read at its next poll. The brief listing of every pane carries no
     /// options: two option lookups made it 40 % dearer for tmux at 1000 panes.
     pub(super) reread: HashSet<PaneId>,
+    /// Its cards must be made anew from its panes at the next look, changed or not: what
+    /// they are made by changed here (this instance began or ceased to supervise).
+    pub(super) remake: bool,
 }
 
 impl ServerPoll {
@@ -55,6 +58,7 @@ impl ServerPoll {
             screen_read_at: 0,
             server_pid: None,
             reread: HashSet::new(),
+            remake: false,
         }
     }
 

@@ -15,8 +15,10 @@ impl State {
         let was = self.supervision.supervising;
         self.supervision.supervising = e.mine;
         if e.mine != was {
-            // What is on the panes was written by another supervisor: written anew.
-            self.supervision.verdicts.clear();
+            // What is on the panes was written by another supervisor: written anew. Cards
+            // are made differently by a supervisor (it clears a replaced agent's records).
+            self.supervision.forget_said();
+            self.remake_all();
         }
         self.supervision.supervisor = e.by;
         if !e.mine {

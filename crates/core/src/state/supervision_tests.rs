@@ -68,12 +68,17 @@ impl World {
         while let Some(e) = queue.pop() {
             let answer = match e {
                 Effect::SetOptions(sets) => {
+                    let mut landed = Vec::new();
                     for (id, k, v) in sets {
                         if let Some(p) = self.panes.iter_mut().find(|p| p.id == id) {
-                            p.set_option(k.name(), v);
+                            p.set_option(k.name(), v.clone());
+                            landed.push((id, k, v));
                         }
                     }
-                    Some(Msg::OptionsSet(Ok(())))
+                    Some(Msg::OptionsSet {
+                        landed,
+                        result: Ok(()),
+                    })
                 }
                 Effect::SetServerOption { value, .. } => {
                     self.auto_all = value;
@@ -845,10 +850,11 @@ fn an_agent_pane_that_vanishes_while_its_agent_runs_is_journaled_never_silence()
     let (mut w, mut s) = (World::new(), instance(true));
     w.look(&mut s, T0);
     w.look(&mut s, T0 + 500);
-    // Gone before remain-on-exit could be set (the World only sets it when asked).
+    // Gone before remain-on-exit could be set: the write asked for never lands.
     w.panes[0].remain_on_exit = false;
     let fx = s.update(Msg::polled(Ok(w.obs())), T0 + 900);
-    w.apply(&mut s, fx, T0 + 900);
+    assert!(fx.iter().any(|e| matches!(e, Effect::SetOptions(sets)
+        if sets.iter().any(|(_, k, v)| *k == Opt::RemainOnExit && v == "on"))));
     w.panes.clear();
     w.look(&mut s, T0 + 1_000);
     assert_eq!(w.count("gone"), 1, "{:#?}", w.journal);

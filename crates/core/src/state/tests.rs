@@ -13,7 +13,8 @@ fn a_tick_polls_once_and_never_piles_up_while_a_poll_is_in_flight() {
             Effect::LoadRoster,
             Effect::Poll {
                 server: ServerId::Local,
-                hot: vec![]
+                hot: vec![],
+                whole: true,
             }
         ]
     );
@@ -24,7 +25,8 @@ fn a_tick_polls_once_and_never_piles_up_while_a_poll_is_in_flight() {
         s.update(Msg::Tick, T0 + 1500),
         vec![Effect::Poll {
             server: ServerId::Local,
-            hot: vec![]
+            hot: vec![],
+            whole: false,
         }]
     );
 }
@@ -99,7 +101,8 @@ fn a_dead_pane_without_status_kicks_the_server_and_looks_again() {
     );
     assert!(fx.contains(&Effect::Poll {
         server: ServerId::Local,
-        hot: vec![PaneId(1)]
+        hot: vec![PaneId(1)],
+        whole: true,
     }));
     assert_eq!(s.cards[0].life, Life::Reading);
     // The re-poll after the kick shows the code.
@@ -301,7 +304,8 @@ fn a_failed_poll_keeps_the_cards_and_marks_them_stale() {
         s.update(Msg::Tick, T0 + 3000),
         vec![Effect::Poll {
             server: ServerId::Local,
-            hot: vec![PaneId(1)]
+            hot: vec![PaneId(1)],
+            whole: false,
         }]
     );
 }
@@ -1220,7 +1224,13 @@ fn an_id_in_the_processs_own_argv_is_recorded_when_the_start_command_has_none() 
     });
     assert!(wrote, "{fx:?}");
     // Later polls (argv read only once per process) keep knowing it.
-    s.update(Msg::OptionsSet(Ok(())), T0);
+    s.update(
+        Msg::OptionsSet {
+            landed: vec![],
+            result: Ok(()),
+        },
+        T0,
+    );
     poll(&mut s, vec![p], T0 + 500);
     assert_eq!(
         s.cards[0].argv_id.as_deref(),
@@ -1397,14 +1407,26 @@ fn the_supervisor_journals_each_edge_once_and_keeps_the_pane_option() {
                 .flatten()
                 .collect()
         };
-        s.update(Msg::OptionsSet(Ok(())), T0 + 12);
+        s.update(
+            Msg::OptionsSet {
+                landed: vec![],
+                result: Ok(()),
+            },
+            T0 + 12,
+        );
         let fx = output(&mut s, 100, T0 + 15);
         assert_eq!(notified(&fx), ["waiting"]);
         assert_eq!(state_opt(&fx), supervising.then(|| "waiting".to_string()));
         // Looked at again, still waiting: no second edge.
         assert!(journaled(&s.update(prompt(), T0 + 20)).is_empty());
         assert!(notified(&output(&mut s, 100, T0 + 25)).is_empty());
-        s.update(Msg::OptionsSet(Ok(())), T0 + 30);
+        s.update(
+            Msg::OptionsSet {
+                landed: vec![],
+                result: Ok(()),
+            },
+            T0 + 30,
+        );
         let fx = output(&mut s, 200, T0 + 1_000);
         let want = supervising.then(|| {
             (
@@ -1677,7 +1699,13 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
             .map(|(_, _, v)| v.clone())
             .collect()
     };
-    s.update(Msg::OptionsSet(Ok(())), T0 + 820);
+    s.update(
+        Msg::OptionsSet {
+            landed: vec![],
+            result: Ok(()),
+        },
+        T0 + 820,
+    );
     assert_eq!(
         verdict(&heard(&mut s, Some(T0 + 300), T0 + 900)),
         [format!(
@@ -1685,7 +1713,13 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
             T0 + 300
         )]
     );
-    s.update(Msg::OptionsSet(Ok(())), T0 + 920);
+    s.update(
+        Msg::OptionsSet {
+            landed: vec![],
+            result: Ok(()),
+        },
+        T0 + 920,
+    );
     // Quiet: nothing asked again, nothing written again.
     let fx = heard(&mut s, Some(T0 + 300), T0 + 5_000);
     assert!(looks(&fx).is_empty());
@@ -1707,6 +1741,127 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
     let fx = s.update(Msg::polled(Ok(o)), T0 + 6_000);
     assert!(!s.cards[0].attention.heard);
     assert_eq!(attend(&fx).map(|(often, _)| often), Some(true));
+}
+
+/// A poll that learnt nothing new of the panes (`same`): no panes, %1's output heard.
+fn heard_same(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
+    let mut o = obs(vec![]);
+    o.same = true;
+    o.heard.insert(PaneId(1), last);
+    s.update(Msg::Tick, now);
+    s.update(Msg::polled(Ok(o)), now)
+}
+
+#[test]
+fn a_look_that_learnt_nothing_keeps_the_cards_and_hears_their_output() {
+    let whole = |fx: &[Effect]| {
+        fx.iter().find_map(|e| match e {
+            Effect::Poll { whole, .. } => Some(*whole),
+            _ => None,
+        })
+    };
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    // The first look must hand over the panes.
+    assert_eq!(whole(&s.update(Msg::Tick, T0 - 10)), Some(true));
+    s.update(Msg::polled(Ok(obs(vec![]))), T0 - 10);
+    heard(&mut s, Some(T0 - 100), T0);
+    let card = s.cards[0].clone();
+    // Nothing new: the card stands, its output is news.
+    let fx = heard_same(&mut s, Some(T0 + 300), T0 + 400);
+    assert_eq!(s.cards.len(), 1, "{fx:?}");
+    assert_eq!(s.cards[0].pane, card.pane);
+    assert!(
+        !journaled(&fx).contains(&"gone".to_string()),
+        "no pane is gone"
+    );
+    assert_eq!(
+        looks(&heard_same(&mut s, Some(T0 + 300), T0 + 800)),
+        [PaneId(1)]
+    );
+    assert_eq!(
+        journaled(&s.update(
+            Msg::Looked(Ok(
+                [(PaneId(1), "Do you want to proceed?".to_string())].into()
+            )),
+            T0 + 810
+        )),
+        ["waiting"]
+    );
+    assert_eq!(
+        journaled(&heard_same(&mut s, Some(T0 + 900), T0 + 950)),
+        ["working"],
+        "a byte heard in a look that learnt nothing else"
+    );
+    // A new supervisor makes its cards anew.
+    s.update(
+        Msg::Elected(crate::msg::Election {
+            mine: false,
+            by: None,
+            took_over: None,
+        }),
+        T0 + 1_000,
+    );
+    assert_eq!(whole(&s.update(Msg::Tick, T0 + 1_500)), Some(true));
+}
+
+#[test]
+fn what_landed_is_not_written_again_and_what_failed_is() {
+    let written = |fx: &[Effect]| -> Vec<(PaneId, Opt, String)> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::SetOptions(v) => Some(v.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    let same = |s: &mut State, now: Millis| {
+        let mut o = obs(vec![]);
+        o.same = true;
+        s.update(Msg::Tick, now);
+        s.update(Msg::polled(Ok(o)), now)
+    };
+    for lands in [true, false] {
+        let mut s = state((120, 40));
+        s.supervision.supervising = true;
+        let mut p = pane(1, 1, "claude");
+        p.remain_on_exit = false;
+        s.update(Msg::Tick, T0);
+        let sets = written(&s.update(Msg::polled(Ok(obs(vec![p]))), T0));
+        assert!(
+            sets.iter().any(|(_, k, _)| *k == Opt::RemainOnExit)
+                && sets.iter().any(|(_, k, _)| *k == Opt::Agent)
+                && sets.iter().any(|(_, k, _)| *k == Opt::State),
+            "{sets:?}"
+        );
+        let answer = if lands {
+            Msg::OptionsSet {
+                landed: sets.clone(),
+                result: Ok(()),
+            }
+        } else {
+            Msg::OptionsSet {
+                landed: vec![],
+                result: Err(TmuxError::TimedOut {
+                    after: std::time::Duration::from_secs(2),
+                }),
+            }
+        };
+        s.update(answer, T0 + 5);
+        let again = written(&same(&mut s, T0 + 500));
+        if lands {
+            assert_eq!(again, [], "landed: the cards show it");
+            assert!(s.cards[0].pane.remain_on_exit);
+            assert_eq!(s.cards[0].pane.opts.agent, "claude");
+        } else {
+            let mut again = again;
+            again.sort_by_key(|(_, k, _)| *k as u8);
+            let mut sets = sets;
+            sets.sort_by_key(|(_, k, _)| *k as u8);
+            assert_eq!(again, sets, "failed: written again");
+        }
+    }
 }
 
 #[test]
@@ -1733,6 +1888,35 @@ fn a_screen_read_asks_for_the_hooked_panes_records_only() {
             _ => None,
         });
     assert_eq!(hot, Some(vec![PaneId(1)]));
+}
+
+#[test]
+fn a_look_that_learnt_nothing_is_not_taken_for_every_pane_gone() {
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    s.update(Msg::Tick, T0);
+    let mut o = obs(vec![]);
+    o.same = true;
+    let fx = s.update(Msg::polled(Ok(o)), T0);
+    assert!(journaled(&fx).is_empty());
+    let fx = s.update(Msg::Tick, T0 + 500);
+    assert!(fx.contains(&Effect::Poll {
+        server: ServerId::Local,
+        hot: vec![],
+        whole: true
+    }));
+    // A dead pane whose exit status is awaited: every look hands over its panes (each
+    // counts towards giving up on it).
+    let mut p = pane(1, 1, "claude");
+    p.dead = true;
+    let mut fx = s.update(Msg::polled(Ok(obs(vec![p]))), T0 + 500);
+    assert_eq!(s.cards[0].life, Life::Reading);
+    fx.extend(s.update(Msg::Tick, T0 + 1_000));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::Poll { whole: true, .. })),
+        "{fx:?}"
+    );
 }
 
 #[test]
@@ -1935,11 +2119,13 @@ mod hosts {
         let fx = s.update(Msg::Tick, T0);
         assert!(fx.contains(&Effect::Poll {
             server: ServerId::Local,
-            hot: vec![]
+            hot: vec![],
+            whole: true,
         }));
         assert!(fx.contains(&Effect::Poll {
             server: ServerId::Host(0),
-            hot: vec![]
+            hot: vec![],
+            whole: true,
         }));
         s.update(Msg::polled(Ok(obs(vec![pane(1, 0, "claude")]))), T0);
         s.update(remote_obs(vec![pane(1, 0, "codex")]), T0);
