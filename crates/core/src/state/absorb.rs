@@ -5,6 +5,9 @@
 
 use super::*;
 
+/// Every card's records are compared with its pane's options at least this often.
+const RECORDS_EVERY_MS: Millis = 2_000;
+
 impl State {
     /// Folds a look at one server into the cards: that server's cards are made anew from
     /// it, the others' are left as they are.
@@ -54,6 +57,7 @@ impl State {
         marks: &mut Vec<(PaneId, Opt, String)>,
         fx: &mut Vec<Effect>,
     ) {
+        self.reads.records_at = None;
         let mut orphans = std::mem::take(&mut obs.orphans);
         let malformed = self.servers.get(srv).map_or(0, |s| s.malformed);
         if obs.listing.malformed != malformed {
@@ -266,7 +270,16 @@ impl State {
         // options anew.
         let mut sets = marks;
         if !self.reads.options_in_flight {
-            let writes = self.option_writes();
+            // The records are due after cards were made anew, and every 2 s as a net; in
+            // between only what agents do changes (most looks, one per output heard).
+            let records = self
+                .reads
+                .records_at
+                .is_none_or(|t| now.saturating_sub(t) >= RECORDS_EVERY_MS);
+            if records {
+                self.reads.records_at = Some(now);
+            }
+            let writes = self.option_writes(records);
             let verdicts = &mut self.supervision.verdicts;
             if verdicts.len() > self.cards.len() {
                 let ids: std::collections::HashSet<PaneId> =
@@ -299,8 +312,10 @@ impl State {
     }
 
     /// What tmux forgets at death, recorded while the agent pane is alive; and
-    /// remain-on-exit so its output outlives it.
-    pub(super) fn option_writes(&self) -> Vec<(PaneId, Opt, String)> {
+    /// remain-on-exit so its output outlives it. Without `records`, only what the agents do
+    /// (the supervisor's state word and verdict): nothing else of a card changes in a look
+    /// that learnt nothing.
+    pub(super) fn option_writes(&self, records: bool) -> Vec<(PaneId, Opt, String)> {
         let mut sets = Vec::new();
         for card in &self.cards {
             let Some(kind) = &card.agent else {
@@ -317,7 +332,7 @@ impl State {
             let def = self
                 .agents
                 .get(kind)
-                .filter(|d| d.id != crate::agent::IdShape::None);
+                .filter(|d| records && d.id != crate::agent::IdShape::None);
             if let (true, Some(def)) = (p.opts.session_id.is_empty(), def) {
                 if let Some(id) = resume::named_session_id(card).filter(|id| def.id.accepts(id)) {
                     set(Opt::SessionId, &id);
@@ -346,7 +361,7 @@ impl State {
                     _ => {}
                 }
             }
-            if p.dead {
+            if p.dead || !records {
                 continue;
             }
             // Not for a shell typed at: its pane ends when the user ends the shell.

@@ -266,6 +266,7 @@ impl State {
                 // again (the other options are, as the cards do not show them).
                 if result.is_err() {
                     self.supervision.forget_said();
+                    self.reads.records_at = None;
                 }
             }
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),

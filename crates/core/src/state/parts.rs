@@ -88,6 +88,9 @@ pub struct Reads {
     /// Where in the list the next read of lines on screen starts.
     pub(super) list_read_from: usize,
     pub(super) options_in_flight: bool,
+    /// When every card's records were last compared with its pane's options (see
+    /// [`State::option_writes`](super::State)); `None`: due at the next look.
+    pub(super) records_at: Option<Millis>,
     pub(super) discover_in_flight: bool,
 }
 
@@ -99,6 +102,7 @@ impl Default for Reads {
             preview_lines: crate::layout::MIN_PREVIEW,
             list_read_from: 0,
             options_in_flight: false,
+            records_at: None,
             discover_in_flight: false,
         }
     }

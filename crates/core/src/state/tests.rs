@@ -1849,7 +1849,8 @@ fn what_landed_is_not_written_again_and_what_failed_is() {
             }
         };
         s.update(answer, T0 + 5);
-        let again = written(&same(&mut s, T0 + 500));
+        // Past the 2 s within which every card's records are compared again.
+        let again = written(&same(&mut s, T0 + 2_500));
         if lands {
             assert_eq!(again, [], "landed: the cards show it");
             assert!(s.cards[0].pane.remain_on_exit);
@@ -1862,6 +1863,38 @@ fn what_landed_is_not_written_again_and_what_failed_is() {
             assert_eq!(again, sets, "failed: written again");
         }
     }
+}
+
+#[test]
+fn a_look_that_learnt_nothing_compares_the_records_only_every_two_seconds() {
+    let remain = |fx: &[Effect]| {
+        fx.iter().any(|e| {
+            matches!(e, Effect::SetOptions(v) if v.iter().any(|(_, k, _)| *k == Opt::RemainOnExit))
+        })
+    };
+    let same = |s: &mut State, now: Millis| {
+        let mut o = obs(vec![]);
+        o.same = true;
+        s.update(Msg::Tick, now);
+        s.update(Msg::polled(Ok(o)), now)
+    };
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    let mut p = pane(1, 1, "claude");
+    p.remain_on_exit = false;
+    s.update(Msg::Tick, T0);
+    assert!(remain(&s.update(Msg::polled(Ok(obs(vec![p]))), T0)));
+    // Answered, but tmux still says off (another hand turned it off again, say).
+    s.update(
+        Msg::OptionsSet {
+            landed: vec![],
+            result: Ok(()),
+        },
+        T0 + 5,
+    );
+    assert!(!remain(&same(&mut s, T0 + 500)), "only what agents do");
+    assert!(!remain(&same(&mut s, T0 + 1_900)));
+    assert!(remain(&same(&mut s, T0 + 2_000)), "the net");
 }
 
 #[test]
