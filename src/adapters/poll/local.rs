@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::{lock, Prober, SWEEP, YOUNG};
+use super::{lock, PaneProcs, Prober, SWEEP, YOUNG};
 use crate::adapters::procs::local::{last_pid, read_cmdline, read_stat, ProcInfo};
 use crate::adapters::procs::tree::{Stale, TreeMap};
 use crate::core::agent::{is_launcher, program_name};
@@ -16,14 +16,28 @@ use crate::core::time::Millis;
 impl Prober {
     /// The panes' processes, read from this machine's `/proc`: each pane process's name and
     /// start (cached by pid), its argv when it is new or a launcher, the foreground trees,
-    /// and the agents' state files.
+    /// and the agents' state files. `told`: the mirror's count of what tmux told (see
+    /// [`Mirror::told`](crate::adapters::mirror::Mirror::told)): the same as at the last
+    /// look, with no process young, read anew or a launcher then, the panes' own processes
+    /// are as they were, and their names and starts are not gathered again (`comm` and
+    /// `started` are left empty; [`Self::fill_procs`] fills them if they are wanted).
     pub(super) fn local_procs(
         &self,
         mut obs: Observation,
         panes: &[crate::core::pane::Pane],
+        told: u64,
         ended: &HashSet<u32>,
         now: std::time::Instant,
     ) -> Observation {
+        let mut known = lock(&self.pane_procs);
+        if known.told == Some(told) && !known.restless {
+            obs.tree = self.trees(panes, &known.comm, ended);
+            drop(known);
+            obs.orphans = self.orphans();
+            obs.agent_files = self.agent_files(now);
+            return obs;
+        }
+        let mut restless = false;
         let mut cache = self.procs.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = std::collections::HashSet::new();
         for pane in panes {
@@ -39,10 +53,12 @@ impl Prober {
                 .get(&pid)
                 .is_none_or(|i| i.young() || i.command != pane.current_command);
             let Some(info) = self.info(&mut cache, pid, &pane.current_command, new_process) else {
+                restless = true;
                 continue;
             };
             obs.comm.insert(pane.id, info.comm.clone());
             let launcher = is_launcher(program_name(&pane.current_command));
+            restless |= launcher || new_process;
             if launcher || new_process {
                 // A launcher's script is read every poll (it names the agent); any other
                 // pane process once, when it is new (its argv may name a session id that
@@ -62,7 +78,23 @@ impl Prober {
         obs.tree = self.trees(panes, &obs.comm, ended);
         obs.orphans = self.orphans();
         obs.agent_files = self.agent_files(now);
+        *known = PaneProcs {
+            told: Some(told),
+            restless,
+            comm: obs.comm.clone(),
+            started: obs.started.clone(),
+        };
         obs
+    }
+
+    /// The names and starts of the panes' own processes, as last gathered, where
+    /// [`Self::local_procs`] left them out.
+    pub(super) fn fill_procs(&self, obs: &mut Observation) {
+        if obs.comm.is_empty() {
+            let known = lock(&self.pane_procs);
+            obs.comm.clone_from(&known.comm);
+            obs.started.clone_from(&known.started);
+        }
     }
 
     /// The foreground tree of every live pane: looked at again for panes whose process or

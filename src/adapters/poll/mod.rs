@@ -59,6 +59,20 @@ pub struct Prober {
     hearing: Arc<Mutex<hear::Hearing>>,
     /// What the last look handed over, to tell a look that found nothing new.
     handed: Mutex<Option<Handed>>,
+    /// The panes' own processes as last gathered.
+    pane_procs: Mutex<PaneProcs>,
+}
+
+/// The names and starts of the panes' own processes as last gathered, and when.
+#[derive(Default)]
+struct PaneProcs {
+    /// The mirror's count of what tmux told at the time.
+    told: Option<u64>,
+    /// A process then was young, read anew or a launcher (read every look): gathered again
+    /// at the next look.
+    restless: bool,
+    comm: HashMap<PaneId, String>,
+    started: HashMap<PaneId, Millis>,
 }
 
 /// What a look handed over, to be compared with the next: the mirror's count of what tmux
@@ -99,6 +113,7 @@ impl Prober {
             attending: std::sync::atomic::AtomicBool::new(true),
             hearing: Arc::new(Mutex::new(hear::Hearing::default())),
             handed: Mutex::new(None),
+            pane_procs: Mutex::new(PaneProcs::default()),
         }
     }
 
@@ -245,7 +260,7 @@ impl Prober {
             };
             return Ok(self.remote_procs(obs, listing, settle).await);
         }
-        let mut obs = self.local_procs(obs, &panes, &heard.ended, now);
+        let mut obs = self.local_procs(obs, &panes, told, &heard.ended, now);
         // Nothing new since the last look: nothing told of the panes but what agentwatch
         // wrote (its core knows), no process read anew, the same trees and no orphan. The
         // core's cards stand; it hears only output and files.
@@ -262,6 +277,7 @@ impl Prober {
             obs.started.clear();
             head
         } else {
+            self.fill_procs(&mut obs);
             crate::core::pane::Listing {
                 panes: panes.to_vec(),
                 ..head
