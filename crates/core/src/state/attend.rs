@@ -210,7 +210,7 @@ impl State {
                 .looked_at(def.and_then(|d| d.screen_says(screen)));
             // A hook's pane options, where a hook writes them, are read with the screen's
             // news. A pane where none was ever seen is asked nothing more: its hook options
-            // would show at the next full listing (every 15 s), and reading a record whole
+            // would show at the next full listing (every 15 s, a minute with 1000 panes), and reading a record whole
             // after every look made most looks at churning agents cost a pass over all.
             let hooked = !card.pane.hook_status.is_empty() || card.attention.hook.is_some();
             if let (true, Some(s)) = (hooked, self.servers.get_mut(card.pane.id.server())) {
