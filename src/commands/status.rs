@@ -312,7 +312,13 @@ async fn look_as(
     });
     for (server, result) in futures_util::future::join_all(looks).await {
         let now = clock.now();
-        state.update(Msg::Polled { server, result }, now);
+        state.update(
+            Msg::Polled {
+                server,
+                result: result.map(Box::new),
+            },
+            now,
+        );
     }
     Ok(state)
 }

@@ -182,7 +182,10 @@ impl Io {
                         }
                     }
                 };
-                Msg::Polled { server, result }
+                Msg::Polled {
+                    server,
+                    result: result.map(Box::new),
+                }
             }
             Effect::Kick {
                 server: ServerId::Local,

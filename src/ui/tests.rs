@@ -971,7 +971,7 @@ mod views {
         s.update(
             Msg::Polled {
                 server: ServerId::Host(0),
-                result: Ok(o),
+                result: Ok(Box::new(o)),
             },
             T0 + 1_000,
         );

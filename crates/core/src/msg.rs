@@ -145,10 +145,10 @@ pub enum Msg {
         height: u16,
     },
     /// The answer to [`Effect::Poll`]: a look at one server, its pane ids already of that
-    /// server ([`PaneId::on`]).
+    /// server ([`PaneId::on`]). Boxed: a look is large, and every other message small.
     Polled {
         server: ServerId,
-        result: Result<Observation, TmuxError>,
+        result: Result<Box<Observation>, TmuxError>,
     },
     Screens(Result<HashMap<PaneId, String>, TmuxError>),
     OptionsSet {
@@ -219,7 +219,7 @@ impl Msg {
     pub fn polled(result: Result<Observation, TmuxError>) -> Msg {
         Msg::Polled {
             server: ServerId::Local,
-            result,
+            result: result.map(Box::new),
         }
     }
 }

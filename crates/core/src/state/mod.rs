@@ -227,7 +227,7 @@ impl State {
             Msg::Closed { pane, result } => self.closed(pane, result, now),
             Msg::OrphansEnded { pane, result } => self.orphans_ended(pane, result, now),
             Msg::Jumped { pane, result } => self.jumped(pane, result, now),
-            Msg::Polled { server, result } => self.polled(server, result, now, &mut fx),
+            Msg::Polled { server, result } => self.polled(server, result.map(|o| *o), now, &mut fx),
             Msg::RosterLoaded(r) => self.roster_loaded(r),
             Msg::Recreated(results) => self.recreated(results, &mut fx),
             Msg::Screens(result) => {

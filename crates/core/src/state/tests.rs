@@ -2041,7 +2041,7 @@ mod hosts {
         o.listing.server_pid = server_pid;
         Msg::Polled {
             server: ServerId::Host(0),
-            result: Ok(o),
+            result: Ok(Box::new(o)),
         }
     }
 
