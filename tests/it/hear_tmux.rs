@@ -170,6 +170,35 @@ async fn a_look_that_learnt_nothing_hands_over_no_panes_and_still_hears_output()
             }
         }
     }
+    // One pane read whole (a card on screen): that pane only, the others stand.
+    let quiet = server.new_window(&["sleep", "1000"]);
+    let end = std::time::Instant::now() + *WAIT;
+    while !prober
+        .observe_hot(&[], false)
+        .await
+        .unwrap()
+        .listing
+        .panes
+        .iter()
+        .any(|p| p.id == id(&quiet))
+    {
+        assert!(
+            std::time::Instant::now() < end,
+            "the new pane is never told"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let end = std::time::Instant::now() + *WAIT;
+    loop {
+        assert!(std::time::Instant::now() < end, "never a partial look");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[id(&quiet)], false).await.unwrap();
+        if obs.partial {
+            let ids: Vec<PaneId> = obs.listing.panes.iter().map(|p| p.id).collect();
+            assert_eq!(ids, [id(&quiet)]);
+            break;
+        }
+    }
     // Asked for the panes: told, changed or not.
     let whole = prober.observe_hot(&[], true).await.unwrap();
     assert!(!whole.same);

@@ -125,6 +125,10 @@ pub struct Observation {
     /// processes): the listing has no panes, and the cards stand as they are; only output,
     /// output times and agents' files are news. Never when the poll asked for `whole`.
     pub same: bool,
+    /// Only the panes read whole this look changed since the last (nothing else told, no
+    /// other process read anew): the listing holds those only, and the other cards stand.
+    /// Never when the poll asked for `whole`.
+    pub partial: bool,
 }
 
 /// Something that happened.

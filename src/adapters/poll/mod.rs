@@ -271,11 +271,39 @@ impl Prober {
             && handed
                 .as_ref()
                 .is_some_and(|h| h.told == told && Arc::ptr_eq(&h.tree, &obs.tree));
+        // Only the panes read whole may have changed (the cards on screen once a second, the
+        // deaths being handled): nothing else told since the last look (one answer, and
+        // neither listing), every one of them still there, no other process read anew, the
+        // same trees. The core makes only their cards anew.
+        let fetched: std::collections::HashSet<PaneId> = ask.fetch.iter().copied().collect();
+        let partial = !whole
+            && !same
+            && !fetched.is_empty()
+            && !ask.full
+            && !ask.brief
+            && more_ids.is_empty()
+            && obs.orphans.is_empty()
+            && obs.foreground.keys().all(|id| fetched.contains(id))
+            && handed
+                .as_ref()
+                .is_some_and(|h| h.told + 1 == told && Arc::ptr_eq(&h.tree, &obs.tree))
+            && panes.iter().filter(|p| fetched.contains(&p.id)).count() == fetched.len();
         obs.listing = if same {
             obs.same = true;
             obs.comm.clear();
             obs.started.clear();
             head
+        } else if partial {
+            obs.partial = true;
+            self.fill_procs(&mut obs);
+            crate::core::pane::Listing {
+                panes: panes
+                    .iter()
+                    .filter(|p| fetched.contains(&p.id))
+                    .cloned()
+                    .collect(),
+                ..head
+            }
         } else {
             self.fill_procs(&mut obs);
             crate::core::pane::Listing {

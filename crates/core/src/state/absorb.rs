@@ -26,10 +26,12 @@ impl State {
         let auto_all = std::mem::take(&mut obs.listing.auto_all);
         let mut marks = Vec::new();
         let known = self.servers.get(srv).is_some_and(|s| s.listed.is_some());
-        match (obs.same, known) {
+        match (obs.same || obs.partial, known) {
             // Nothing changed since the last look: the cards stand (made again, they would
             // be the same; this is most looks while agents work, one for each output heard).
-            (true, true) => {}
+            (true, true) if obs.same => {}
+            // Only the panes read whole changed: their cards are made anew.
+            (true, true) => self.remake_cards(srv, obs, now, &mut marks, fx),
             // Never asked for so; an empty listing is not to be taken as every pane gone.
             (true, false) => {
                 if let Some(s) = self.servers.get_mut(srv) {
@@ -73,20 +75,25 @@ impl State {
         if let Some(s) = self.servers.get_mut(srv) {
             s.malformed = obs.listing.malformed;
         }
+        // A partial look: only its panes' cards are made anew, the others stand.
+        let partial = obs.partial;
+        let told: std::collections::HashSet<PaneId> =
+            obs.listing.panes.iter().map(|p| p.id).collect();
         let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
             .into_iter()
-            .partition(|c| c.pane.id.server() == srv);
+            .partition(|c| c.pane.id.server() == srv && (!partial || told.contains(&c.pane.id)));
         let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
         let selected_pos = self
             .grid
             .selected
             .and_then(|id| old.get(&id).map(Card::place));
-        let listed: std::collections::HashSet<PaneId> =
-            obs.listing.panes.iter().map(|p| p.id).collect();
+        let listed = told;
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
-        self.overlays
-            .closing
-            .retain(|id| id.server() != srv || listed.contains(id));
+        if !partial {
+            self.overlays
+                .closing
+                .retain(|id| id.server() != srv || listed.contains(id));
+        }
         for pane in obs.listing.panes {
             if self.overlays.closing.contains(&pane.id) {
                 continue;
@@ -176,12 +183,13 @@ impl State {
                 self.cards.iter().map(|c| c.pane.id).collect();
             self.supervision.waits_told.retain(|id, _| ids.contains(id));
         }
-        if let Some(s) = self.servers.get_mut(srv) {
+        if let (false, Some(s)) = (partial, self.servers.get_mut(srv)) {
             s.listed = Some(listed);
         }
         // Agent panes that vanished while their agent ran: never silence. (Not when a
-        // record did not parse: that pane may still be there.)
-        if self.supervision.supervising && obs.listing.malformed == 0 {
+        // record did not parse: that pane may still be there; a partial look lists only
+        // panes that are.)
+        if self.supervision.supervising && obs.listing.malformed == 0 && !partial {
             let mut gone: Vec<Card> = old
                 .into_values()
                 .filter(|c| c.agent.is_some() && !c.pane.dead && c.life == Life::Running)

@@ -1898,6 +1898,30 @@ fn a_look_that_learnt_nothing_compares_the_records_only_every_two_seconds() {
 }
 
 #[test]
+fn a_partial_look_makes_only_its_panes_cards_anew() {
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    poll(&mut s, vec![pane(1, 1, "claude"), pane(2, 2, "claude")], T0);
+    let two = s.cards.iter().find(|c| c.pane.id == PaneId(2)).cloned();
+    // %1 died, and only it was read whole.
+    let mut o = obs(vec![dead(pane(1, 1, "claude"), Some(1), None)]);
+    o.partial = true;
+    s.update(Msg::Tick, T0 + 500);
+    let fx = s.update(Msg::polled(Ok(o)), T0 + 500);
+    assert_eq!(s.cards.len(), 2, "{fx:?}");
+    let one = s.cards.iter().find(|c| c.pane.id == PaneId(1)).unwrap();
+    assert!(matches!(one.life, Life::Dead(_)), "{:?}", one.life);
+    assert_eq!(
+        s.cards
+            .iter()
+            .find(|c| c.pane.id == PaneId(2))
+            .map(|c| &c.pane),
+        two.as_ref().map(|c| &c.pane)
+    );
+    assert!(!journaled(&fx).contains(&"gone".to_string()), "%2 stands");
+}
+
+#[test]
 fn a_screen_read_asks_for_the_hooked_panes_records_only() {
     let mut s = state((120, 40));
     s.headless = true;
