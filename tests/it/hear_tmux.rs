@@ -16,6 +16,17 @@ fn id(pane: &str) -> PaneId {
     PaneId::parse(pane).unwrap()
 }
 
+/// A poller of `server` over control mode that wants `panes` heard.
+fn hearing(server: &TmuxServer, panes: &[&str]) -> Prober {
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
+        .with_env(server.env_pairs())
+        .with_control_mode(true);
+    let prober = Prober::new(tmux);
+    let ids: Vec<PaneId> = panes.iter().map(|p| id(p)).collect();
+    prober.attend(false, &ids);
+    prober
+}
+
 #[tokio::test]
 async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows() {
     let server = TmuxServer::start();
@@ -39,11 +50,7 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
         ])
         .trim()
         .to_string();
-    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
-        .with_env(server.env_pairs())
-        .with_control_mode(true);
-    let prober = Prober::new(tmux);
-    prober.attend(false, &[id(&wanted), id(&quiet), id(&elsewhere)]);
+    let prober = hearing(&server, &[&wanted, &quiet, &elsewhere]);
     let asked = agentwatch::adapters::wall_ms();
     let obs = prober.observe_hot(&[], true).await.unwrap();
     // Turned on by this poll: heard from then on, nothing of before.
@@ -104,11 +111,7 @@ async fn a_pane_that_writes_for_long_is_sampled_and_its_stop_still_heard() {
         "-c",
         "i=0; while [ $i -lt 30 ]; do echo x; sleep 0.1; i=$((i+1)); done; exec sleep 1000",
     ]);
-    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
-        .with_env(server.env_pairs())
-        .with_control_mode(true);
-    let prober = Prober::new(tmux);
-    prober.attend(false, &[id(&pane)]);
+    let prober = hearing(&server, &[&pane]);
     let end = std::time::Instant::now() + *WAIT;
     let mut seen_writing = false;
     loop {
@@ -143,11 +146,7 @@ async fn a_look_that_learnt_nothing_hands_over_no_panes_and_still_hears_output()
         "-c",
         "while :; do echo x; read -t 0.2 <> /dev/null; done",
     ]);
-    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
-        .with_env(server.env_pairs())
-        .with_control_mode(true);
-    let prober = Prober::new(tmux);
-    prober.attend(false, &[id(&pane)]);
+    let prober = hearing(&server, &[&pane]);
     let first = prober.observe_hot(&[], false).await.unwrap();
     assert!(!first.same, "the first look tells the panes");
     assert!(first.listing.panes.iter().any(|p| p.id == id(&pane)));
