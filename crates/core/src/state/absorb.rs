@@ -288,27 +288,7 @@ impl State {
                 self.reads.records_at = Some(now);
             }
             let writes = self.option_writes(records);
-            let verdicts = &mut self.supervision.verdicts;
-            if verdicts.len() > self.cards.len() {
-                let ids: std::collections::HashSet<PaneId> =
-                    self.cards.iter().map(|c| c.pane.id).collect();
-                verdicts.retain(|id, _| ids.contains(id));
-            }
-            for (id, _, v) in writes.iter().filter(|(_, k, _)| *k == Opt::Verdict) {
-                match crate::attention::Verdict::parse(v) {
-                    Some(v) => verdicts.insert(*id, v),
-                    None => verdicts.remove(id),
-                };
-            }
-            let states = &mut self.supervision.states;
-            if states.len() > self.cards.len() {
-                let ids: std::collections::HashSet<PaneId> =
-                    self.cards.iter().map(|c| c.pane.id).collect();
-                states.retain(|id, _| ids.contains(id));
-            }
-            for (id, _, v) in writes.iter().filter(|(_, k, _)| *k == Opt::State) {
-                states.insert(*id, v.clone());
-            }
+            self.supervision.said(&self.cards, &writes);
             if !writes.is_empty() {
                 self.reads.options_in_flight = true;
                 sets.extend(writes);

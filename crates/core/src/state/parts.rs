@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::layout::Mode;
 use crate::msg::{Event, Supervisor};
-use crate::pane::PaneId;
+use crate::pane::{Opt, PaneId};
 use crate::roster::Roster;
 use crate::settings::Order;
 use crate::supervisor::Policy;
@@ -184,6 +184,26 @@ pub struct Lost {
 }
 
 impl Supervision {
+    /// Keeps the verdicts and state words among `writes` as said (compared with, not read
+    /// back); forgets those of panes that have no card.
+    pub(super) fn said(&mut self, cards: &[crate::card::Card], writes: &[(PaneId, Opt, String)]) {
+        if self.verdicts.len() > cards.len() || self.states.len() > cards.len() {
+            let ids: HashSet<PaneId> = cards.iter().map(|c| c.pane.id).collect();
+            self.verdicts.retain(|id, _| ids.contains(id));
+            self.states.retain(|id, _| ids.contains(id));
+        }
+        for (id, opt, v) in writes {
+            if *opt == Opt::State {
+                self.states.insert(*id, v.clone());
+            } else if *opt == Opt::Verdict {
+                match crate::attention::Verdict::parse(v) {
+                    Some(v) => self.verdicts.insert(*id, v),
+                    None => self.verdicts.remove(id),
+                };
+            }
+        }
+    }
+
     /// What this instance wrote may not be on the panes (a write failed, or another
     /// supervisor wrote since): the verdicts and state words are written anew.
     pub(super) fn forget_said(&mut self) {
