@@ -464,9 +464,16 @@ impl Attention {
 
     /// Each source's word, most exact first (what `explain` prints).
     pub fn words(&self) -> Vec<Report> {
+        // Said as it was learnt: a byte heard as it was written, or tmux's output time of
+        // the pane's window (seconds, and the window's, not the pane's).
+        let why = if self.heard {
+            "its output is heard"
+        } else {
+            "its window has output"
+        };
         let output = self
             .working_since
-            .map(|_| Report::new(Doing::Working, Told::Output, "its window has output"));
+            .map(|_| Report::new(Doing::Working, Told::Output, why));
         [
             self.file.clone(),
             self.hook_report(),

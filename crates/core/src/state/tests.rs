@@ -1724,11 +1724,14 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
     let fx = heard(&mut s, Some(T0 + 300), T0 + 5_000);
     assert!(looks(&fx).is_empty());
     assert!(verdict(&fx).is_empty());
-    // A byte: working at once.
-    assert_eq!(
-        journaled(&heard(&mut s, Some(T0 + 5_100), T0 + 5_150)),
-        ["working"]
-    );
+    // A byte: working at once, said as heard (not as the window's output time).
+    let fx = heard(&mut s, Some(T0 + 5_100), T0 + 5_150);
+    assert_eq!(journaled(&fx), ["working"]);
+    let detail = fx.iter().find_map(|e| match e {
+        Effect::Journal(ev) => ev.detail.clone(),
+        _ => None,
+    });
+    assert_eq!(detail.as_deref(), Some("its output is heard"));
     // A new connection has heard nothing yet: no news, not a new byte; quiet in time.
     assert!(journaled(&heard(&mut s, None, T0 + 5_300)).is_empty());
     assert_eq!(looks(&heard(&mut s, None, T0 + 5_700)), [PaneId(1)]);
