@@ -309,7 +309,9 @@ impl Mirror {
         }
     }
 
-    /// The panes as tmux last told them, in its order.
+    /// The panes as tmux last told them, in its order, with the head (the poller takes the
+    /// shared [`Mirror::panes`] and [`Mirror::head`] apart).
+    #[cfg(test)]
     pub fn listing(&mut self) -> Listing {
         Listing {
             panes: self.panes().to_vec(),

@@ -265,29 +265,33 @@ impl Prober {
         // wrote (its core knows), no process read anew, the same trees and no orphan. The
         // core's cards stand; it hears only output and files.
         let mut handed = lock(&self.handed);
-        let same = !whole
-            && obs.foreground.is_empty()
-            && obs.orphans.is_empty()
-            && handed
-                .as_ref()
-                .is_some_and(|h| h.told == told && Arc::ptr_eq(&h.tree, &obs.tree));
+        // How many answers of tmux may have changed panes since the last look, when nothing
+        // else did (the same trees, no orphan).
+        let told_since = handed
+            .as_ref()
+            .filter(|h| !whole && obs.orphans.is_empty() && Arc::ptr_eq(&h.tree, &obs.tree))
+            .map(|h| told.saturating_sub(h.told));
+        let same = told_since == Some(0) && obs.foreground.is_empty();
         // Only the panes read whole may have changed (the cards on screen once a second, the
         // deaths being handled): nothing else told since the last look (one answer, and
         // neither listing), every one of them still there, no other process read anew, the
         // same trees. The core makes only their cards anew.
         let fetched: std::collections::HashSet<PaneId> = ask.fetch.iter().copied().collect();
-        let partial = !whole
-            && !same
-            && !fetched.is_empty()
+        let only: Vec<crate::core::pane::Pane> = if told_since == Some(1)
             && !ask.full
             && !ask.brief
             && more_ids.is_empty()
-            && obs.orphans.is_empty()
             && obs.foreground.keys().all(|id| fetched.contains(id))
-            && handed
-                .as_ref()
-                .is_some_and(|h| h.told + 1 == told && Arc::ptr_eq(&h.tree, &obs.tree))
-            && panes.iter().filter(|p| fetched.contains(&p.id)).count() == fetched.len();
+        {
+            panes
+                .iter()
+                .filter(|p| fetched.contains(&p.id))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let partial = !only.is_empty() && only.len() == fetched.len();
         obs.listing = if same {
             obs.same = true;
             obs.comm.clear();
@@ -297,11 +301,7 @@ impl Prober {
             obs.partial = true;
             self.fill_procs(&mut obs);
             crate::core::pane::Listing {
-                panes: panes
-                    .iter()
-                    .filter(|p| fetched.contains(&p.id))
-                    .cloned()
-                    .collect(),
+                panes: only,
                 ..head
             }
         } else {

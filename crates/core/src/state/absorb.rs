@@ -26,20 +26,19 @@ impl State {
         let auto_all = std::mem::take(&mut obs.listing.auto_all);
         let mut marks = Vec::new();
         let known = self.servers.get(srv).is_some_and(|s| s.listed.is_some());
-        match (obs.same || obs.partial, known) {
-            // Nothing changed since the last look: the cards stand (made again, they would
-            // be the same; this is most looks while agents work, one for each output heard).
-            (true, true) if obs.same => {}
-            // Only the panes read whole changed: their cards are made anew.
-            (true, true) => self.remake_cards(srv, obs, now, &mut marks, fx),
-            // Never asked for so; an empty listing is not to be taken as every pane gone.
-            (true, false) => {
-                if let Some(s) = self.servers.get_mut(srv) {
-                    s.remake = true;
-                }
-                return;
+        if (obs.same || obs.partial) && !known {
+            // Never asked for so; a listing of some panes or none is not to be taken as
+            // every other pane gone.
+            if let Some(s) = self.servers.get_mut(srv) {
+                s.remake = true;
             }
-            (false, _) => self.remake_cards(srv, obs, now, &mut marks, fx),
+            return;
+        }
+        // Nothing changed since the last look (most looks while agents work, one for each
+        // output heard): the cards stand; made again, they would be the same. A partial look
+        // makes only its panes' cards anew.
+        if !obs.same {
+            self.remake_cards(srv, obs, now, &mut marks, fx);
         }
         let written = super::attend::Written {
             times: &activity,
@@ -77,17 +76,16 @@ impl State {
         }
         // A partial look: only its panes' cards are made anew, the others stand.
         let partial = obs.partial;
-        let told: std::collections::HashSet<PaneId> =
+        let listed: std::collections::HashSet<PaneId> =
             obs.listing.panes.iter().map(|p| p.id).collect();
         let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
             .into_iter()
-            .partition(|c| c.pane.id.server() == srv && (!partial || told.contains(&c.pane.id)));
+            .partition(|c| c.pane.id.server() == srv && (!partial || listed.contains(&c.pane.id)));
         let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
         let selected_pos = self
             .grid
             .selected
             .and_then(|id| old.get(&id).map(Card::place));
-        let listed = told;
         let mut cards = Vec::with_capacity(obs.listing.panes.len());
         if !partial {
             self.overlays
