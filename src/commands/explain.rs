@@ -92,9 +92,9 @@ pub fn explain(
                 Life::Dead(e) => e.describe(),
                 _ => "process exited (code unknown)".to_string(),
             };
-            out.push_str(&format!(
-                "dead: {exit}. What an agent does is told only while it runs.\n"
-            ));
+            out.push_str(&format!("dead: {exit}.\n"));
+            out.push_str(&why_it_stopped(card, now, tz));
+            out.push_str("What an agent does is told only while it runs.\n");
             return out;
         }
     }
@@ -149,10 +149,49 @@ pub fn explain(
     out
 }
 
+/// Why a dead agent stopped, the lines that decided it, and what follows from it.
+fn why_it_stopped(card: &Card, now: Millis, tz: &TimeZone) -> String {
+    let Some(stop) = &card.stop else {
+        return "why: not known (its last lines could not be read)\n".to_string();
+    };
+    let mut out = format!("why: {} ({})\n", stop.label(tz), stop.cause.word());
+    if let Some(t) = stop.resets_at {
+        out.push_str(&format!(
+            "  the limit resets at {} ({})\n",
+            crate::core::time::local(t, tz),
+            crate::ui::card::until(t, now)
+        ));
+    }
+    out.push_str("  decided by:\n");
+    for line in &stop.evidence {
+        out.push_str(&format!("    {line}\n"));
+    }
+    if stop.evidence.len() < 2 && stop.cause != crate::core::cause::Cause::Deliberate {
+        out.push_str(
+            "    (no line of its last output names a cause; the words are listed under [agents.NAME.causes] in the docs)\n",
+        );
+    }
+    let agent = card.agent.as_deref().unwrap_or("the agent");
+    let next = match &card.auto {
+        crate::core::card::Auto::Held(h) => h.reason(agent),
+        crate::core::card::Auto::Scheduled { due, .. } => Some(format!(
+            "an auto-resume is due at {} ({})",
+            clock(*due, tz),
+            crate::ui::card::until(*due, now)
+        )),
+        _ => None,
+    };
+    if let Some(n) = next {
+        out.push_str(&format!("  next: {n}\n"));
+    }
+    out
+}
+
 fn said(d: Doing) -> &'static str {
     match d {
         Doing::Waiting => "waiting for input",
         Doing::Idle => "idle at its input box",
+        Doing::Limited => "at its usage limit",
         Doing::Working => "working",
     }
 }

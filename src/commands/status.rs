@@ -34,7 +34,8 @@ pub struct Row {
     /// with no agent runs.
     pub command: String,
     /// Alive: `working`, `waiting` (a prompt for its user), `idle` (its turn over, at its
-    /// input box) or `running` (what it does cannot be told). Dead: `exited`, `killed`,
+    /// input box), `limited` (at its usage limit, see `resets_at`) or `running` (what it
+    /// does cannot be told). Dead: `exited`, `killed`,
     /// `finished`, `resuming`, `gave_up`, `unknown`. `not_running`: a shell prompt whose
     /// agent is not running.
     pub state: &'static str,
@@ -51,6 +52,15 @@ pub struct Row {
     /// For `waiting`: the line on its screen (or a hook's reason) that says so (`Do you want
     /// to proceed?`).
     pub waiting_for: Option<String>,
+    /// Why a dead agent stopped: `usage_limit`, `auth`, `overloaded`, `network`,
+    /// `out_of_memory`, `resume_rejected`, `deliberate`, `crash` or `unknown` (`null` while
+    /// alive, or not read yet). A live agent at a limit (`limited`): `usage_limit`.
+    pub cause: Option<&'static str>,
+    /// What decided the cause: the exit, and the lines of its output that said so (for
+    /// `limited`, the limit's line on its screen).
+    pub evidence: Vec<String>,
+    /// For a usage limit: when it resets, as the agent said (RFC 3339, UTC).
+    pub resets_at: Option<String>,
     /// For `working`, `waiting` and `idle`: since when, as far as agentwatch saw (RFC 3339,
     /// UTC).
     pub since: Option<String>,
@@ -254,11 +264,32 @@ async fn look_as(
         (200, 50),
     );
     state.supervision.supervising = supervised;
+    state.tz = crate::run::time_zone();
+    state.zones = jiff::tz::db().clone();
     for round in 0..6 {
         let obs = prober.observe().await?;
         let now = clock.now();
         state.update(Msg::Tick, now);
         let fx = state.update(Msg::polled(Ok(obs)), now);
+        // Why each dead agent stopped: its last lines, read as the supervisor reads them.
+        for e in &fx {
+            if let Effect::ReadTail(pane) = e {
+                let text = prober
+                    .tmux()
+                    .capture_tail(*pane, crate::run::io::TAIL_LINES)
+                    .await
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned());
+                state.update(
+                    Msg::Tail {
+                        pane: *pane,
+                        text,
+                        oom_killed: false,
+                    },
+                    now,
+                );
+            }
+        }
         let kick = fx.iter().find_map(|e| match e {
             Effect::Kick {
                 server: ServerId::Local,
@@ -377,6 +408,19 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .waiting_for()
                     .filter(|_| c.life == Life::Running)
                     .map(str::to_string),
+                cause: stop_of(c).map(|s| s.cause.word()).or_else(|| {
+                    (c.life == Life::Running && c.attention.is(Doing::Limited))
+                        .then_some(crate::core::cause::Cause::UsageLimit.word())
+                }),
+                evidence: match (stop_of(c), &c.attention.now) {
+                    (Some(s), _) => s.evidence.clone(),
+                    (None, Some((v, _))) if v.doing == Doing::Limited => vec![v.why.clone()],
+                    _ => Vec::new(),
+                },
+                resets_at: stop_of(c)
+                    .and_then(|s| s.resets_at)
+                    .or_else(|| state.limit_resets(c))
+                    .map(|t| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
                 since: c
                     .attention
                     .state()
@@ -397,6 +441,11 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// Why a dead agent stopped, once known.
+fn stop_of(card: &Card) -> Option<&crate::core::cause::Stop> {
+    card.stop.as_ref().filter(|_| card.life.is_dead())
 }
 
 /// The aligned text table.
@@ -489,6 +538,9 @@ mod tests {
             died_at: None,
             reason: None,
             waiting_for: Some("\u{1b}]0;x\u{7}Do you want to proceed?".into()),
+            cause: None,
+            evidence: Vec::new(),
+            resets_at: None,
             since: None,
             told: None,
             occupant: None,

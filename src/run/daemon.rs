@@ -114,6 +114,7 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
     state.supervision.supervising = false;
     state.story.started = Some(clock.now());
     state.tz = super::time_zone();
+    state.zones = jiff::tz::db().clone();
     // No terminal: deaths are announced by desktop notification and hook, not a bell.
     let mut notify = config.notify.clone();
     notify.bell = false;

@@ -14,8 +14,8 @@ use crate::core::pane::{Opt, PaneId, ServerId};
 use crate::core::peek_model::PeekRecord;
 use crate::core::time::Millis;
 
-/// Lines of a dead pane read to tell a failed resume ("no such session") from a crash.
-const TAIL_LINES: u32 = 40;
+/// Lines of a dead pane read to tell why it stopped (a usage limit, a login, a crash...).
+pub const TAIL_LINES: u32 = 40;
 
 /// What effects need: the poller (and its tmux handle) and where crash records go.
 pub struct Io {
@@ -437,6 +437,7 @@ impl Io {
                     .await
                     .ok()
                     .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                oom_killed: pane.server() == ServerId::Local && self.prober.oom_killed(),
             },
             Effect::LoadRecords {
                 pane,
@@ -472,6 +473,22 @@ impl Io {
                     Err(e) => tracing::warn!("{pane}: could not end its orphans: {e}"),
                 }
                 Msg::OrphansEnded { pane, result }
+            }
+            Effect::Type { pane, text } => {
+                // The text as keys (`-l`: literally, never a key name), then Enter.
+                let id = pane.to_string();
+                let tmux = self.tmux_of(pane);
+                let typed = match tmux.run(["send-keys", "-t", &id, "-l", "--", &text]).await {
+                    Ok(_) => tmux
+                        .run(["send-keys", "-t", &id, "Enter"])
+                        .await
+                        .map(|_| ()),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = typed {
+                    tracing::warn!("typing `{text}` into {id} failed: {e}");
+                }
+                return None;
             }
             Effect::KillPane(pane) => {
                 let result = self.tmux_of(pane).kill_pane(pane).await;

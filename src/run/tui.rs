@@ -220,6 +220,7 @@ pub async fn dashboard(
     state.supervision.supervising = false;
     state.story.started = Some(clock.now());
     state.tz = look.tz.clone();
+    state.zones = jiff::tz::db().clone();
     let elector = super::elector::Elector::for_me(false, clock.now());
     // A terminal that cannot be read any more (its server killed, its window closed) is
     // gone: quit, as on SIGHUP, rather than read it again and again.

@@ -34,6 +34,21 @@ pub struct CardCtx<'a> {
     pub host: Option<&'a str>,
     /// Its resume is due and waits its turn in a mass death: why.
     pub waits: Option<String>,
+    /// The margin after a usage limit's reset before it is resumed.
+    pub limit_margin: Millis,
+    /// A live agent at a usage limit: when it resets, where it said; and whether
+    /// `continue` is typed then.
+    pub resets: Option<Millis>,
+    pub continues: bool,
+}
+
+/// `in 1h 2m`, `now`: how long until `t`.
+pub fn until(t: Millis, now: Millis) -> String {
+    if t <= now {
+        "now".into()
+    } else {
+        format!("in {}", duration(t - now))
+    }
 }
 
 fn exit_short(card: &Card) -> String {
@@ -54,6 +69,32 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
             // running is not).
             let up = ago(card.known_start()).map_or(String::new(), |d| format!(" for {d}"));
             match &card.attention.now {
+                Some((v, since)) if v.doing == Doing::Limited => {
+                    let next = match ctx.resets {
+                        Some(t) if t > ctx.now => {
+                            let then = if ctx.continues {
+                                format!("continues at {}", clock(t + ctx.limit_margin, ctx.tz))
+                            } else {
+                                "C continues it then".to_string()
+                            };
+                            format!(
+                                "resets {} ({}) · {then}",
+                                clock(t, ctx.tz),
+                                until(t, ctx.now)
+                            )
+                        }
+                        Some(t) => format!(
+                            "reset at {}, {} ago: still shown",
+                            clock(t, ctx.tz),
+                            duration(ctx.now.saturating_sub(t))
+                        ),
+                        None => format!("for {}", duration(ctx.now.saturating_sub(*since))),
+                    };
+                    (
+                        format!("⏸ usage limit · {next} · {}", v.why),
+                        ctx.theme.waiting(),
+                    )
+                }
                 Some((v, since)) if v.doing == Doing::Waiting => (
                     format!(
                         "◆ waiting for input {} · {}",
@@ -110,7 +151,16 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
                     ctx.theme.finished(),
                 )
             } else {
-                (format!("✖ {}{when}", exit.describe()), ctx.theme.alarm())
+                // Why, first, where it is known (the exit's exact words follow).
+                let why = card
+                    .stop
+                    .as_ref()
+                    .filter(|s| s.cause != crate::core::cause::Cause::Unknown)
+                    .map_or(String::new(), |s| format!("{} · ", s.label(ctx.tz)));
+                (
+                    format!("✖ {why}{}{when}", exit.describe()),
+                    ctx.theme.alarm(),
+                )
             }
         }
     };
@@ -244,6 +294,16 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
                     false,
                 ));
             }
+            Auto::Scheduled { due, .. } if card.at_limit_reset(ctx.now, ctx.limit_margin) => {
+                return Some((
+                    format!(
+                        "usage limit: resumes at {} ({}) · c cancels",
+                        clock(*due, ctx.tz),
+                        until(*due, ctx.now)
+                    ),
+                    false,
+                ));
+            }
             Auto::Scheduled { attempt, due } => {
                 let secs = due.saturating_sub(ctx.now).div_ceil(1000);
                 let when = if secs == 0 {
@@ -276,7 +336,7 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
             }
             // Not a cause that goes away by waiting: said in alarm until the next death,
             // over what an earlier attempt said ("resumed (attempt 1/3)").
-            Auto::Held(h @ (Hold::NoSession(_) | Hold::Refused(_))) => {
+            Auto::Held(h @ (Hold::NoSession(_) | Hold::Refused(_) | Hold::Cause(_))) => {
                 let agent = card.agent.as_deref().unwrap_or("the agent");
                 return h.reason(agent).map(|r| (r, true));
             }

@@ -14,7 +14,7 @@ use crate::core::attention::Doing;
 use crate::core::card::{Card, Life};
 use crate::core::state::State;
 use crate::core::text::{duration, fit_left, pad, short_id, tilde, width};
-use crate::core::time::Millis;
+use crate::core::time::{clock, Millis};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Col {
@@ -70,16 +70,26 @@ impl Col {
 }
 
 /// The state column: a symbol and a word, the exit in its short form for a death.
-fn state_cell(card: &Card, look: &Look) -> (String, Style) {
+fn state_cell(card: &Card, state: &State, look: &Look) -> (String, Style) {
     let t = &look.theme;
     match card.life {
         Life::Dead(e) if e.is_clean() => ("✔ finished".into(), t.finished()),
-        Life::Dead(e) => (format!("✖ {}", e.short()), t.alarm()),
+        Life::Dead(e) => match card.stop.as_ref().filter(|s| s.cause.is_telling()) {
+            Some(s) => (format!("✖ {}", s.label(&look.tz)), t.alarm()),
+            None => (format!("✖ {}", e.short()), t.alarm()),
+        },
         Life::Reading => ("✖ exit …".into(), t.alarm()),
         Life::Idle => ("○ at prompt".into(), t.dim()),
         Life::Running => match card.attention.state() {
             Some((Doing::Waiting, _)) => ("◆ waiting".into(), t.waiting()),
             Some((Doing::Idle, _)) => ("● idle".into(), t.idle()),
+            Some((Doing::Limited, _)) => match state.limit_resets(card) {
+                Some(at) => (
+                    format!("⏸ limited · resets {}", clock(at, &look.tz)),
+                    t.waiting(),
+                ),
+                None => ("⏸ limited".into(), t.waiting()),
+            },
             Some((Doing::Working, _)) => ("● working".into(), t.running()),
             None => ("● running".into(), t.running()),
         },
@@ -176,7 +186,7 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (Str
     let t = &look.theme;
     let p = &card.pane;
     match col {
-        Col::State => state_cell(card, look),
+        Col::State => state_cell(card, state, look),
         Col::Host => match state.host_name(card) {
             Some(h) => (h.to_string(), t.title()),
             None => ("local".to_string(), t.dim()),

@@ -108,6 +108,12 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             if alarm { base } else { t.waiting() },
         ));
     }
+    if c.limited > 0 {
+        spans.push(Span::styled(
+            format!(" ({} at a usage limit)", c.limited),
+            if alarm { base } else { t.waiting() },
+        ));
+    }
     // Resuming and gave-up agents are dead ones: said in brackets, never counted twice.
     let mut of_dead = Vec::new();
     if c.resuming > 0 {
@@ -409,13 +415,19 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
         max_attempts: policy.max_attempts,
         max_per_hour: policy.max_per_hour,
         host: state.host_name(card),
-        waits: state.waits_in_wave(card).map(|w| {
-            if w.held.is_some() {
-                "waits: the first resumed died again (r resumes it now)".to_string()
-            } else {
-                "waits its turn (mass death)".to_string()
-            }
-        }),
+        waits: state
+            .waits_in_wave(card)
+            .map(|w| {
+                if w.held.is_some() {
+                    "waits: the first resumed died again (r resumes it now)".to_string()
+                } else {
+                    "waits its turn (mass death)".to_string()
+                }
+            })
+            .or_else(|| state.waits_for_first(card)),
+        limit_margin: state.supervision.continue_margin_ms,
+        resets: state.limit_resets(card),
+        continues: state.continues(card),
     }
 }
 

@@ -47,7 +47,9 @@ fn fleet(size: (u16, u16)) -> State {
     o2.listing.panes = panes;
     // Four polls: the lost status of pane 5 is kicked until it is given up as unknown.
     for k in 0..4 {
-        s.update(Msg::polled(Ok(o2.clone())), T0 + 60_000 + 500 * k);
+        let at = T0 + 60_000 + 500 * k;
+        let fx = s.update(Msg::polled(Ok(o2.clone())), at);
+        crate::core::testkit::answer_tails(&mut s, fx, "", at);
     }
     let screens = [
         (
@@ -367,6 +369,8 @@ fn an_older_record_asked_for_before_the_records_are_read_is_shown_when_they_are(
         saved_at: T0,
         attempt: None,
         host: None,
+        cause: None,
+        evidence: Vec::new(),
         output: "the old last words\n".into(),
     };
     s.update(
@@ -668,7 +672,8 @@ mod views {
         for p in &mut o2.listing.panes {
             p.dead_time = Some((T0 + 60_000) / 1000);
         }
-        s.update(Msg::polled(Ok(o2)), T0 + 60_000);
+        let fx = s.update(Msg::polled(Ok(o2)), T0 + 60_000);
+        crate::core::testkit::answer_tails(&mut s, fx, "", T0 + 60_000);
         s.update(
             Msg::Screens(Ok((1..=12u32)
                 .map(|i| {
@@ -738,6 +743,8 @@ mod views {
             saved_at: T0,
             attempt: Some(1),
             host: None,
+            cause: None,
+            evidence: Vec::new(),
             output: "an older run\nit was killed\n".into(),
         };
         s.update(

@@ -27,7 +27,8 @@ fn a_crash_shows_its_banner_with_the_exit_code_within_a_second_or_so() {
     assert!(screen.contains("1 running · 0 dead"), "{screen}");
 
     std::fs::write(server.agent_dir.join("go"), "").unwrap();
-    let screen = ui.wait_for_text("✖ process exited (code 3)", *WAIT);
+    // Why first: its last words hold an error line (`fatal:`), so it is a crash.
+    let screen = ui.wait_for_text("✖ crash · process exited (code 3)", *WAIT);
     assert!(screen.contains("0 running · 1 dead"), "{screen}");
     let screen = ui.wait_for_text("fatal: out of tokens", *WAIT);
     // The banner is in the alarm colours (white on red).

@@ -90,7 +90,11 @@ impl Answer for Fake {
                 pane: r.pane,
                 found: None,
             }),
-            Effect::ReadTail(pane) => Some(Msg::Tail { pane, text: None }),
+            Effect::ReadTail(pane) => Some(Msg::Tail {
+                pane,
+                text: None,
+                oom_killed: false,
+            }),
             Effect::Log(_)
             | Effect::Kick { .. }
             | Effect::Journal(_)
@@ -106,7 +110,8 @@ impl Answer for Fake {
             | Effect::Elect
             | Effect::ReadJournal { .. }
             | Effect::SetServerOption { .. }
-            | Effect::Attend { .. } => None,
+            | Effect::Attend { .. }
+            | Effect::Type { .. } => None,
         }
     }
 

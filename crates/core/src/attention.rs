@@ -35,6 +35,8 @@ pub enum Doing {
     Waiting,
     /// Its turn is over; it sits at its input box.
     Idle,
+    /// Alive at its account's usage limit: it can do nothing until the limit resets.
+    Limited,
 }
 
 impl Doing {
@@ -43,6 +45,7 @@ impl Doing {
             Doing::Working => "working",
             Doing::Waiting => "waiting",
             Doing::Idle => "idle",
+            Doing::Limited => "limited",
         }
     }
 }
@@ -154,6 +157,7 @@ impl Verdict {
             "working" => Doing::Working,
             "waiting" => Doing::Waiting,
             "idle" => Doing::Idle,
+            "limited" => Doing::Limited,
             _ => return None,
         };
         let since = f.next()?.parse().ok()?;
@@ -303,6 +307,18 @@ impl Attention {
     /// seen to change) and it was not looked at since.
     pub fn look_due(&self) -> bool {
         self.output.is_some() && self.working_since.is_none() && !self.looked
+    }
+
+    /// Whether its screen tells more than its own file: there is none, or it says the turn
+    /// ended (a usage limit shows only on the screen).
+    pub fn screen_tells(&self) -> bool {
+        self.file.as_ref().is_none_or(|f| f.doing == Doing::Idle)
+    }
+
+    /// Looks at its screen again at the next quiet poll (a limit whose reset passed: is its
+    /// banner still up?).
+    pub fn look_again(&mut self) {
+        self.looked = false;
     }
 
     /// Takes in the window's output time at `now`; says whether the screen should be looked
@@ -485,9 +501,13 @@ impl Attention {
         .collect()
     }
 
-    /// What the sources say together: the agent's own word; else a prompt for its user from
+    /// What the sources say together: a usage limit on its screen (the agent's own file
+    /// says only that its turn ended); the agent's own word; else a prompt for its user from
     /// a hook or on screen; else the most exact source's word.
     pub fn decide(&self) -> Option<Report> {
+        if let Some(v) = self.screen.as_ref().filter(|v| v.doing == Doing::Limited) {
+            return Some(v.clone());
+        }
         if let Some(v) = &self.file {
             return Some(v.clone());
         }
@@ -541,7 +561,9 @@ impl Attention {
                     }
                 });
                 let since = match (v.doing, v.told) {
-                    (Doing::Waiting | Doing::Idle, Told::Screen) => quiet.unwrap_or(now),
+                    (Doing::Waiting | Doing::Idle | Doing::Limited, Told::Screen) => {
+                        quiet.unwrap_or(now)
+                    }
                     // The agent's own file dates its word (a `status` run later says the
                     // same `since` as the dashboard that saw the edge).
                     (_, Told::File) => v.at.filter(|&t| t <= now).unwrap_or(now),

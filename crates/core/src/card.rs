@@ -106,6 +106,12 @@ pub struct Card {
     /// The last relaunch that resumed a session by id: a death soon after is looked at for
     /// the agent's "no such session" words.
     pub resumed: Option<Resumed>,
+    /// Why its current death happened, once its last lines were read (see
+    /// [`crate::cause`]); `stop_asked`: they are being read.
+    pub stop: Option<crate::cause::Stop>,
+    pub stop_asked: bool,
+    /// The usage limit a live agent sits at (see `state::limits`).
+    pub limit: Option<crate::state::Limit>,
     /// The session the live agent runs, by its own word (claude's registry file).
     pub said_id: Option<String>,
     /// Processes of its last run that outlived it outside the pane (a launcher killed, its
@@ -118,6 +124,20 @@ pub struct Card {
     /// Its place in the attention order: the rank it is shown at, and a calmer rank it has
     /// wanted since when (it moves down only once that held for [`ORDER_SETTLE_MS`]).
     pub order: (u8, Option<(u8, Millis)>),
+}
+
+impl Card {
+    /// Its death was at a usage limit and it is resumed at its reset (plus `margin`, give or
+    /// take five minutes): at no attempt's cost. Later (a resume that failed, tried again),
+    /// attempts count as for any death, so that nothing retries for ever.
+    pub fn at_limit_reset(&self, now: Millis, margin: Millis) -> bool {
+        const SLACK_MS: Millis = 300_000;
+        self.stop.as_ref().is_some_and(|s| {
+            s.cause == crate::cause::Cause::UsageLimit
+                && s.resets_at
+                    .is_some_and(|t| now <= t.saturating_add(margin).saturating_add(SLACK_MS))
+        })
+    }
 }
 
 /// How long a card's calmer state must hold before it moves down the attention order: an
@@ -169,13 +189,12 @@ pub enum Judged {
     Done,
 }
 
-/// A relaunch that resumed a session by id: which, when, and whether the dead pane's last
-/// lines were asked for (a quick death after it).
+/// A relaunch that resumed a session by id: which, and when (a quick death after it is
+/// read for the agent's "no such session").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resumed {
     pub id: String,
     pub at: Millis,
-    pub tail_asked: bool,
     /// The resumed agent said which session it runs (right or wrong): checked.
     pub checked: bool,
 }
@@ -271,7 +290,7 @@ impl Card {
             Life::Dead(_) | Life::Reading => 0,
             Life::Idle => 4,
             Life::Running => match self.attention.state() {
-                Some((Doing::Waiting, _)) => 1,
+                Some((Doing::Waiting | Doing::Limited, _)) => 1,
                 Some((Doing::Idle, _)) => 2,
                 _ => 3,
             },
@@ -426,10 +445,10 @@ pub fn observe(
             argv_id: None,
             // Relaunches land before the poll that sees them: what they said carries over.
             no_session: c.no_session,
-            resumed: c.resumed.map(|r| Resumed {
-                tail_asked: false,
-                ..r
-            }),
+            resumed: c.resumed,
+            stop: None,
+            stop_asked: false,
+            limit: None,
             said_id: None,
             orphans: c.orphans,
             attention: Box::default(),
@@ -476,6 +495,9 @@ pub fn observe(
             argv_id: None,
             no_session: None,
             resumed: None,
+            stop: None,
+            stop_asked: false,
+            limit: None,
             said_id: None,
             orphans: Vec::new(),
             attention: Box::default(),

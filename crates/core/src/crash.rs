@@ -32,6 +32,12 @@ pub struct CrashRecord {
     /// Pane ids are only unique within one server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Why it stopped (`usage_limit`, `auth`, ...), and the lines that said so. Absent in
+    /// records saved before causes were told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
     /// The retained output with its colour escapes.
     pub output: String,
 }
@@ -42,6 +48,14 @@ impl CrashRecord {
     /// 1/3`. A first crash, or a record that does not say, names no auto-resume.
     pub fn describe(&self, tz: &TimeZone, max_attempts: u32) -> String {
         let mut out = self.exit.clone();
+        if let Some(c) = self
+            .cause
+            .as_deref()
+            .and_then(crate::cause::Cause::parse)
+            .filter(|c| *c != crate::cause::Cause::Unknown)
+        {
+            out.push_str(&format!(" ({})", c.label()));
+        }
         if let Some(d) = self.died_at {
             out.push_str(&format!(" at {}", time::clock_secs(d, tz)));
         }
@@ -73,6 +87,8 @@ pub fn sample(output: &str) -> CrashRecord {
         saved_at: 0,
         attempt: None,
         host: None,
+        cause: None,
+        evidence: Vec::new(),
         output: output.into(),
     }
 }

@@ -53,6 +53,7 @@ pub fn text(key: &str, auto: &Auto) -> Option<String> {
         Auto::Held(Hold::Deliberate(what)) => format!("deliberate {what}"),
         Auto::Held(Hold::NoSession(id)) => format!("no_session {}", one_line(id)),
         Auto::Held(Hold::Refused(why)) => format!("refused {}", one_line(why)),
+        Auto::Held(Hold::Cause(c)) => format!("cause {}", c.word()),
         Auto::Held(Hold::GaveUp {
             attempts,
             hourly: false,
@@ -88,6 +89,7 @@ pub fn parse(value: &str, budget: &Budget) -> Option<(String, Auto)> {
         "deliberate" if !rest.is_empty() => Auto::Held(Hold::Deliberate(rest.to_string())),
         "no_session" if !rest.is_empty() => Auto::Held(Hold::NoSession(rest.to_string())),
         "refused" if !rest.is_empty() => Auto::Held(Hold::Refused(rest.to_string())),
+        "cause" => Auto::Held(Hold::Cause(crate::cause::Cause::parse(rest.trim())?)),
         "gave_up" => Auto::Held(Hold::GaveUp {
             attempts: count()?,
             hourly: false,

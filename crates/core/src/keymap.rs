@@ -180,6 +180,13 @@ pub const GRID: &[Binding] = &[
         None,
     ),
     b(
+        &[Char('C')],
+        "C",
+        Action::ToggleContinue,
+        "continue the selected agent once its usage limit resets (or not)",
+        None,
+    ),
+    b(
         &[Char('x')],
         "x",
         Action::Close,

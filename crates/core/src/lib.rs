@@ -9,6 +9,8 @@ pub mod agent;
 pub mod attention;
 /// One watched pane's card: its lifecycle (running, dead, finished) and what it shows.
 pub mod card;
+/// Why an agent stopped: a cause for every death, with its evidence.
+pub mod cause;
 /// Crash records as data: a dead pane's output and death.
 pub mod crash;
 /// Typed failures of the outside world that the core reacts to.

@@ -35,6 +35,8 @@ pub enum Action {
     CancelAuto,
     /// `A`: turn auto-resume off or on for every pane.
     ToggleAutoAll,
+    /// `C`: type `continue` into the selected agent at its usage limit's reset, or not.
+    ToggleContinue,
     /// `R` on the lost-server screen: recreate every lost agent (asks first).
     RecreateAll,
     /// `d` on the lost-server screen: forget the lost agents for good (asks first).
@@ -215,6 +217,9 @@ pub enum Msg {
     Tail {
         pane: PaneId,
         text: Option<String>,
+        /// The kernel's OOM killer killed a process of the agents' cgroup since the last
+        /// death was read (where that can be read: this machine's cgroup v2).
+        oom_killed: bool,
     },
 }
 
@@ -271,6 +276,9 @@ pub struct CrashMeta {
     pub started_at: Option<Millis>,
     /// The auto-resume this death followed (see [`crate::crash::CrashRecord::attempt`]).
     pub attempt: Option<u32>,
+    /// Why it stopped (`crate::cause::Cause::word`), and what said so.
+    pub cause: Option<String>,
+    pub evidence: Vec<String>,
 }
 
 /// A session id lookup: what the agent's records are searched by.
@@ -372,6 +380,8 @@ pub enum Effect {
     CaptureOutput(PaneId),
     /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
     ReadTail(PaneId),
+    /// Type `text` into a live pane, then Enter (`continue` at a usage limit's reset).
+    Type { pane: PaneId, text: String },
     /// Read a pane's crash records; answers [`Msg::Records`].
     LoadRecords {
         pane: PaneId,
@@ -429,4 +439,11 @@ pub struct Event {
     pub attempt: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<String>,
+    /// Why it stopped (`usage_limit`, `auth`, ...: see `crate::cause`), once known; for a
+    /// `limited` edge, `usage_limit`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cause: Option<String>,
+    /// When a usage limit resets (epoch ms), where the agent said.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resets_at: Option<Millis>,
 }

@@ -34,6 +34,9 @@ pub struct Config {
     /// Agent kinds: overrides of the built-ins and new kinds.
     pub agents: BTreeMap<String, AgentConfig>,
     pub auto_resume: AutoResume,
+    /// `[auto_continue]`: type `continue` into an agent waiting at a usage limit once it
+    /// resets.
+    pub auto_continue: AutoContinue,
     pub crash_records: CrashRecords,
     pub notify: Notify,
     /// `[[hosts]]`: tmux servers on other machines, reached with ssh, watched beside the
@@ -233,6 +236,7 @@ impl Default for Config {
             .to_vec(),
             agents: BTreeMap::new(),
             auto_resume: AutoResume::default(),
+            auto_continue: AutoContinue::default(),
             crash_records: CrashRecords::default(),
             notify: Notify::default(),
             hosts: Vec::new(),
@@ -260,6 +264,9 @@ pub struct AgentConfig {
     pub waiting: Option<Vec<String>>,
     /// Lines on its screen while it works; with them, a quiet screen with neither is idle.
     pub working: Option<Vec<String>>,
+    /// Lines that tell why it stopped, added to the built-in ones
+    /// (`[agents.NAME.causes] auth = ["..."]`).
+    pub causes: Option<crate::cause::CauseWords>,
     pub auto_resume: Option<AutoResumeOverride>,
 }
 
@@ -274,6 +281,9 @@ pub struct AutoResume {
     pub max_per_hour: u32,
     pub never_exit_codes: Vec<i32>,
     pub never_signals: Vec<String>,
+    /// The backoff for an agent that stopped at an overloaded API or a network error:
+    /// longer than `backoff_secs`, since retrying soon makes a busy API busier.
+    pub slow_backoff_secs: Vec<u64>,
     /// A mass death: at least this many agents of one server dead within
     /// [`MASS_WINDOW_SECS`] of each other.
     pub mass_deaths: u32,
@@ -298,6 +308,7 @@ impl Default for AutoResume {
             max_per_hour: 6,
             never_exit_codes: vec![0, 130],
             never_signals: vec!["HUP".into(), "INT".into(), "TERM".into()],
+            slow_backoff_secs: vec![30, 120, 300],
             mass_deaths: 3,
             canary_secs: 10,
             burst: 4,
@@ -339,6 +350,29 @@ pub struct AutoResumeOverride {
     pub max_per_hour: Option<u32>,
     pub never_exit_codes: Option<Vec<i32>>,
     pub never_signals: Option<Vec<String>>,
+    pub slow_backoff_secs: Option<Vec<u64>>,
+}
+
+/// `[auto_continue]`: an agent alive at a usage limit is told to go on once it resets.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoContinue {
+    /// Off by default: typing into an agent is the user's call (`u` switches it for one).
+    pub enabled: bool,
+    /// Waited after the reset time the agent printed, for clocks that disagree.
+    pub margin_secs: u64,
+    /// What is typed, followed by Enter.
+    pub text: String,
+}
+
+impl Default for AutoContinue {
+    fn default() -> Self {
+        AutoContinue {
+            enabled: false,
+            margin_secs: 60,
+            text: "continue".into(),
+        }
+    }
 }
 
 /// A kind from its config table over the built-in of the same name, if any.
@@ -356,6 +390,7 @@ pub fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> Ag
         resume_reconnects: false,
         waiting: Vec::new(),
         working: Vec::new(),
+        causes: crate::cause::CauseWords::builtin(name),
     });
     let resume = a.resume.clone().unwrap_or(base.resume);
     // A new kind whose resume argv names no id is one without ids (like aider).
@@ -377,6 +412,10 @@ pub fn resolve_agent(name: &str, a: &AgentConfig, base: Option<&AgentDef>) -> Ag
         resume_reconnects: base.resume_reconnects,
         waiting: a.waiting.clone().unwrap_or(base.waiting),
         working: a.working.clone().unwrap_or(base.working),
+        causes: match &a.causes {
+            Some(more) => base.causes.extended(more),
+            None => base.causes,
+        },
     }
 }
 

@@ -59,8 +59,47 @@ pub fn state(size: (u16, u16)) -> State {
     s
 }
 
-/// Feeds a tick and a poll answer, as the loop would.
+/// Feeds a tick and a poll answer, as the loop would; a dead pane's last lines, asked for
+/// to tell why it stopped, are answered as empty (what a test wants read, it answers with
+/// [`poll_with_tail`]). The effects of the answers follow the poll's.
 pub fn poll(s: &mut State, panes: Vec<Pane>, now: Millis) -> Vec<crate::msg::Effect> {
+    poll_with_tail(s, panes, "", now)
+}
+
+/// [`poll`], answering every dead pane's last lines with `tail`.
+pub fn poll_with_tail(
+    s: &mut State,
+    panes: Vec<Pane>,
+    tail: &str,
+    now: Millis,
+) -> Vec<crate::msg::Effect> {
     s.update(Msg::Tick, now);
-    s.update(Msg::polled(Ok(obs(panes))), now)
+    let fx = s.update(Msg::polled(Ok(obs(panes))), now);
+    answer_tails(s, fx, tail, now)
+}
+
+/// `fx` followed by what answering each dead pane's last lines with `tail` (as the loop
+/// would) gave.
+pub fn answer_tails(
+    s: &mut State,
+    mut fx: Vec<crate::msg::Effect>,
+    tail: &str,
+    now: Millis,
+) -> Vec<crate::msg::Effect> {
+    let mut i = 0;
+    while i < fx.len() {
+        if let crate::msg::Effect::ReadTail(pane) = fx[i] {
+            let more = s.update(
+                Msg::Tail {
+                    pane,
+                    text: Some(tail.to_string()),
+                    oom_killed: false,
+                },
+                now,
+            );
+            fx.extend(more);
+        }
+        i += 1;
+    }
+    fx
 }

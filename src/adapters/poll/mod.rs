@@ -61,6 +61,9 @@ pub struct Prober {
     handed: Mutex<Option<Handed>>,
     /// The panes' own processes as last gathered.
     pane_procs: Mutex<PaneProcs>,
+    /// The OOM killer's count for the tmux server's cgroup when last read (`None`: not
+    /// readable), once the baseline was read.
+    oom: Mutex<Option<Option<u64>>>,
 }
 
 /// The names and starts of the panes' own processes as last gathered, and when.
@@ -114,6 +117,35 @@ impl Prober {
             hearing: Arc::new(Mutex::new(hear::Hearing::default())),
             handed: Mutex::new(None),
             pane_procs: Mutex::new(PaneProcs::default()),
+            oom: Mutex::new(None),
+        }
+    }
+
+    /// Whether the kernel's OOM killer killed a process in the tmux server's cgroup (where
+    /// the agents run) since the last call, or the first look; false where it cannot be read
+    /// (another host, cgroup v1). Read when a death's cause is decided.
+    pub fn oom_killed(&self) -> bool {
+        let Some(pid) = self.server_pid().filter(|_| !self.is_remote()) else {
+            return false;
+        };
+        let now = crate::adapters::procs::oom::oom_kills(pid);
+        let mut seen = lock(&self.oom);
+        let risen = matches!((*seen, now), (Some(Some(before)), Some(n)) if n > before);
+        *seen = Some(now);
+        risen
+    }
+
+    fn server_pid(&self) -> Option<u32> {
+        lock(&self.mirror).server_pid()
+    }
+
+    /// The OOM killer's count as the baseline, once the server's pid is known.
+    fn note_oom_baseline(&self) {
+        if self.is_remote() || lock(&self.oom).is_some() {
+            return;
+        }
+        if let Some(pid) = self.server_pid() {
+            *lock(&self.oom) = Some(crate::adapters::procs::oom::oom_kills(pid));
         }
     }
 
@@ -184,6 +216,7 @@ impl Prober {
         } else {
             self.heard()
         };
+        self.note_oom_baseline();
         let mut ask = lock(&self.mirror).ask(now, &heard, hot);
         // After a failure every poll asks, until tmux answers again: a quiet poll must not
         // say from memory that a server is there.

@@ -5,6 +5,8 @@
 
 /// This machine's `/proc`: stat lines, argv, the table of every process.
 pub(crate) mod local;
+/// The kernel's OOM killer's count for a process's cgroup.
+pub(crate) mod oom;
 /// Another host's processes, asked in one ssh exec.
 pub(crate) mod remote;
 /// Another host's clock, ahead or behind this one's, in whole seconds.

@@ -38,6 +38,8 @@ pub fn save(
         saved_at: now,
         attempt: meta.attempt,
         host: meta.host.clone(),
+        cause: meta.cause.clone(),
+        evidence: meta.evidence.clone(),
         output: String::from_utf8_lossy(output).into_owned(),
     };
     let name = format!("{now}-{}-{}.json", plan.pane.0, plan.agent);

@@ -81,6 +81,8 @@ pub struct AgentDef {
     /// still working, and for a kind that has them, a quiet screen with neither these nor a
     /// waiting line is idle at its input box.
     pub working: Vec<String>,
+    /// The lines that tell why it stopped (see [`crate::cause`]).
+    pub causes: crate::cause::CauseWords,
 }
 
 impl AgentDef {
@@ -97,6 +99,7 @@ impl AgentDef {
             resume_reconnects: false,
             waiting: Vec::new(),
             working: Vec::new(),
+            causes: crate::cause::CauseWords::builtin(name),
         }
     }
 
@@ -105,10 +108,13 @@ impl AgentDef {
         self
     }
 
-    /// What a quiet screen says the agent does: waiting (a prompt for its user at the
-    /// bottom), working (its working line), idle (neither, for a kind whose working line is
+    /// What a quiet screen says the agent does: at a usage limit (its banner), waiting (a
+    /// prompt for its user at the bottom), working (its working line), idle (neither, for a kind whose working line is
     /// known), or nothing.
     pub fn screen_says(&self, screen: &str) -> Option<Report> {
+        if let Some(line) = self.causes.limit_on(screen) {
+            return Some(Report::new(Doing::Limited, Told::Screen, line));
+        }
         if let Some(line) = self.waiting_on(screen) {
             return Some(Report::new(Doing::Waiting, Told::Screen, line));
         }

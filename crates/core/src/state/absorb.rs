@@ -263,6 +263,7 @@ impl State {
         self.check_resumes(now, fx);
         self.want_discovery(now, fx);
         self.supervise(now, fx);
+        self.watch_limits(now, fx);
         self.tell_story();
         self.prune_lost(fx);
         if !self.supervision.notes.is_empty() {

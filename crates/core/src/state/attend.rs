@@ -65,7 +65,7 @@ impl State {
             }
             // Due whether or not this poll read its output time; its own word needs no look
             // at its screen.
-            if a.look_due() && a.file.is_none() && !self.reads.look_in_flight {
+            if a.look_due() && a.screen_tells() && !self.reads.look_in_flight {
                 look.push(card.pane.id);
             }
         }
@@ -87,7 +87,7 @@ impl State {
             .filter(|c| {
                 c.agent.is_some()
                     && c.life == Life::Running
-                    && c.attention.file.is_none()
+                    && c.attention.screen_tells()
                     && c.attention.look_due()
             })
             .map(|c| c.pane.id)
@@ -171,12 +171,16 @@ impl State {
         };
         let mut ev = self.event(card, v.doing.word(), now);
         ev.detail = Some(v.why.clone());
+        if v.doing == Doing::Limited {
+            ev.cause = Some(crate::cause::Cause::UsageLimit.word().into());
+            ev.resets_at = self.limit_resets(card);
+        }
         // What the pane option already says, of an agent just seen, is where things stood
         // when this instance started (the supervisor before it wrote it): no news.
         let known = card.pane.opts.state == v.doing.word();
         // Once per wait, and not again for a pane that asked within NOTIFY_AGAIN_MS: an
         // agent asking one question after another while its user answers them is one call.
-        if v.doing == Doing::Waiting && !(first && known) {
+        if matches!(v.doing, Doing::Waiting | Doing::Limited) && !(first && known) {
             let last = self.supervision.waits_told.insert(id, now);
             if last.is_none_or(|t| now.saturating_sub(t) >= NOTIFY_AGAIN_MS) {
                 self.supervision.notes.push(ev.clone());
@@ -201,6 +205,7 @@ impl State {
         let Ok(screens) = result else {
             return;
         };
+        self.confirm_continue(&screens, now, fx);
         for card in &mut self.cards {
             let Some(screen) = screens.get(&card.pane.id) else {
                 continue;

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::card::{Auto, Judged, Relaunch};
+use crate::cause;
 use crate::judged;
 use crate::msg::Event;
 use crate::supervisor::{self, Budget, Hold, Policy, Verdict};
@@ -48,6 +49,16 @@ impl State {
                 .then(|| card.pane.opts.session_id.clone()),
             exit_code,
             signal,
+            cause: card
+                .stop
+                .as_ref()
+                .filter(|_| card.life.is_dead())
+                .map(|s| s.cause.word().to_string()),
+            resets_at: card
+                .stop
+                .as_ref()
+                .filter(|_| card.life.is_dead())
+                .and_then(|s| s.resets_at),
             ..Event::default()
         }
     }
@@ -82,6 +93,15 @@ impl State {
             let card = &self.cards[i];
             if card.agent.is_none() {
                 continue;
+            }
+            if card.life.is_dead() {
+                if card.stop.is_none() {
+                    self.await_stop(i, fx);
+                }
+            } else if card.stop.is_some() || card.stop_asked {
+                // Alive again at a prompt: the cause was the last death's.
+                self.cards[i].stop = None;
+                self.cards[i].stop_asked = false;
             }
             if !self.supervision.supervising {
                 self.mirror(i, now);
@@ -192,8 +212,13 @@ impl State {
         }
     }
 
+    /// Judges card `i`'s death as soon as why it stopped is known.
+    pub(super) fn judge_now(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
+        self.judge(i, exit, now, fx);
+    }
+
     fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
-        if self.read_tail_first(i, fx) {
+        if self.await_stop(i, fx) {
             return;
         }
         let rejudge = std::mem::replace(&mut self.cards[i].judged, Judged::Done) == Judged::Again;
@@ -207,7 +232,7 @@ impl State {
                 // ran again: carry it out now, as the same attempt (its count is undone,
                 // to be counted again when it runs).
                 if card.budget.attempts >= attempt {
-                    card.budget.attempts = attempt - 1;
+                    card.budget.attempts = attempt.saturating_sub(1);
                     card.budget.recent.pop();
                 }
                 card.auto = Auto::Scheduled { attempt, due: now };
@@ -270,7 +295,12 @@ impl State {
             _ => None,
         };
         let auto_on = self.supervision.auto_on;
+        let margin_ms = self.supervision.continue_margin_ms;
         let card = &mut self.cards[i];
+        let why = supervisor::Why {
+            stop: card.stop.as_ref(),
+            margin_ms,
+        };
         let mut verdict = supervisor::on_death(
             &policy,
             auto_on,
@@ -279,6 +309,7 @@ impl State {
             run_ms,
             can_resume || unresumable.is_some(),
             now,
+            why,
         );
         if let (Some(id), Verdict::Resume { .. }) = (unresumable, &verdict) {
             // It said it has no such session: the same argv would fail the same way.
@@ -316,11 +347,15 @@ impl State {
                         ("resume_failed", None, Some(format!("no session {id}")))
                     }
                     // Why a crash was left alone, in the card's words.
-                    Hold::Deliberate(_) | Hold::NoSessionId if !exit.is_clean() => (
-                        "not_resumed",
-                        None,
-                        h.reason(card.agent.as_deref().unwrap_or("the agent")),
-                    ),
+                    Hold::Deliberate(_) | Hold::NoSessionId | Hold::Cause(_)
+                        if !exit.is_clean() =>
+                    {
+                        (
+                            "not_resumed",
+                            None,
+                            h.reason(card.agent.as_deref().unwrap_or("the agent")),
+                        )
+                    }
                     _ => ("", None, None),
                 }
             }
@@ -338,33 +373,26 @@ impl State {
         self.save_judged(i, fx);
     }
 
-    /// A death soon after a resume by id: the agent's last words are read before judging
-    /// it, since "no such session" is not a crash to repeat. True while they are awaited.
-    fn read_tail_first(&mut self, i: usize, fx: &mut Vec<Effect>) -> bool {
-        let agents = &self.agents;
-        let card = &mut self.cards[i];
-        let Some(Resumed { at, tail_asked, .. }) = &card.resumed else {
+    /// Why card `i` died, decided before it is judged: from its exit alone where that says
+    /// (a deliberate stop), else from its last lines, read first (one capture per death).
+    /// True while they are awaited.
+    pub(super) fn await_stop(&mut self, i: usize, fx: &mut Vec<Effect>) -> bool {
+        let card = &self.cards[i];
+        if card.stop.is_some() {
             return false;
-        };
-        if *tail_asked {
-            // Asked already: awaited (the answer clears `resumed`).
+        }
+        if card.stop_asked {
             return true;
         }
-        let soon = card
-            .died_at
-            .is_some_and(|d| d.saturating_sub(*at) <= RESUME_GRACE_MS);
-        let listens = card
-            .agent
-            .as_deref()
-            .and_then(|k| agents.get(k))
-            .is_some_and(|d| !d.no_session.is_empty());
-        if !soon || !listens {
-            card.resumed = None;
+        let Life::Dead(exit) = card.life else {
+            return false;
+        };
+        if let Some(stop) = cause::by_exit(exit, self.policy(card.agent.as_deref())) {
+            self.cards[i].stop = Some(stop);
             return false;
         }
-        if let Some(r) = card.resumed.as_mut() {
-            r.tail_asked = true;
-        }
+        let card = &mut self.cards[i];
+        card.stop_asked = true;
         fx.push(Effect::ReadTail(card.pane.id));
         true
     }
@@ -403,12 +431,20 @@ impl State {
                 let after = if left == usize::MAX { left } else { left - 1 };
                 allowed.insert(server, after);
             }
+            if !self.goes_first(i, now) {
+                continue;
+            }
             match self.plan_relaunch(i, false) {
                 Ok(plan) => {
                     self.resume_started(i, now);
                     let meta = self.crash_meta(i);
+                    let margin = self.supervision.continue_margin_ms;
                     let card = &mut self.cards[i];
-                    let attempt = supervisor::on_resume(&mut card.budget, now);
+                    let attempt = if card.at_limit_reset(now, margin) {
+                        supervisor::on_free_resume(&mut card.budget)
+                    } else {
+                        supervisor::on_resume(&mut card.budget, now)
+                    };
                     card.auto = Auto::Resuming { attempt };
                     card.relaunch = Some(Relaunch::Auto { attempt });
                     // Said on the pane before the relaunch starts: a supervisor killed in
@@ -439,7 +475,9 @@ impl State {
         fx: &mut Vec<Effect>,
     ) {
         let max = self.policy(self.cards[i].agent.as_deref()).max_attempts;
+        let margin = self.supervision.continue_margin_ms;
         let card = &mut self.cards[i];
+        let free = card.at_limit_reset(now, margin);
         if matches!(card.auto, Auto::Resuming { .. }) {
             card.auto = Auto::Idle;
         }
@@ -453,6 +491,7 @@ impl State {
                     Some(id) if plan.held_by.is_some() => {
                         super::relaunch::reconnect_words(plan, id)
                     }
+                    _ if free => "resumed after the usage limit's reset".into(),
                     _ => format!("resumed (attempt {attempt}/{max})"),
                 };
                 card.notice = Some(Notice::info(text, Some(now + NOTICE_MS)));
@@ -471,8 +510,10 @@ impl State {
             Err(e) if e.lasting => {
                 // Nothing ran, and waiting will not help: the attempt is given back, the
                 // reason stays on the card until the next death (or `r` after a fix).
-                card.budget.attempts = card.budget.attempts.saturating_sub(1);
-                card.budget.recent.pop();
+                if !free {
+                    card.budget.attempts = card.budget.attempts.saturating_sub(1);
+                    card.budget.recent.pop();
+                }
                 card.auto = Auto::Held(Hold::Refused(e.why.clone()));
                 ("resume_failed", Some(e.why.clone()))
             }
@@ -496,6 +537,62 @@ impl State {
             self.save_budget(i, fx);
             self.save_judged(i, fx);
         }
+    }
+
+    /// After an overloaded API or a network error, one agent per server and cause is
+    /// resumed first; the others of that cause wait until it has run for the mass death's
+    /// canary time (or is gone): a crowd retrying at once keeps the API busy.
+    fn goes_first(&mut self, i: usize, now: Millis) -> bool {
+        let card = &self.cards[i];
+        let Some(cause) = card
+            .stop
+            .as_ref()
+            .map(|s| s.cause)
+            .filter(|c| c.is_transient())
+        else {
+            return true;
+        };
+        let key = (card.pane.id.server(), cause);
+        let me = card.pane.id;
+        let proof = self.supervision.pacing.canary_secs.saturating_mul(1000);
+        if let Some(&(first, since)) = self.supervision.firsts.get(&key) {
+            if first == me {
+                self.supervision.firsts.insert(key, (me, now));
+                return true;
+            }
+            let first_card = self.cards.iter().find(|c| c.pane.id == first);
+            let proven = match first_card {
+                None => true,
+                Some(c) => {
+                    c.life == Life::Running
+                        && c.relaunch.is_none()
+                        && now.saturating_sub(since) >= proof
+                }
+            };
+            if !proven {
+                return false;
+            }
+        }
+        self.supervision.firsts.insert(key, (me, now));
+        true
+    }
+
+    /// The pane card `i`'s resume waits for, after an overloaded API or a network error.
+    pub fn waits_for_first(&self, card: &Card) -> Option<String> {
+        let cause = card
+            .stop
+            .as_ref()
+            .map(|s| s.cause)
+            .filter(|c| c.is_transient())?;
+        if !matches!(card.auto, Auto::Scheduled { due, .. } if due <= self.now) {
+            return None;
+        }
+        let &(first, _) = self
+            .supervision
+            .firsts
+            .get(&(card.pane.id.server(), cause))?;
+        (first != card.pane.id)
+            .then(|| format!("waits for {first} to come back first ({})", cause.label()))
     }
 
     /// What the crash record of card `i`'s death says, besides its output. The auto-resume
@@ -524,6 +621,12 @@ impl State {
             },
             died_at: card.died_at,
             started_at: card.started_at,
+            cause: card.stop.as_ref().map(|s| s.cause.word().to_string()),
+            evidence: card
+                .stop
+                .as_ref()
+                .map(|s| s.evidence.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -569,6 +672,20 @@ impl State {
                         "auto-resume off for this pane (a turns it back on)"
                     } else {
                         "auto-resume on for this pane"
+                    },
+                    Some(now + NOTICE_MS),
+                ));
+                self.save_budget(i, fx);
+            }
+            Action::ToggleContinue => {
+                let on = !self.continues(&self.cards[i]);
+                let card = &mut self.cards[i];
+                card.budget.continues = Some(on);
+                card.notice = Some(Notice::info(
+                    if on {
+                        "continue at reset on: `continue` is typed once its usage limit resets"
+                    } else {
+                        "continue at reset off for this agent (C turns it back on)"
                     },
                     Some(now + NOTICE_MS),
                 ));

@@ -171,7 +171,9 @@ impl State {
                     Action::CancelAuto => {
                         card.is_some_and(|c| matches!(c.auto, Auto::Scheduled { .. }))
                     }
-                    Action::Peek | Action::Jump | Action::ToggleAuto => card.is_some(),
+                    Action::Peek | Action::Jump | Action::ToggleAuto | Action::ToggleContinue => {
+                        card.is_some()
+                    }
                     Action::SwitchView => !self.grid.shown.is_empty(),
                     Action::Filter => !self.cards.is_empty(),
                     _ => true,

@@ -80,6 +80,9 @@ pub struct State {
     pub headless: bool,
     /// The local time zone, for clock times in notices (UTC until the loop sets it).
     pub tz: jiff::tz::TimeZone,
+    /// The time zones by name, for a reset time an agent prints in another zone (none until
+    /// the loop hands in the system's).
+    pub zones: jiff::tz::TimeZoneDatabase,
     /// What the local poller was last told of output times (see [`Effect::Attend`]).
     attending: Option<(bool, Vec<PaneId>)>,
     /// The peek view, when open.
@@ -97,6 +100,8 @@ pub struct Counts {
     pub running: usize,
     /// Running, and waiting for their user (a prompt on screen).
     pub waiting: usize,
+    /// Running, at a usage limit.
+    pub limited: usize,
     pub dead: usize,
     pub finished: usize,
     /// Dead and waiting for (or under) an auto-resume.
@@ -144,6 +149,12 @@ impl State {
                 default_policy: Policy::resolve(&config.auto_resume, None),
                 pacing: config.auto_resume.pacing(),
                 waves: Default::default(),
+                continue_margin_ms: config.auto_continue.margin_secs.saturating_mul(1000),
+                continue_on: config.auto_continue.enabled,
+                continue_text: config.auto_continue.text.clone(),
+                continue_flipped: Default::default(),
+                continued: Default::default(),
+                firsts: Default::default(),
             },
             story: Story::default(),
             lost: Lost::default(),
@@ -153,6 +164,7 @@ impl State {
             shells: config.shells.clone(),
             headless: false,
             tz: jiff::tz::TimeZone::UTC,
+            zones: jiff::tz::TimeZoneDatabase::none(),
             attending: None,
             peek: None,
             client: None,
@@ -167,6 +179,7 @@ impl State {
                 Life::Running => {
                     c.running += 1;
                     c.waiting += usize::from(card.attention.is(Doing::Waiting));
+                    c.limited += usize::from(card.attention.is(Doing::Limited));
                 }
                 Life::Idle => {}
                 l if l.is_finished() => c.finished += 1,
@@ -270,7 +283,11 @@ impl State {
                 }
             }
             Msg::Relaunched { pane, result } => self.relaunched(pane, result, now, &mut fx),
-            Msg::Tail { pane, text } => self.tail_read(pane, text, &mut fx),
+            Msg::Tail {
+                pane,
+                text,
+                oom_killed,
+            } => self.tail_read(pane, text, oom_killed, &mut fx),
             Msg::Stored { what, result } => self.stored(what, result),
             Msg::Discovered { pane, found } => self.discovered(pane, found, &mut fx),
             Msg::Elected(e) => self.elected(e, &mut fx),
@@ -320,6 +337,8 @@ mod servers;
 pub use parts::{Grid, Lost, Overlays, Reads, Story, Supervision};
 pub use servers::{Link, ServerPoll, Servers};
 mod grid;
+mod limits;
+pub use limits::Limit;
 mod story;
 pub use story::{story, supervisor_name};
 mod launcher;
@@ -327,6 +346,8 @@ mod lost;
 mod occupancy;
 mod pacing;
 pub use pacing::Wave;
+#[cfg(test)]
+mod limit_tests;
 mod peek;
 mod relaunch;
 #[cfg(test)]

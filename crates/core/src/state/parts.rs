@@ -146,6 +146,19 @@ pub struct Supervision {
     pub store_errors: std::collections::BTreeMap<&'static str, crate::errors::StoreError>,
     pub(super) policies: HashMap<String, Policy>,
     pub(super) default_policy: Policy,
+    /// After a usage limit's reset, how long before a dead agent is resumed or a live one
+    /// told to continue (`[auto_continue] margin_secs`).
+    pub continue_margin_ms: Millis,
+    /// `[auto_continue]`: on for every agent, and what is typed.
+    pub continue_on: bool,
+    pub continue_text: String,
+    /// Agents whose auto-continue `u` switched against the setting.
+    pub continue_flipped: std::collections::HashSet<PaneId>,
+    /// Limits already continued (pane, reset): at most once per limit.
+    pub continued: std::collections::HashSet<(PaneId, Millis)>,
+    /// For an overloaded API or a network error, one agent per server and cause goes
+    /// first: which, and when its resume started.
+    pub firsts: HashMap<(crate::pane::ServerId, crate::cause::Cause), (PaneId, Millis)>,
     /// How mass deaths are resumed, and the ones under way.
     pub pacing: crate::settings::Pacing,
     pub waves: super::pacing::Waves,

@@ -115,7 +115,6 @@ impl State {
                 (Some(id), false) => Some(Resumed {
                     id: id.clone(),
                     at: now,
-                    tail_asked: false,
                     checked: false,
                 }),
                 _ => None,
@@ -213,24 +212,65 @@ impl State {
         }
     }
 
-    /// The last lines of a pane that died soon after a resume: the agent may have said it
-    /// has no such session. Judged once they are in.
-    pub(super) fn tail_read(&mut self, pane: PaneId, text: Option<String>, fx: &mut Vec<Effect>) {
-        let Some(card) = self.cards.iter_mut().find(|c| c.pane.id == pane) else {
+    /// The last lines of a dead pane: why it stopped is decided from them (and, for one
+    /// that died soon after a resume by id, whether it said it has no such session). It is
+    /// judged once they are in.
+    pub(super) fn tail_read(
+        &mut self,
+        pane: PaneId,
+        text: Option<String>,
+        oom_killed: bool,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(i) = self.cards.iter().position(|c| c.pane.id == pane) else {
             return;
         };
+        let now = self.now;
+        let policy = self.policy(self.cards[i].agent.as_deref()).clone();
+        let card = &mut self.cards[i];
         let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
-        if let (Some(def), Some(text), Some(id)) = (def, text, card.resumed.as_ref().map(|r| &r.id))
-        {
-            if def.says_no_session(&text) {
+        let text = text.unwrap_or_default();
+        if let (Some(def), Some(r), Some(died)) = (def, card.resumed.as_ref(), card.died_at) {
+            let soon = died.saturating_sub(r.at) <= RESUME_GRACE_MS;
+            if soon && def.says_no_session(&text) {
                 fx.push(Effect::Log(Log::info(format!(
-                    "{pane}: {} has no session {id}",
-                    def.name
+                    "{pane}: {} has no session {}",
+                    def.name, r.id
                 ))));
-                card.no_session = Some(id.clone());
+                card.no_session = Some(r.id.clone());
             }
         }
         card.resumed = None;
+        let Life::Dead(exit) = card.life else {
+            // Alive again before its last lines came: nothing to decide.
+            card.stop_asked = false;
+            return;
+        };
+        let builtin;
+        let (words, no_session) = match def {
+            Some(d) => (&d.causes, d.no_session.as_slice()),
+            None => {
+                builtin = crate::cause::CauseWords::builtin("");
+                (&builtin, &[][..])
+            }
+        };
+        let death = crate::cause::Death {
+            exit,
+            output: &text,
+            oom_killed,
+            at: card.died_at.or(card.seen_dead_at).unwrap_or(now),
+        };
+        let stop = crate::cause::decide(&death, words, no_session, &policy, &self.tz, &self.zones);
+        fx.push(Effect::Log(Log::info(format!(
+            "{pane}: stopped for {}: {}",
+            stop.cause.word(),
+            stop.evidence.join(" · ")
+        ))));
+        card.stop = Some(stop);
+        // Judged now, not at the next look.
+        if self.supervision.supervising && self.cards[i].judged != crate::card::Judged::Done {
+            self.judge_now(i, exit, now, fx);
+        }
     }
 
     pub(super) fn discovered(

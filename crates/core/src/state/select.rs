@@ -147,7 +147,13 @@ impl State {
                 self.grid.scroll = 0;
                 return;
             }
-            (Action::ToggleAuto | Action::CancelAuto | Action::ToggleAutoAll, _) => {
+            (
+                Action::ToggleAuto
+                | Action::CancelAuto
+                | Action::ToggleAutoAll
+                | Action::ToggleContinue,
+                _,
+            ) => {
                 self.end_story();
                 self.auto_key(a, now, fx);
                 return;

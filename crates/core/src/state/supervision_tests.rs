@@ -91,6 +91,7 @@ impl World {
                 Effect::ReadTail(pane) => Some(Msg::Tail {
                     pane,
                     text: Some(self.tail.clone()),
+                    oom_killed: false,
                 }),
                 Effect::Relaunch { plan, .. } => {
                     self.relaunches += 1;
@@ -1173,3 +1174,6 @@ fn taking_over_from_a_supervisor_that_stopped_answering_is_logged_with_how_long_
         "{fx:?}"
     );
 }
+
+/// Why it stopped, and what follows from it.
+mod causes;

@@ -526,7 +526,8 @@ mod auto {
             for e in s.update(Msg::Tick, t) {
                 out.push((t, e));
             }
-            for e in s.update(Msg::polled(Ok(obs(panes.to_vec()))), t) {
+            let fx = s.update(Msg::polled(Ok(obs(panes.to_vec()))), t);
+            for e in crate::testkit::answer_tails(s, fx, "", t) {
                 out.push((t, e));
             }
             t += 500;
@@ -2292,6 +2293,7 @@ mod hosts {
         p.dead_status = Some(1);
         p.dead_time = Some(T0 / 1000 + 2);
         let fx = s.update(remote_obs(vec![p.clone()]), T0 + 3_000);
+        let fx = crate::testkit::answer_tails(&mut s, fx, "", T0 + 3_000);
         let died = fx
             .iter()
             .find_map(|e| match e {

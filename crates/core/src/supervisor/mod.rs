@@ -1,6 +1,7 @@
 //! The auto-resume policy, as pure data and verdicts: which deaths are resumed, after what
 //! delay, how many times, and when the budget refills. No I/O, no clock: `now` is given.
 
+use crate::cause::{Cause, Stop};
 use crate::pane::{signal_name, signal_number, Exit, Opt};
 use crate::settings::{AutoResume, AutoResumeOverride};
 use crate::time::Millis;
@@ -17,6 +18,7 @@ pub struct Policy {
     pub max_per_hour: u32,
     pub never_exit_codes: Vec<i32>,
     pub never_signals: Vec<i32>,
+    pub slow_backoff_secs: Vec<u64>,
 }
 
 impl Policy {
@@ -37,22 +39,31 @@ impl Policy {
                 .never_exit_codes
                 .unwrap_or_else(|| global.never_exit_codes.clone()),
             never_signals: signals.iter().filter_map(|s| signal_number(s)).collect(),
+            slow_backoff_secs: o
+                .slow_backoff_secs
+                .unwrap_or_else(|| global.slow_backoff_secs.clone()),
         }
     }
 
     /// Delay before attempt `n` (1-based); the last value repeats.
     pub fn backoff_ms(&self, attempt: u32) -> Millis {
-        let i = (attempt.saturating_sub(1) as usize).min(self.backoff_secs.len().saturating_sub(1));
-        self.backoff_secs
-            .get(i)
-            .copied()
-            .unwrap_or(2)
-            .saturating_mul(1000)
+        nth_secs(&self.backoff_secs, attempt, 2)
+    }
+
+    /// The same after an overloaded API or a network error.
+    pub fn slow_backoff_ms(&self, attempt: u32) -> Millis {
+        nth_secs(&self.slow_backoff_secs, attempt, 30)
     }
 
     pub fn healthy_ms(&self) -> Millis {
         self.healthy_after_secs.saturating_mul(1000)
     }
+}
+
+/// Value `n` (1-based; the last repeats) of a list of seconds, in ms.
+fn nth_secs(list: &[u64], n: u32, default: u64) -> Millis {
+    let i = (n.saturating_sub(1) as usize).min(list.len().saturating_sub(1));
+    list.get(i).copied().unwrap_or(default).saturating_mul(1000)
 }
 
 impl Default for Policy {
@@ -73,6 +84,10 @@ pub struct Budget {
     pub next_due: Option<Millis>,
     /// The user turned auto-resume off for this pane.
     pub paused: bool,
+    /// Continue at a usage limit's reset, switched for this pane with `C` against
+    /// `[auto_continue] enabled` (`None`: as configured). Kept in `@agentwatch_paused` as
+    /// a second word (`continue`, `nocontinue`), so that every instance reads it.
+    pub continues: Option<bool>,
 }
 
 impl Budget {
@@ -86,6 +101,7 @@ impl Budget {
         }
         self.recent.sort_unstable();
         self.paused = self.paused || other.paused;
+        self.continues = self.continues.or(other.continues);
     }
 
     /// Reads the pane options (`@agentwatch_attempts`, `@agentwatch_resumes`,
@@ -98,7 +114,12 @@ impl Budget {
                 .filter_map(|t| t.trim().parse().ok())
                 .collect(),
             next_due: next.trim().parse().ok(),
-            paused: paused.trim() == "1",
+            paused: paused.split_whitespace().any(|w| w == "1"),
+            continues: paused.split_whitespace().find_map(|w| match w {
+                "continue" => Some(true),
+                "nocontinue" => Some(false),
+                _ => None,
+            }),
         }
     }
 
@@ -112,14 +133,17 @@ impl Budget {
                 Opt::Next,
                 self.next_due.map(|t| t.to_string()).unwrap_or_default(),
             ),
-            (
-                Opt::Paused,
-                if self.paused {
-                    "1".into()
-                } else {
-                    String::new()
-                },
-            ),
+            (Opt::Paused, {
+                let words: Vec<&str> = [
+                    self.paused.then_some("1"),
+                    self.continues
+                        .map(|c| if c { "continue" } else { "nocontinue" }),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                words.join(" ")
+            }),
         ]
     }
 
@@ -148,6 +172,9 @@ pub enum Hold {
     /// The relaunch was refused for a cause that waiting will not remove (the directory is
     /// gone, the crash record cannot be written): the reason, kept until the next death.
     Refused(String),
+    /// Why it stopped is not fixed by resuming: a login needed, a usage limit with no
+    /// reset said, out of memory again after a resume, a session the agent refused.
+    Cause(Cause),
 }
 
 impl Hold {
@@ -162,8 +189,34 @@ impl Hold {
             }
             Hold::NoSession(id) => crate::resume::no_session_words(agent, id),
             Hold::Refused(why) => format!("not auto-resumed: {why}"),
+            Hold::Cause(c) => cause_words(*c, agent),
             Hold::Off | Hold::GaveUp { .. } => return None,
         })
+    }
+}
+
+/// Why a cause holds the resume, and what the user can do.
+fn cause_words(cause: Cause, agent: &str) -> String {
+    match cause {
+        Cause::Auth => {
+            let how = match agent {
+                "claude" => "run /login in it (or claude /login)",
+                "codex" => "run codex login",
+                "gemini" => "run /auth in it",
+                _ => "log in again",
+            };
+            format!("login needed: {how}, then r resumes it")
+        }
+        Cause::UsageLimit => {
+            "not auto-resumed: usage limit with no reset time said (r resumes it)".into()
+        }
+        Cause::OutOfMemory => {
+            "not auto-resumed: out of memory again after a resume (r resumes it)".into()
+        }
+        Cause::ResumeRejected => {
+            format!("not auto-resumed: {agent} refused to resume the session (R starts it fresh)")
+        }
+        c => format!("not auto-resumed: {}", c.label()),
     }
 }
 
@@ -178,9 +231,22 @@ pub enum Verdict {
     Hold(Hold),
 }
 
+/// What decides a verdict besides the budget: why it stopped, and the margin after a usage
+/// limit's reset.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Why<'a> {
+    pub stop: Option<&'a Stop>,
+    pub margin_ms: Millis,
+}
+
 /// Judges a death. `run_ms` is how long the process ran (if known); `can_resume` is false
 /// when resuming would need a session id that is not known. Updates the budget: a healthy
 /// run refills it, a scheduled resume is recorded in `next_due`.
+///
+/// By cause: a usage limit is resumed at its reset plus the margin and costs no attempt; a
+/// login needed is held; an overloaded API or a network error backs off longer; out of
+/// memory gets one attempt.
+#[allow(clippy::too_many_arguments)]
 pub fn on_death(
     policy: &Policy,
     global_on: bool,
@@ -189,6 +255,7 @@ pub fn on_death(
     run_ms: Option<Millis>,
     can_resume: bool,
     now: Millis,
+    why: Why,
 ) -> Verdict {
     budget.forget_old(now);
     if run_ms.is_some_and(|r| r >= policy.healthy_ms()) {
@@ -216,6 +283,27 @@ pub fn on_death(
     if !can_resume {
         return Verdict::Hold(Hold::NoSessionId);
     }
+    let cause = why.stop.map(|s| s.cause);
+    match (cause, why.stop.and_then(|s| s.resets_at)) {
+        (Some(Cause::Auth), _) => return Verdict::Hold(Hold::Cause(Cause::Auth)),
+        (Some(Cause::UsageLimit), None) => return Verdict::Hold(Hold::Cause(Cause::UsageLimit)),
+        // Not before the reset, whatever the budget: waiting is the cure, and it costs no
+        // attempt (the attempt shown is the one it would be). Judged again after the reset
+        // (the resume failed), it is an ordinary death.
+        (Some(Cause::UsageLimit), Some(reset)) if reset.saturating_add(why.margin_ms) > now => {
+            let due = reset.saturating_add(why.margin_ms);
+            budget.next_due = Some(due);
+            return Verdict::Resume {
+                attempt: budget.attempts + 1,
+                due,
+            };
+        }
+        (Some(Cause::UsageLimit), Some(_)) => {}
+        (Some(Cause::OutOfMemory), _) if budget.attempts >= 1 => {
+            return Verdict::Hold(Hold::Cause(Cause::OutOfMemory))
+        }
+        _ => {}
+    }
     if budget.attempts >= policy.max_attempts {
         return Verdict::Hold(Hold::GaveUp {
             attempts: budget.attempts,
@@ -229,9 +317,22 @@ pub fn on_death(
         });
     }
     let attempt = budget.attempts + 1;
-    let due = now.saturating_add(policy.backoff_ms(attempt));
+    let backoff = if cause.is_some_and(Cause::is_transient) {
+        policy.slow_backoff_ms(attempt)
+    } else {
+        policy.backoff_ms(attempt)
+    };
+    let due = now.saturating_add(backoff);
     budget.next_due = Some(due);
     Verdict::Resume { attempt, due }
+}
+
+/// Records that a resume at a usage limit's reset is carried out now: it costs no attempt
+/// and does not count towards the hourly breaker (waiting was the cure, not a retry). The
+/// number it goes by is the attempt it would have been.
+pub fn on_free_resume(budget: &mut Budget) -> u32 {
+    budget.next_due = None;
+    budget.attempts + 1
 }
 
 /// Records that a scheduled resume is being carried out now.

@@ -7,7 +7,7 @@ fn p() -> Policy {
 }
 
 fn die(b: &mut Budget, exit: Exit, run_ms: Millis, now: Millis) -> Verdict {
-    on_death(&p(), true, b, exit, Some(run_ms), true, now)
+    on_death(&p(), true, b, exit, Some(run_ms), true, now, Why::default())
 }
 
 #[test]
@@ -169,7 +169,8 @@ fn an_exit_of_128_plus_a_deliberate_signal_is_deliberate_and_says_which() {
             Exit::Code(137),
             None,
             true,
-            T
+            T,
+            Why::default()
         ),
         Verdict::Hold(Hold::Deliberate("exit 137 (SIGKILL)".into()))
     );
@@ -185,15 +186,42 @@ fn configured_exclusions_and_switches_hold() {
     let pol = Policy::resolve(&global, None);
     let mut b = Budget::default();
     assert!(matches!(
-        on_death(&pol, true, &mut b, Exit::Code(2), None, true, T),
+        on_death(
+            &pol,
+            true,
+            &mut b,
+            Exit::Code(2),
+            None,
+            true,
+            T,
+            Why::default()
+        ),
         Verdict::Hold(Hold::Deliberate(_))
     ));
     assert!(matches!(
-        on_death(&pol, true, &mut b, Exit::Signal(9), None, true, T),
+        on_death(
+            &pol,
+            true,
+            &mut b,
+            Exit::Signal(9),
+            None,
+            true,
+            T,
+            Why::default()
+        ),
         Verdict::Hold(Hold::Deliberate(_))
     ));
     assert!(matches!(
-        on_death(&pol, true, &mut b, Exit::Signal(15), None, true, T),
+        on_death(
+            &pol,
+            true,
+            &mut b,
+            Exit::Signal(15),
+            None,
+            true,
+            T,
+            Why::default()
+        ),
         Verdict::Resume { .. }
     ));
     let over = AutoResumeOverride {
@@ -209,7 +237,8 @@ fn configured_exclusions_and_switches_hold() {
             Exit::Code(1),
             None,
             true,
-            T
+            T,
+            Why::default()
         ),
         Verdict::Hold(Hold::Off)
     );
@@ -221,7 +250,8 @@ fn configured_exclusions_and_switches_hold() {
             Exit::Code(1),
             None,
             true,
-            T
+            T,
+            Why::default()
         ),
         Verdict::Hold(Hold::Off)
     );
@@ -230,7 +260,16 @@ fn configured_exclusions_and_switches_hold() {
         ..Budget::default()
     };
     assert_eq!(
-        on_death(&p(), true, &mut paused, Exit::Code(1), None, true, T),
+        on_death(
+            &p(),
+            true,
+            &mut paused,
+            Exit::Code(1),
+            None,
+            true,
+            T,
+            Why::default()
+        ),
         Verdict::Hold(Hold::Off)
     );
 }
@@ -239,12 +278,30 @@ fn configured_exclusions_and_switches_hold() {
 fn unknown_status_is_resumed_but_a_missing_id_never_is() {
     let mut b = Budget::default();
     assert!(matches!(
-        on_death(&p(), true, &mut b, Exit::Unknown, None, true, T),
+        on_death(
+            &p(),
+            true,
+            &mut b,
+            Exit::Unknown,
+            None,
+            true,
+            T,
+            Why::default()
+        ),
         Verdict::Resume { .. }
     ));
     let mut b = Budget::default();
     assert_eq!(
-        on_death(&p(), true, &mut b, Exit::Code(1), None, false, T),
+        on_death(
+            &p(),
+            true,
+            &mut b,
+            Exit::Code(1),
+            None,
+            false,
+            T,
+            Why::default()
+        ),
         Verdict::Hold(Hold::NoSessionId)
     );
 }
@@ -267,6 +324,7 @@ fn the_budget_round_trips_through_pane_options_and_ignores_junk() {
         recent: vec![T, T + 5],
         next_due: Some(T + 9),
         paused: true,
+        continues: Some(true),
     };
     let o = b.to_options();
     let get = |k: &str| {
