@@ -474,10 +474,20 @@ impl Io {
                 }
                 Msg::OrphansEnded { pane, result }
             }
-            Effect::Type { pane, text } => {
-                // The text as keys (`-l`: literally, never a key name), then Enter.
+            Effect::Type {
+                pane,
+                text,
+                dismiss,
+            } => {
+                // The text as keys (`-l`: literally, never a key name), then Enter; Escape
+                // first where a menu covers the prompt.
                 let id = pane.to_string();
                 let tmux = self.tmux_of(pane);
+                if dismiss {
+                    if let Err(e) = tmux.run(["send-keys", "-t", &id, "Escape"]).await {
+                        tracing::warn!("Escape into {id} failed: {e}");
+                    }
+                }
                 let typed = match tmux.run(["send-keys", "-t", &id, "-l", "--", &text]).await {
                     Ok(_) => tmux
                         .run(["send-keys", "-t", &id, "Enter"])

@@ -106,6 +106,9 @@ pub struct CauseWords {
     pub network: Vec<String>,
     pub out_of_memory: Vec<String>,
     pub crash: Vec<String>,
+    /// A menu the agent opens over its limit banner, dismissed (Escape) before `continue`
+    /// is typed: claude's `/rate-limit-options` (`1. Stop and wait for limit to reset`).
+    pub limit_menu: Vec<String>,
 }
 
 fn words(list: &[&str]) -> Vec<String> {
@@ -117,20 +120,27 @@ impl CauseWords {
     /// words (from what was seen of the CLIs and their trackers: `../docs/causes.md`).
     pub fn builtin(agent: &str) -> CauseWords {
         let mut w = CauseWords {
+            // claude 2.1.197 prints the banner as `You've hit your <session|weekly|Opus|
+            // Sonnet|usage> limit · resets 9:23pm (UTC)`, or `You've hit your limit`; its
+            // renderer takes the other prefixes below for the same banner.
             usage_limit: words(&[
+                "You've hit your",
+                "You've reached your",
+                "You're out of usage credits",
+                "You're out of extra usage",
+                "Your org is out of usage",
                 "usage limit reached",
-                "You've hit your usage limit",
-                "hit your session limit",
-                "hit your weekly limit",
-                "hit your limit",
                 "limit reached ∙ resets",
                 "limit reached · resets",
-                "out of extra usage",
             ]),
             auth: words(&[
                 "Invalid API key",
                 "Please run /login",
+                "Not logged in",
+                "Failed to authenticate",
+                "OAuth token revoked",
                 "OAuth token has expired",
+                "does not have access to Claude",
                 "authentication_error",
                 "401 Unauthorized",
                 "invalid x-api-key",
@@ -148,8 +158,15 @@ impl CauseWords {
                 "503 Service Unavailable",
                 "rate_limit_error",
                 "Internal server error",
+                "Request rejected (429)",
+                "Server is temporarily limiting requests",
+                "This is a server-side issue",
+                "experiencing high demand",
             ]),
             network: words(&[
+                "Unable to connect to API",
+                "Connection to the API was lost",
+                "Request timed out",
                 "Connection error",
                 "ECONNREFUSED",
                 "ECONNRESET",
@@ -170,6 +187,7 @@ impl CauseWords {
                 "memory allocation of",
                 "Out of memory",
             ]),
+            limit_menu: words(&["Stop and wait for limit to reset"]),
             crash: words(&[
                 "Error:",
                 "error:",
@@ -216,10 +234,16 @@ impl CauseWords {
             (&mut self.network, &more.network),
             (&mut self.out_of_memory, &more.out_of_memory),
             (&mut self.crash, &more.crash),
+            (&mut self.limit_menu, &more.limit_menu),
         ] {
             to.extend(from.iter().filter(|w| !w.trim().is_empty()).cloned());
         }
         self
+    }
+
+    /// Whether `screen` shows a menu over the limit banner (see `limit_menu`).
+    pub fn menu_on(&self, screen: &str) -> bool {
+        screen.lines().any(|l| has_any(l, &self.limit_menu))
     }
 
     /// The line of `screen` that says the agent sits at a usage limit, bottom-most first.

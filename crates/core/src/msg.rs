@@ -380,8 +380,13 @@ pub enum Effect {
     CaptureOutput(PaneId),
     /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
     ReadTail(PaneId),
-    /// Type `text` into a live pane, then Enter (`continue` at a usage limit's reset).
-    Type { pane: PaneId, text: String },
+    /// Type `text` into a live pane, then Enter (`continue` at a usage limit's reset);
+    /// `dismiss`: Escape first, to close a menu over the banner.
+    Type {
+        pane: PaneId,
+        text: String,
+        dismiss: bool,
+    },
     /// Read a pane's crash records; answers [`Msg::Records`].
     LoadRecords {
         pane: PaneId,

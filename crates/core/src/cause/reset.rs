@@ -56,7 +56,8 @@ pub fn resets_at(
     };
     let seen_ms = seen.as_millisecond();
     let when = match date {
-        Some((month, day)) => {
+        Some((Some(year), month, day)) => ms_of(Date::new(year, month, day).ok()?)?,
+        Some((None, month, day)) => {
             let this_year = Date::new(today.year(), month, day).ok()?;
             let t = ms_of(this_year)?;
             if t < seen_ms - DAY_MS {
@@ -88,8 +89,10 @@ fn zone_in(line: &str, zones: &TimeZoneDatabase) -> Option<TimeZone> {
     zones.get(name).ok()
 }
 
-/// `dec 5, ` / `dec 5 at ` at the start: the month and day, and what follows.
-fn month_day(s: &str) -> (Option<(i8, i8)>, &str) {
+/// `dec 5, ` / `dec 5 at ` / `dec 5, 2027, ` at the start: the year (where said), month and
+/// day, and what follows.
+#[allow(clippy::type_complexity)]
+fn month_day(s: &str) -> (Option<(Option<i16>, i8, i8)>, &str) {
     let Some(m) = MONTHS.iter().position(|m| s.starts_with(m)) else {
         return (None, s);
     };
@@ -99,11 +102,15 @@ fn month_day(s: &str) -> (Option<(i8, i8)>, &str) {
     let Ok(day) = after[..digits].parse::<i8>() else {
         return (None, s);
     };
-    let rest = after[digits..]
-        .trim_start_matches(|c: char| c == ',' || c.is_whitespace())
-        .trim_start_matches("at ")
-        .trim_start();
-    (Some((m as i8 + 1, day)), rest)
+    let mut rest = after[digits..].trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+    // A year where it is not this one: `Dec 7, 2027, 7:23pm`.
+    let mut year = None;
+    if rest.bytes().take_while(u8::is_ascii_digit).count() == 4 && rest[4..].starts_with(',') {
+        year = rest[..4].parse().ok();
+        rest = rest[5..].trim_start();
+    }
+    let rest = rest.trim_start_matches("at ").trim_start();
+    (Some((year, m as i8 + 1, day)), rest)
 }
 
 /// `3:45pm`, `3pm`, `3 pm`, `11:30 am`, `15:45` at the start.
@@ -260,6 +267,39 @@ mod tests {
         assert_eq!(
             reset("try again in 4 days 23 hours 7 minutes", "2026-12-04T13:00"),
             Some(at("2026-12-09T12:07"))
+        );
+    }
+
+    #[test]
+    fn claudes_own_banners_are_read() {
+        // As claude 2.1.197 prints them (TZ=UTC, and another zone).
+        assert_eq!(
+            reset(
+                "You've hit your session limit · resets 9:23pm (UTC)",
+                "2026-12-04T19:23"
+            ),
+            Some(at("2026-12-04T22:23"))
+        );
+        assert_eq!(
+            reset(
+                "  ⎿ \u{a0}You've hit your weekly limit · resets Dec 7, 7:23pm (UTC)",
+                "2026-12-04T19:23"
+            ),
+            Some(at("2026-12-07T20:23"))
+        );
+        assert_eq!(
+            reset(
+                "You've hit your Opus limit · resets Dec 7, 2027, 7:23pm (UTC)",
+                "2026-12-04T19:23"
+            ),
+            Some(at("2027-12-07T20:23"))
+        );
+        assert_eq!(
+            reset(
+                "You've hit your session limit · resets 4:23pm (America/New_York)",
+                "2026-12-04T19:23"
+            ),
+            Some(at("2026-12-04T22:23"))
         );
     }
 

@@ -61,6 +61,42 @@ fn each_cause_is_told_by_what_the_cli_printed() {
             "TypeError: Cannot read properties of undefined (reading 'x')\n    at foo (cli.js:1:2)",
             Cause::Crash,
         ),
+        // As claude 2.1.197 prints them in -p mode (stdout, exit 1).
+        (
+            Exit::Code(1),
+            "Invalid API key · Fix external API key",
+            Cause::Auth,
+        ),
+        (
+            Exit::Code(1),
+            "Not logged in · Please run /login",
+            Cause::Auth,
+        ),
+        (
+            Exit::Code(1),
+            "Failed to authenticate. API Error: 401 Invalid bearer token",
+            Cause::Auth,
+        ),
+        (
+            Exit::Code(1),
+            "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.",
+            Cause::Overloaded,
+        ),
+        (
+            Exit::Code(1),
+            "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
+            Cause::Overloaded,
+        ),
+        (
+            Exit::Code(1),
+            "API Error: Unable to connect to API (ConnectionRefused)",
+            Cause::Network,
+        ),
+        (
+            Exit::Code(1),
+            "You've hit your weekly limit · resets Dec 7, 7:23pm (UTC)",
+            Cause::UsageLimit,
+        ),
         (Exit::Code(1), "bye", Cause::Unknown),
         (Exit::Code(143), "Invalid API key", Cause::Deliberate),
         (Exit::Signal(15), "", Cause::Deliberate),

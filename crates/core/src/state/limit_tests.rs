@@ -183,3 +183,23 @@ fn a_limit_whose_reset_passed_is_looked_at_again() {
     polls(&mut s, 1001, "> \n", RESET + 45_000, RESET + 80_000);
     assert_eq!(s.counts().limited, 0);
 }
+
+#[test]
+fn claudes_limit_menu_is_dismissed_before_continue_is_typed() {
+    // claude 2.1.197 opens `/rate-limit-options` under its banner.
+    let menu = "  ⎿ \u{a0}You've hit your session limit · resets 8:29pm\n\n❯ /rate-limit-options\n  What do you want to do?\n\n  ❯ 1. Stop and wait for limit to reset\n    2. Upgrade your plan\n\n  Enter to confirm · Esc to cancel\n";
+    let mut s = state((120, 40));
+    s.supervision.continue_on = true;
+    polls(&mut s, 1001, menu, T0, RESET + MARGIN - 1_000);
+    assert_eq!(s.counts().limited, 1, "limited, not waiting at the menu");
+    assert_eq!(s.counts().waiting, 0);
+    let fx = polls(&mut s, 1001, menu, RESET + MARGIN, RESET + MARGIN + 4_000);
+    let dismissed: Vec<bool> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Type { dismiss, .. } => Some(*dismiss),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dismissed, [true]);
+}

@@ -97,6 +97,7 @@ impl State {
             };
             let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
             let shown = def.and_then(|d| d.causes.limit_on(screen));
+            let dismiss = def.is_some_and(|d| d.causes.menu_on(screen));
             let same = limit.pid.is_some() && limit.pid == card.occupant_pid();
             let id = card.pane.id;
             self.supervision.continued.insert((id, reset));
@@ -116,7 +117,11 @@ impl State {
                         format!("continued: typed `{text}` (the limit reset at {at})"),
                         Some(now + NOTICE_MS),
                     ));
-                    fx.push(Effect::Type { pane: id, text });
+                    fx.push(Effect::Type {
+                        pane: id,
+                        text,
+                        dismiss,
+                    });
                     fx.push(Effect::Journal(ev));
                 }
                 (None, _) => fx.push(Effect::Log(Log::info(format!(
