@@ -17,6 +17,9 @@ use crate::core::time::Millis;
 /// Lines of a dead pane read to tell why it stopped (a usage limit, a login, a crash...).
 pub const TAIL_LINES: u32 = 40;
 
+/// How long after a death is seen its last lines are read (see [`Io::settled_tail`]).
+const TAIL_SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// What effects need: the poller (and its tmux handle) and where crash records go.
 pub struct Io {
     pub prober: Prober,
@@ -164,6 +167,14 @@ impl Io {
         let clients = clients::list(self.tmux(), None).await?;
         let tty = crate::core::viewer::showing(&clients, viewer)?;
         Ok(clients::switch(self.tmux(), &tty, pane).await?)
+    }
+
+    /// A dead pane's last lines, read a moment after its death was seen: tmux can mark a
+    /// pane dead before it has read the last of its output (seen: node's heap message
+    /// missing from an agent that aborted half a second after it started).
+    async fn settled_tail(&self, pane: PaneId) -> Option<Vec<u8>> {
+        tokio::time::sleep(TAIL_SETTLE).await;
+        self.tmux_of(pane).capture_tail(pane, TAIL_LINES).await.ok()
     }
 
     /// Carries out one effect and returns the message that answers it, if any.
@@ -432,10 +443,8 @@ impl Io {
             Effect::ReadTail(pane) => Msg::Tail {
                 pane,
                 text: self
-                    .tmux_of(pane)
-                    .capture_tail(pane, TAIL_LINES)
+                    .settled_tail(pane)
                     .await
-                    .ok()
                     .map(|b| String::from_utf8_lossy(&b).into_owned()),
                 oom_killed: pane.server() == ServerId::Local && self.prober.oom_killed(),
             },
