@@ -26,6 +26,16 @@
 //!   `Error: Session not found: <id>` and exits 1; plan line `opencode-exit-line <id>` prints
 //!   what it prints on Ctrl-C (`Session   <title>`, `Continue  opencode -s <id>`).
 //!
+//! - Why claude stops, as claude 2.1.197 says it (measured against a stub model server on
+//!   loopback): plan line `claude-limit MINUTES` draws its interactive usage-limit banner
+//!   (`  ⎿  You've hit your session limit · resets 9:23pm (UTC)`, the reset MINUTES on, up to
+//!   the whole minute, in the local zone) with its `/rate-limit-options` menu, stays alive,
+//!   and logs each line typed into it (`typed-<pane>.jsonl`; the reset in
+//!   `limit-<pane>.json`); `claude-error auth|login|overloaded|network|limit` prints what
+//!   `claude -p` prints for a refused key, no login, a 529, a refused connection or a limit
+//!   with no reset, and exits 1 (interactively claude never exits on these); `node-oom`
+//!   prints node's heap exhaustion and aborts (SIGABRT).
+//!
 //! Plan line `churn MIN MAX [SPIN_MS]` (seconds, decimals allowed) is for benchmarks
 //! (bench/churn.py): forever, phases of a random length in [MIN, MAX] (seeded from the pid and
 //! the clock) alternate, starting with a working one. Working: the screen is cleared and
@@ -215,6 +225,42 @@ fn main() {
                     spin,
                 );
             }
+            // claude 2.1.197 at a usage limit, interactively: the banner under the last prompt,
+            // its `/rate-limit-options` menu below, alive. The reset is MINUTES from now,
+            // up to the next whole minute, in the local zone, written as claude writes it.
+            // Then every line typed into it is logged; `continue` clears the banner.
+            "claude-limit" => claude_limit(&base, pane.as_deref().unwrap_or(""), num(arg)),
+            // claude 2.1.197 in -p mode: an API error as it prints it, then exit 1.
+            "claude-error" => {
+                let text = match arg {
+                    "auth" => "Invalid API key · Fix external API key",
+                    "login" => "Not logged in · Please run /login",
+                    "overloaded" => "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check https://status.claude.com.",
+                    "network" => "API Error: Unable to connect to API (ConnectionRefused)",
+                    "limit" => "You've hit your session limit",
+                    other => {
+                        eprintln!("fake_agent: no claude error {other:?}");
+                        std::process::exit(99)
+                    }
+                };
+                println!("{text}");
+                remove_state_file();
+                std::process::exit(1);
+            }
+            // node's heap exhausted, as node 20 reports it (stderr), then SIGABRT.
+            "node-oom" => {
+                eprintln!();
+                eprintln!("<--- Last few GCs --->");
+                eprintln!();
+                eprintln!("[4242:0x7f0000000000]   612345 ms: Mark-Compact 4046.2 (4133.1) -> 4031.0 (4134.8) MB, 1923.21 / 0.00 ms  (average mu = 0.101, current mu = 0.020) allocation failure; scavenge might not succeed");
+                eprintln!();
+                eprintln!("<--- JS stacktrace --->");
+                eprintln!();
+                eprintln!("FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory");
+                eprintln!("----- Native stack trace -----");
+                eprintln!();
+                std::process::abort();
+            }
             "codex-exit-line" => {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "To continue this session, run codex resume {arg}");
@@ -304,6 +350,65 @@ fn num(s: &str) -> u64 {
         eprintln!("fake_agent: bad number: {s:?}");
         std::process::exit(99)
     })
+}
+
+/// See the plan line `claude-limit`. The reset it printed is kept in
+/// `limit-<pane>.json` (`resets_at_ms`), and each line typed into it in `typed-<pane>.jsonl`
+/// (`{"at_ms", "line"}`), for the tests.
+fn claude_limit(base: &Path, pane: &str, minutes: u64) -> ! {
+    let now = jiff::ZonedDateTime::now();
+    let secs = now.timestamp().as_second() + 60 * minutes as i64;
+    let reset = jiff::Timestamp::from_second((secs + 59) / 60 * 60)
+        .unwrap()
+        .to_zoned_datetime(now.time_zone().clone());
+    let (h, m) = (reset.hour(), reset.minute());
+    let half = if h < 12 { "am" } else { "pm" };
+    let h12 = if h % 12 == 0 { 12 } else { h % 12 };
+    let clock = if m == 0 {
+        format!("{h12}{half}")
+    } else {
+        format!("{h12}:{m:02}{half}")
+    };
+    let zone = now.time_zone().iana_name().unwrap_or("UTC").to_string();
+    let key = pane.trim_start_matches('%');
+    let _ = std::fs::write(
+        base.join(format!("limit-{key}.json")),
+        serde_json::json!({ "resets_at_ms": reset.timestamp().as_millisecond() }).to_string(),
+    );
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = write!(
+            out,
+            "\x1b[H\x1b[2J❯ fix the flaky tests\r\n  ⎿ \u{a0}You've hit your session limit · resets {clock} ({zone})\r\n\r\n❯ /rate-limit-options\r\n  What do you want to do?\r\n\r\n  ❯ 1. Stop and wait for limit to reset\r\n    2. Upgrade your plan\r\n\r\n  Enter to confirm · Esc to cancel\r\n"
+        );
+        let _ = out.flush();
+    }
+    let typed = base.join(format!("typed-{key}.jsonl"));
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { hang() };
+        let line: String = line.chars().filter(|c| !c.is_control()).collect();
+        let record = serde_json::json!({
+            "at_ms": jiff::Timestamp::now().as_millisecond(),
+            "line": line,
+        });
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&typed)
+        {
+            let _ = writeln!(f, "{record}");
+        }
+        if line == "continue" {
+            let mut out = std::io::stdout().lock();
+            let _ = write!(
+                out,
+                "\x1b[H\x1b[2J❯ continue\r\n\r\n✻ Working… (2s · esc to interrupt)\r\n"
+            );
+            let _ = out.flush();
+        }
+    }
+    hang()
 }
 
 fn hang() -> ! {

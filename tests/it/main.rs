@@ -13,6 +13,7 @@ mod support;
 mod architecture;
 mod attention_tmux;
 mod auto_tmux;
+mod causes_tmux;
 mod commands;
 mod configs;
 mod daemon_tmux;
