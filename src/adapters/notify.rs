@@ -21,7 +21,20 @@ pub fn summary(events: &[Event]) -> (String, String) {
             match e.event.as_str() {
                 "gave_up" => "auto-resume gave up".to_string(),
                 "waiting" => format!("waiting for input: {}", e.detail.as_deref().unwrap_or("")),
-                _ => e.detail.clone().unwrap_or_else(|| e.event.clone()),
+                "limited" => format!("at its usage limit: {}", e.detail.as_deref().unwrap_or("")),
+                _ => {
+                    let what = e.detail.clone().unwrap_or_else(|| e.event.clone());
+                    // Why first, where it says more than the exit.
+                    match e
+                        .cause
+                        .as_deref()
+                        .and_then(crate::core::cause::Cause::parse)
+                        .filter(|c| c.is_telling())
+                    {
+                        Some(c) => format!("{} · {what}", c.label()),
+                        None => what,
+                    }
+                }
             }
         )
     };
@@ -30,6 +43,7 @@ pub fn summary(events: &[Event]) -> (String, String) {
             match one.event.as_str() {
                 "gave_up" => "agentwatch: auto-resume gave up".into(),
                 "waiting" => "agentwatch: an agent waits for you".into(),
+                "limited" => "agentwatch: an agent hit its usage limit".into(),
                 _ => "agentwatch: an agent died".into(),
             },
             line(one),
@@ -149,6 +163,21 @@ mod tests {
         let seq = "\x1b]9;hi\x07";
         assert_eq!(passthrough(seq, false), seq);
         assert_eq!(passthrough(seq, true), "\x1bPtmux;\x1b\x1b]9;hi\x07\x1b\\");
+    }
+
+    #[test]
+    fn a_death_says_why_and_a_limit_is_no_death() {
+        let mut e = ev("died", "%1");
+        e.cause = Some("auth".into());
+        assert_eq!(
+            summary(&[e]).1,
+            "claude work:%1: login needed · process exited (code 1)"
+        );
+        let mut l = ev("limited", "%2");
+        l.detail = Some("You've hit your session limit · resets 3pm".into());
+        let (title, body) = summary(&[l]);
+        assert_eq!(title, "agentwatch: an agent hit its usage limit");
+        assert!(body.ends_with("at its usage limit: You've hit your session limit · resets 3pm"));
     }
 
     #[test]
