@@ -202,8 +202,10 @@ impl CauseWords {
             ]),
         };
         let (limit, auth): (&[&str], &[&str]) = match agent {
+            // codex 0.171 (`codex exec`, stderr): `You’ve hit your usage limit. Upgrade to
+            // Pro (...) or try again at 9:38 PM.` (a typographic apostrophe).
             "codex" => (
-                &["You've hit your usage limit"],
+                &["You’ve hit your usage limit", "usage_limit_reached"],
                 &[
                     "Your access token could not be refreshed",
                     "Please log in again",

@@ -102,10 +102,18 @@ fn month_day(s: &str) -> (Option<(Option<i16>, i8, i8)>, &str) {
     let Ok(day) = after[..digits].parse::<i8>() else {
         return (None, s);
     };
-    let mut rest = after[digits..].trim_start_matches(|c: char| c == ',' || c.is_whitespace());
-    // A year where it is not this one: `Dec 7, 2027, 7:23pm`.
+    // `7th` (codex), `7` (claude).
+    let after = &after[digits..];
+    let after = ["st", "nd", "rd", "th"]
+        .iter()
+        .find_map(|s| after.strip_prefix(s))
+        .unwrap_or(after);
+    let mut rest = after.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+    // A year where it is said: `Dec 7, 2027, 7:23pm` (claude), `Dec 7th, 2026 7:39 PM`
+    // (codex).
     let mut year = None;
-    if rest.bytes().take_while(u8::is_ascii_digit).count() == 4 && rest[4..].starts_with(',') {
+    if rest.bytes().take_while(u8::is_ascii_digit).count() == 4 && rest[4..].starts_with([',', ' '])
+    {
         year = rest[..4].parse().ok();
         rest = rest[5..].trim_start();
     }
@@ -300,6 +308,22 @@ mod tests {
                 "2026-12-04T19:23"
             ),
             Some(at("2026-12-04T22:23"))
+        );
+    }
+
+    #[test]
+    fn codexs_own_banners_are_read() {
+        // codex 0.171 `exec`, as it prints them.
+        let line = "ERROR: You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:38 PM.";
+        assert_eq!(
+            reset(line, "2026-12-04T19:23"),
+            Some(at("2026-12-04T21:38"))
+        );
+        let later =
+            "You’ve hit your usage limit. Upgrade to Pro or try again at Dec 7th, 2026 7:39 PM.";
+        assert_eq!(
+            reset(later, "2026-12-04T19:23"),
+            Some(at("2026-12-07T19:39"))
         );
     }
 

@@ -175,6 +175,36 @@ fn a_usage_limit_carries_its_reset() {
 }
 
 #[test]
+fn codexs_own_words_are_known() {
+    // codex 0.171 `exec` (stderr, exit 1).
+    let limit = "ERROR: You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:38 PM.";
+    let s = stop_of("codex", Exit::Code(1), limit, false);
+    assert_eq!(s.cause, Cause::UsageLimit);
+    assert!(s.resets_at.is_some());
+    let cases = [
+        (
+            "ERROR: exceeded retry limit, last status: 429 Too Many Requests, request id: x",
+            Cause::Overloaded,
+        ),
+        (
+            "ERROR: unexpected status 401 Unauthorized: bad key, url: http://x",
+            Cause::Auth,
+        ),
+        (
+            "ERROR: We’re currently experiencing high demand, which may cause temporary errors.",
+            Cause::Overloaded,
+        ),
+    ];
+    for (out, want) in cases {
+        assert_eq!(
+            stop_of("codex", Exit::Code(1), out, false).cause,
+            want,
+            "{out}"
+        );
+    }
+}
+
+#[test]
 fn kinds_have_their_own_words_and_the_config_adds_more() {
     let codex = "■ Your access token could not be refreshed. Please log out and sign in again.";
     assert_eq!(
