@@ -90,10 +90,14 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
                         ),
                         None => format!("for {}", duration(ctx.now.saturating_sub(*since))),
                     };
-                    (
-                        format!("⏸ usage limit · {next} · {}", v.why),
-                        ctx.theme.waiting(),
-                    )
+                    // The banner itself is in the preview below; said here only when its
+                    // reset could not be read from it.
+                    let why = if ctx.resets.is_none() {
+                        format!(" · {}", v.why)
+                    } else {
+                        String::new()
+                    };
+                    (format!("⏸ usage limit · {next}{why}"), ctx.theme.waiting())
                 }
                 Some((v, since)) if v.doing == Doing::Waiting => (
                     format!(

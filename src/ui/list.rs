@@ -12,6 +12,7 @@ use super::card::{notice, status_line};
 use super::{card_ctx, line_fit, more_note, Look};
 use crate::core::attention::Doing;
 use crate::core::card::{Card, Life};
+use crate::core::cause::Cause;
 use crate::core::state::State;
 use crate::core::text::{duration, fit_left, pad, short_id, tilde, width};
 use crate::core::time::{clock, Millis};
@@ -74,8 +75,14 @@ fn state_cell(card: &Card, state: &State, look: &Look) -> (String, Style) {
     let t = &look.theme;
     match card.life {
         Life::Dead(e) if e.is_clean() => ("✔ finished".into(), t.finished()),
+        // Why, where it says more than the exit; short enough for 80 columns.
         Life::Dead(e) => match card.stop.as_ref().filter(|s| s.cause.is_telling()) {
-            Some(s) => (format!("✖ {}", s.label(&look.tz)), t.alarm()),
+            Some(s) => match (s.cause, s.resets_at) {
+                (Cause::UsageLimit, Some(at)) => {
+                    (format!("✖ limit till {}", clock(at, &look.tz)), t.alarm())
+                }
+                (c, _) => (format!("✖ {}", c.label()), t.alarm()),
+            },
             None => (format!("✖ {}", e.short()), t.alarm()),
         },
         Life::Reading => ("✖ exit …".into(), t.alarm()),
@@ -85,7 +92,7 @@ fn state_cell(card: &Card, state: &State, look: &Look) -> (String, Style) {
             Some((Doing::Idle, _)) => ("● idle".into(), t.idle()),
             Some((Doing::Limited, _)) => match state.limit_resets(card) {
                 Some(at) => (
-                    format!("⏸ limited · resets {}", clock(at, &look.tz)),
+                    format!("⏸ limited till {}", clock(at, &look.tz)),
                     t.waiting(),
                 ),
                 None => ("⏸ limited".into(), t.waiting()),
@@ -125,7 +132,11 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     let want = |c: Col| -> (usize, usize) {
         // (fewest columns it is shown in, most it takes)
         match c {
-            Col::State => (11, 11),
+            // Why it stopped, or when its limit resets, whole where there is room.
+            Col::State => (
+                11,
+                widest(&|c| width(&state_cell(c, state, look).0), 20).max(11),
+            ),
             Col::Host => (
                 5,
                 widest(&|c| width(state.host_name(c).unwrap_or("local")), 12),

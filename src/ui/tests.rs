@@ -1288,3 +1288,100 @@ fn shown(
     let text = std::sync::Arc::new(crate::adapters::ansi::parse(record.output.as_bytes()));
     std::sync::Arc::new(crate::core::peek_model::PeekRecord { record, text })
 }
+
+/// Agents stopped for different causes, and one alive at its usage limit.
+fn causes(size: (u16, u16), mode: crate::core::layout::Mode) -> State {
+    let mut s = state(size);
+    s.grid.mode = mode;
+    let mut panes: Vec<_> = (1..=5u32).map(|i| pane(i, i, "claude")).collect();
+    for p in &mut panes {
+        p.opts.session_id = format!("{:08x}-4f7b-4a43-9d55-3f1f1b7f0a11", p.id.0);
+    }
+    let mut o = obs(panes.clone());
+    o.activity.insert(PaneId(5), T0 / 1000 - 30);
+    s.update(Msg::Tick, T0);
+    s.update(Msg::polled(Ok(o.clone())), T0);
+    let tails = [
+        (1, Some(1), None, "Invalid API key · Fix external API key"),
+        (
+            2,
+            Some(1),
+            None,
+            "API Error: 529 Overloaded. This is a server-side issue",
+        ),
+        (
+            3,
+            None,
+            Some(6),
+            "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+        ),
+        (
+            4,
+            Some(1),
+            None,
+            "You've hit your session limit · resets 9pm (UTC)",
+        ),
+    ];
+    let mut o2 = o.clone();
+    for (i, code, sig, _) in tails {
+        let k = (i - 1) as usize;
+        o2.listing.panes[k] = dead(panes[k].clone(), code, sig);
+        o2.listing.panes[k].dead_time = Some(T0 / 1000 + 60);
+    }
+    let now = T0 + 61_000;
+    s.update(Msg::Tick, now);
+    let fx = s.update(Msg::polled(Ok(o2.clone())), now);
+    for e in fx {
+        if let crate::core::msg::Effect::ReadTail(pane) = e {
+            let text = tails
+                .iter()
+                .find(|t| PaneId(t.0) == pane)
+                .map(|t| t.3.to_string());
+            s.update(
+                Msg::Tail {
+                    pane,
+                    text,
+                    oom_killed: false,
+                },
+                now,
+            );
+        }
+    }
+    s.update(
+        Msg::Looked(Ok([(
+            PaneId(5),
+            "> go on\n  ⎿ \u{a0}You've hit your session limit · resets 9pm (UTC)\n".to_string(),
+        )]
+        .into())),
+        now,
+    );
+    s.update(Msg::Tick, now + 1_000);
+    s
+}
+
+#[test]
+fn each_cause_and_a_usage_limit_are_said_on_cards_and_rows() {
+    use crate::core::layout::Mode;
+    for (w, h) in [(80, 24), (160, 45)] {
+        let s = causes((w, h), Mode::List);
+        let t = render(&s, w, h, &Look::plain());
+        for want in [
+            "✖ login needed",
+            "✖ API overloaded",
+            "✖ out of memory",
+            "✖ limit till 21:00",
+            "⏸ limited till 21:00",
+            "(1 at a usage limit)",
+        ] {
+            assert!(
+                find(&t, want).is_some(),
+                "{want} at {w}x{h}:\n{:?}",
+                t.backend()
+            );
+        }
+        insta::assert_snapshot!(format!("causes_list_{w}x{h}"), t.backend());
+        let s = causes((w, h), Mode::Cards);
+        let t = render(&s, w, h, &Look::plain());
+        insta::assert_snapshot!(format!("causes_cards_{w}x{h}"), t.backend());
+    }
+}
