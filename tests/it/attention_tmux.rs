@@ -372,15 +372,6 @@ fn the_real_first_run_dialogs_at_80x24_are_waiting_for_input() {
     }
 }
 
-fn status_rows(server: &TmuxServer) -> Vec<serde_json::Value> {
-    let out = server
-        .agentwatch_command(&["status", "--json"])
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
 #[test]
 fn a_one_shot_status_with_no_supervisor_reads_every_screen_not_the_first_two_hundred() {
     let server = TmuxServer::start();
@@ -391,7 +382,7 @@ fn a_one_shot_status_with_no_supervisor_reads_every_screen_not_the_first_two_hun
             .iter()
             .all(|p| server.capture(p).contains("Do you want to proceed?"))
     });
-    let rows = status_rows(&server);
+    let rows = server.status_rows();
     let states: std::collections::BTreeMap<String, usize> =
         rows.iter().fold(Default::default(), |mut m, r| {
             *m.entry(r["state"].as_str().unwrap_or("?").to_string())

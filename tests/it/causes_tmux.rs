@@ -18,17 +18,9 @@ fn config(server: &TmuxServer, extra: &str) -> std::path::PathBuf {
     cfg
 }
 
-fn status_rows(server: &TmuxServer) -> Vec<serde_json::Value> {
-    let out = server
-        .agentwatch_command(&["status", "--json"])
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
 fn row(server: &TmuxServer, pane: &str) -> serde_json::Value {
-    status_rows(server)
+    server
+        .status_rows()
         .into_iter()
         .find(|r| r["pane_id"] == pane)
         .unwrap_or(serde_json::Value::Null)
@@ -192,7 +184,7 @@ fn one_shot_status_tells_each_cause_with_no_supervisor() {
         server.wait_pane_exit(&pane, *LONG);
         panes.push((pane, cause));
     }
-    let rows = status_rows(&server);
+    let rows = server.status_rows();
     for (pane, cause) in panes {
         let r = rows.iter().find(|r| r["pane_id"] == pane.as_str()).unwrap();
         assert_eq!(r["cause"], cause, "{r}");

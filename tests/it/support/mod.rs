@@ -651,6 +651,16 @@ impl TmuxServer {
         dir
     }
 
+    /// `agentwatch status --json`'s rows.
+    pub fn status_rows(&self) -> Vec<serde_json::Value> {
+        let out = self
+            .agentwatch_command(&["status", "--json"])
+            .output()
+            .expect("agentwatch status runs");
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
     /// The journal the agentwatch under test writes.
     pub fn journal(&self) -> String {
         std::fs::read_to_string(format!("{}/agentwatch/journal.jsonl", self.xdg().1))
