@@ -46,6 +46,8 @@ pub mod resume;
 pub mod roster;
 /// The settings as data: what the config file holds once checked.
 pub mod settings;
+/// What an agent spends: tokens and context, from its own files.
+pub mod spend;
 /// The core's state and its update: `State::update(msg, now) -> effects`.
 pub mod state;
 /// Styled text (the peek view's lines) in the core's own terms.
