@@ -19,6 +19,8 @@ pub mod poll;
 pub(crate) mod procs;
 /// Carrying out a relaunch: capture, crash record, respawn-pane (or typing at a prompt).
 pub mod respawn;
+/// Following the agents' own files for the tokens and context they spend.
+pub mod spend;
 /// agentwatch's own files: journal, crash records, roster of lost agents.
 pub mod store;
 /// tmux: the async client, control mode, the listing format.

@@ -61,6 +61,15 @@ pub struct Row {
     pub evidence: Vec<String>,
     /// For a usage limit: when it resets, as the agent said (RFC 3339, UTC).
     pub resets_at: Option<String>,
+    /// What it spent, from its own file (claude's transcript, codex's rollout): each
+    /// message counted once. `null` where nothing can be read.
+    pub tokens: Option<TokensOut>,
+    /// The context it holds now, its window where known, and the share of it.
+    pub context: Option<ContextOut>,
+    /// The model of its newest message, where its file says.
+    pub model: Option<String>,
+    /// Its account's rate-limit windows, where its file says (codex).
+    pub limits: Vec<LimitOut>,
     /// For `working`, `waiting` and `idle`: since when, as far as agentwatch saw (RFC 3339,
     /// UTC).
     pub since: Option<String>,
@@ -70,6 +79,35 @@ pub struct Row {
     /// wrapper, else the pane's process): its pid and, where known, when it started.
     pub occupant: Option<Occupant>,
 }
+
+/// Tokens, as `status --json` gives them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokensOut {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
+}
+
+/// The context in use, as `status --json` gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextOut {
+    pub used: u64,
+    pub window: Option<u64>,
+    pub percent: Option<u64>,
+}
+
+/// One rate-limit window, as `status --json` gives it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitOut {
+    pub name: String,
+    pub used_percent: f64,
+    pub window_minutes: Option<u64>,
+    /// RFC 3339, UTC.
+    pub resets_at: Option<String>,
+}
+
+impl Eq for LimitOut {}
 
 /// An agent's process, as `status --json` names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -266,11 +304,27 @@ async fn look_as(
     state.supervision.supervising = supervised;
     state.tz = crate::run::time_zone();
     state.zones = jiff::tz::db().clone();
+    let follower = crate::adapters::spend::Follower::default();
     for round in 0..6 {
         let obs = prober.observe().await?;
         let now = clock.now();
         state.update(Msg::Tick, now);
         let fx = state.update(Msg::polled(Ok(obs)), now);
+        // What each agent spent, once the cards are known: its own file, read whole.
+        if round == 0 {
+            let asks = state
+                .update(Msg::Tick, now)
+                .into_iter()
+                .find_map(|e| match e {
+                    Effect::ReadSpend(asks) => Some(asks),
+                    _ => None,
+                });
+            if let Some(asks) = asks {
+                let dirs = crate::adapters::discover::Dirs::default();
+                let read = follower.read(&asks, &dirs);
+                state.update(Msg::Spent(read), now);
+            }
+        }
         // Why each dead agent stopped: its last lines, read as the supervisor reads them.
         for e in &fx {
             if let Effect::ReadTail(pane) = e {
@@ -421,6 +475,38 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .and_then(|s| s.resets_at)
                     .or_else(|| state.limit_resets(c))
                     .map(|t| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
+                tokens: c.spend.as_ref().map(|s| TokensOut {
+                    input: s.tokens.input,
+                    output: s.tokens.output,
+                    cache_read: s.tokens.cache_read,
+                    cache_creation: s.tokens.cache_creation,
+                }),
+                context: c.spend.as_ref().and_then(|s| {
+                    let window = state.context_window(s);
+                    Some(ContextOut {
+                        used: s.context?,
+                        window,
+                        percent: s.percent(window),
+                    })
+                }),
+                model: c.spend.as_ref().and_then(|s| s.model.clone()),
+                limits: c
+                    .spend
+                    .as_ref()
+                    .map(|s| {
+                        s.limits
+                            .iter()
+                            .map(|w| LimitOut {
+                                name: w.name.clone(),
+                                used_percent: w.used_percent,
+                                window_minutes: w.window_minutes,
+                                resets_at: w.resets_at.map(|t| {
+                                    crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)
+                                }),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 since: c
                     .attention
                     .state()
@@ -541,6 +627,10 @@ mod tests {
             cause: None,
             evidence: Vec::new(),
             resets_at: None,
+            tokens: None,
+            context: None,
+            model: None,
+            limits: Vec::new(),
             since: None,
             told: None,
             occupant: None,

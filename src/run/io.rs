@@ -38,6 +38,8 @@ pub struct Io {
     pub elector: Option<super::elector::Elector>,
     /// Where the agents keep their sessions (claude's, codex's, gemini's folders).
     pub stores: crate::adapters::discover::Dirs,
+    /// The agents' own files followed for what they spend.
+    spend: Arc<crate::adapters::spend::Follower>,
     /// When a heard pane's start or stop last woke the loop.
     heard_at: std::sync::Arc<std::sync::Mutex<tokio::time::Instant>>,
 }
@@ -58,6 +60,7 @@ impl Io {
             clock: Clock::start(),
             elector: None,
             stores: Default::default(),
+            spend: Default::default(),
             heard_at: std::sync::Arc::new(std::sync::Mutex::new(tokio::time::Instant::now())),
         }
     }
@@ -482,6 +485,13 @@ impl Io {
                     Err(e) => tracing::warn!("{pane}: could not end its orphans: {e}"),
                 }
                 Msg::OrphansEnded { pane, result }
+            }
+            Effect::ReadSpend(asks) => {
+                let (follower, dirs) = (Arc::clone(&self.spend), self.stores.clone());
+                let read = tokio::task::spawn_blocking(move || follower.read(&asks, &dirs))
+                    .await
+                    .unwrap_or_default();
+                Msg::Spent(read)
             }
             Effect::Type {
                 pane,

@@ -111,7 +111,8 @@ impl Answer for Fake {
             | Effect::ReadJournal { .. }
             | Effect::SetServerOption { .. }
             | Effect::Attend { .. }
-            | Effect::Type { .. } => None,
+            | Effect::Type { .. }
+            | Effect::ReadSpend(_) => None,
         }
     }
 

@@ -112,6 +112,8 @@ pub struct Card {
     pub stop_asked: bool,
     /// The usage limit a live agent sits at (see `state::limits`).
     pub limit: Option<crate::state::Limit>,
+    /// What it spent, as its own file says (see `crate::spend`).
+    pub spend: Option<crate::spend::Spend>,
     /// The session the live agent runs, by its own word (claude's registry file).
     pub said_id: Option<String>,
     /// Processes of its last run that outlived it outside the pane (a launcher killed, its
@@ -449,6 +451,7 @@ pub fn observe(
             stop: None,
             stop_asked: false,
             limit: None,
+            spend: None,
             said_id: None,
             orphans: c.orphans,
             attention: Box::default(),
@@ -498,6 +501,7 @@ pub fn observe(
             stop: None,
             stop_asked: false,
             limit: None,
+            spend: None,
             said_id: None,
             orphans: Vec::new(),
             attention: Box::default(),

@@ -214,6 +214,8 @@ pub enum Msg {
         result: Result<(), StoreError>,
     },
     /// The last lines a dead pane printed (`None`: they could not be read).
+    /// What the agents' files say they spent (the ones that could be read).
+    Spent(Vec<(PaneId, crate::spend::Spend)>),
     Tail {
         pane: PaneId,
         text: Option<String>,
@@ -380,6 +382,8 @@ pub enum Effect {
     CaptureOutput(PaneId),
     /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
     ReadTail(PaneId),
+    /// Read what the agents' own files grew by; answers [`Msg::Spent`].
+    ReadSpend(Vec<crate::state::SpendAsk>),
     /// Type `text` into a live pane, then Enter (`continue` at a usage limit's reset);
     /// `dismiss`: Escape first, to close a menu over the banner.
     Type {

@@ -38,6 +38,8 @@ pub struct Config {
     /// resets.
     pub auto_continue: AutoContinue,
     pub crash_records: CrashRecords,
+    /// `[context]`: context windows by model, and when a context counts as full.
+    pub context: Context,
     pub notify: Notify,
     /// `[[hosts]]`: tmux servers on other machines, reached with ssh, watched beside the
     /// local one.
@@ -238,6 +240,7 @@ impl Default for Config {
             auto_resume: AutoResume::default(),
             auto_continue: AutoContinue::default(),
             crash_records: CrashRecords::default(),
+            context: Context::default(),
             notify: Notify::default(),
             hosts: Vec::new(),
         }
@@ -351,6 +354,26 @@ pub struct AutoResumeOverride {
     pub never_exit_codes: Option<Vec<i32>>,
     pub never_signals: Option<Vec<String>>,
     pub slow_backoff_secs: Option<Vec<u64>>,
+}
+
+/// `[context]`: the context window of each model whose agent's record does not say it
+/// (codex's does), by model name prefix; and the share of it that marks a card.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Context {
+    pub threshold_percent: u64,
+    pub windows: BTreeMap<String, u64>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context {
+            threshold_percent: 85,
+            // Anthropic's models take 200k tokens unless run with a larger window; a
+            // larger one is the user's to set (`"claude-opus-4-8" = 1000000`).
+            windows: [("claude-".to_string(), 200_000)].into(),
+        }
+    }
 }
 
 /// `[auto_continue]`: an agent alive at a usage limit is told to go on once it resets.

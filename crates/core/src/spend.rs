@@ -67,8 +67,12 @@ pub struct Window {
     pub resets_at: Option<Millis>,
 }
 
+/// A percentage as codex writes it is a plain number (never NaN), so windows compare as
+/// equal or not.
+impl Eq for Window {}
+
 /// What an agent spent, as far as its files say.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Spend {
     pub tokens: Tokens,
     /// Tokens the context holds now.
@@ -98,7 +102,7 @@ pub struct Tally {
 }
 
 /// Which file a tally reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Claude,
     Codex,

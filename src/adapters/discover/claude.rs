@@ -172,7 +172,7 @@ fn names_cwd(path: &Path, cwd: &str) -> bool {
 /// Claude's project folder name: every UTF-16 unit but ASCII letters and digits becomes `-`
 /// (`/home/u/my proj` -> `-home-u-my-proj`); past 200 chars it is cut and suffixed with a
 /// base-36 hash of the cwd, as Claude Code 2.1 does.
-pub(super) fn slug(cwd: &str) -> String {
+pub(crate) fn slug(cwd: &str) -> String {
     let mut out = String::with_capacity(cwd.len());
     let mut hash = 0i32;
     for unit in cwd.encode_utf16() {

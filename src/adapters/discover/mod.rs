@@ -4,7 +4,7 @@
 //! bounded (directory entries per lookup, bytes per file) and no file content can panic.
 //! No clock is read here: time windows come from the query.
 
-mod claude;
+pub(crate) mod claude;
 mod codex;
 mod gemini;
 mod opencode;
@@ -158,6 +158,18 @@ pub fn live_elsewhere_in(agent: &str, id: &str, not: &[u32], dirs: &Dirs) -> Opt
 }
 
 /// `given`, else `$var`, else `~/<fallback>`.
+impl Dirs {
+    /// claude's folder: as given, else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub fn claude_dir(&self) -> Option<PathBuf> {
+        dir_or(&self.claude, "CLAUDE_CONFIG_DIR", ".claude")
+    }
+
+    /// codex's folder: as given, else `$CODEX_HOME`, else `~/.codex`.
+    pub fn codex_dir(&self) -> Option<PathBuf> {
+        dir_or(&self.codex, "CODEX_HOME", ".codex")
+    }
+}
+
 fn dir_or(given: &Option<PathBuf>, var: &str, fallback: &str) -> Option<PathBuf> {
     let home = || directories::BaseDirs::new().map(|b| b.home_dir().join(fallback));
     let env = std::env::var_os(var).filter(|v| !v.is_empty());

@@ -80,6 +80,8 @@ pub struct State {
     pub headless: bool,
     /// The local time zone, for clock times in notices (UTC until the loop sets it).
     pub tz: jiff::tz::TimeZone,
+    /// Context windows by model, and the share that marks a full context.
+    pub context: crate::settings::Context,
     /// The time zones by name, for a reset time an agent prints in another zone (none until
     /// the loop hands in the system's).
     pub zones: jiff::tz::TimeZoneDatabase,
@@ -165,6 +167,7 @@ impl State {
             headless: false,
             tz: jiff::tz::TimeZone::UTC,
             zones: jiff::tz::TimeZoneDatabase::none(),
+            context: config.context.clone(),
             attending: None,
             peek: None,
             client: None,
@@ -221,9 +224,11 @@ impl State {
                 }
                 self.run_due(now, &mut fx);
                 self.release_recreates(now, &mut fx);
+                self.ask_spend(now, &mut fx);
                 self.poll_all(false, &mut fx);
             }
             Msg::Looked(result) => self.looked(result, now, &mut fx),
+            Msg::Spent(read) => self.spent(read),
             Msg::Wake => self.poll_all(true, &mut fx),
             Msg::Key(ev) => self.key(ev, now, &mut fx),
             Msg::Mouse(ev) => self.mouse(ev, now, &mut fx),
@@ -338,7 +343,9 @@ pub use parts::{Grid, Lost, Overlays, Reads, Story, Supervision};
 pub use servers::{Link, ServerPoll, Servers};
 mod grid;
 mod limits;
+mod spend;
 pub use limits::Limit;
+pub use spend::{SpendAsk, SPEND_EVERY_MS};
 mod story;
 pub use story::{story, supervisor_name};
 mod launcher;

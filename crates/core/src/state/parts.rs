@@ -92,6 +92,9 @@ pub struct Reads {
     /// [`State::option_writes`](super::State)); `None`: due at the next look.
     pub(super) records_at: Option<Millis>,
     pub(super) discover_in_flight: bool,
+    /// The agents' files are being read for what they spend; when they were last asked.
+    pub(super) spend_in_flight: bool,
+    pub(super) spend_at: Option<Millis>,
 }
 
 impl Default for Reads {
@@ -104,6 +107,8 @@ impl Default for Reads {
             options_in_flight: false,
             records_at: None,
             discover_in_flight: false,
+            spend_in_flight: false,
+            spend_at: None,
         }
     }
 }

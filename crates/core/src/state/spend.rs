@@ -1,0 +1,105 @@
+//! What each agent spends: its own file (claude's transcript, codex's rollout) is asked for
+//! what was appended every [`SPEND_EVERY_MS`], and the totals kept on its card.
+
+use super::*;
+use crate::spend::{Kind, Spend};
+
+/// How often the agents' files are asked for what they grew by.
+pub const SPEND_EVERY_MS: Millis = 2_000;
+
+/// One agent's file to follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpendAsk {
+    pub pane: PaneId,
+    pub kind: Kind,
+    pub session_id: String,
+    /// Where it works: claude files its transcript by its directory.
+    pub cwd: String,
+}
+
+impl State {
+    /// On a tick: the agents whose files say what they spend, asked for what was appended
+    /// since the last read (one read in flight at a time).
+    pub(super) fn ask_spend(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if self.reads.spend_in_flight
+            || self
+                .reads
+                .spend_at
+                .is_some_and(|t| now.saturating_sub(t) < SPEND_EVERY_MS)
+        {
+            return;
+        }
+        let asks: Vec<SpendAsk> = self
+            .cards
+            .iter()
+            .filter(|c| c.pane.id.server().is_local())
+            .filter_map(|c| {
+                let agent = c.agent.as_deref()?;
+                let kind = match agent {
+                    "claude" => Kind::Claude,
+                    "codex" => Kind::Codex,
+                    _ => return None,
+                };
+                let def = self.agents.get(agent)?;
+                let id = crate::resume::known_session_id(c, def).ok().flatten()?;
+                Some(SpendAsk {
+                    pane: c.pane.id,
+                    kind,
+                    session_id: id,
+                    cwd: c.pane.cwd().to_string(),
+                })
+            })
+            .collect();
+        if asks.is_empty() {
+            return;
+        }
+        self.reads.spend_at = Some(now);
+        self.reads.spend_in_flight = true;
+        fx.push(Effect::ReadSpend(asks));
+    }
+
+    /// What the agents' files said.
+    pub(super) fn spent(&mut self, read: Vec<(PaneId, Spend)>) {
+        self.reads.spend_in_flight = false;
+        for (pane, spend) in read {
+            if let Some(c) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
+                c.spend = Some(spend);
+            }
+        }
+    }
+
+    /// The context window of an agent's model, where its record does not say: the config's
+    /// table (`[context] windows`), longest matching prefix first.
+    pub fn context_window(&self, spend: &Spend) -> Option<u64> {
+        if spend.window.is_some() {
+            return spend.window;
+        }
+        let model = spend.model.as_deref()?;
+        self.context
+            .windows
+            .iter()
+            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, w)| *w)
+    }
+
+    /// `ctx 63% · 1.2M tok`, and whether the context is over the threshold.
+    pub fn spend_words(&self, card: &Card) -> Option<(String, bool)> {
+        let s = card.spend.as_ref()?;
+        let total = s.tokens.total();
+        if total == 0 && s.context.is_none() {
+            return None;
+        }
+        let tok = format!("{} tok", crate::spend::short(total));
+        Some(match s.percent(self.context_window(s)) {
+            Some(p) => (
+                format!("ctx {p}% · {tok}"),
+                p >= self.context.threshold_percent,
+            ),
+            None => match s.context {
+                Some(c) => (format!("ctx {} · {tok}", crate::spend::short(c)), false),
+                None => (tok, false),
+            },
+        })
+    }
+}

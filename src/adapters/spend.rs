@@ -1,0 +1,256 @@
+//! Following the agents' own files for what they spend (claude's transcript, codex's
+//! rollout): each file is found once, then read from the offset last read, and only when
+//! it grew (one `stat` per file per ask). What the bytes say is the core's `spend::Tally`.
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::adapters::discover::Dirs;
+use crate::core::pane::PaneId;
+use crate::core::spend::{Kind, Spend, Tally};
+use crate::core::state::SpendAsk;
+
+/// At most this much of one file is read per ask: a long transcript seen for the first
+/// time is read over a few asks, never all at once.
+const READ_PER_ASK: u64 = 64 << 20;
+
+/// A file not found is looked for again after this many asks.
+const MISS_RETRY: u32 = 15;
+
+/// The files followed, by agent kind and session id.
+#[derive(Default)]
+pub struct Follower {
+    files: Mutex<HashMap<(Kind, String), Followed>>,
+}
+
+#[derive(Default)]
+struct Followed {
+    path: Option<PathBuf>,
+    /// Asks since the file was last looked for in vain.
+    missed: u32,
+    offset: u64,
+    tally: Tally,
+}
+
+impl Follower {
+    /// What each asked agent's file says now. Blocking: run it off the loop.
+    pub fn read(&self, asks: &[SpendAsk], dirs: &Dirs) -> Vec<(PaneId, Spend)> {
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for ask in asks {
+            let f = files.entry((ask.kind, ask.session_id.clone())).or_default();
+            if f.path.is_none() {
+                if f.missed > 0 && f.missed < MISS_RETRY {
+                    f.missed += 1;
+                    continue;
+                }
+                f.path = locate(ask, dirs);
+                if f.path.is_none() {
+                    f.missed = 1;
+                    continue;
+                }
+            }
+            let Some(path) = f.path.clone() else {
+                continue;
+            };
+            if grow(f, ask.kind, &path).is_err() {
+                // Gone (or unreadable): looked for again later.
+                *f = Followed::default();
+                f.missed = 1;
+                continue;
+            }
+            out.push((ask.pane, f.tally.spend().clone()));
+        }
+        // Files of sessions no longer asked about are dropped.
+        let asked: std::collections::HashSet<(Kind, &str)> = asks
+            .iter()
+            .map(|a| (a.kind, a.session_id.as_str()))
+            .collect();
+        files.retain(|(k, id), _| asked.contains(&(*k, id.as_str())));
+        out
+    }
+}
+
+/// Reads what `path` grew by since the last read into its tally; a file that shrank (a new
+/// file under the name) is read again from the start.
+fn grow(f: &mut Followed, kind: Kind, path: &Path) -> std::io::Result<()> {
+    let len = std::fs::metadata(path)?.len();
+    if len < f.offset {
+        f.offset = 0;
+        f.tally = Tally::default();
+    }
+    if len == f.offset {
+        return Ok(());
+    }
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(f.offset))?;
+    let want = (len - f.offset).min(READ_PER_ASK);
+    let mut buf = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
+    file.take(want).read_to_end(&mut buf)?;
+    f.offset += buf.len() as u64;
+    f.tally.feed(kind, &buf);
+    Ok(())
+}
+
+/// Where the agent keeps session `id`: claude `projects/<slug of its directory>/<id>.jsonl`
+/// (else any project folder's, for an agent that changed directory); codex
+/// `sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl`, newest days first.
+fn locate(ask: &SpendAsk, dirs: &Dirs) -> Option<PathBuf> {
+    let name = format!("{}.jsonl", ask.session_id);
+    match ask.kind {
+        Kind::Claude => {
+            let projects = dirs.claude_dir()?.join("projects");
+            let real = std::fs::canonicalize(&ask.cwd)
+                .ok()
+                .and_then(|p| p.to_str().map(str::to_owned))
+                .unwrap_or_else(|| ask.cwd.clone());
+            let direct = projects
+                .join(crate::adapters::discover::claude::slug(&real))
+                .join(&name);
+            if direct.is_file() {
+                return Some(direct);
+            }
+            std::fs::read_dir(&projects)
+                .ok()?
+                .flatten()
+                .map(|e| e.path().join(&name))
+                .find(|p| p.is_file())
+        }
+        Kind::Codex => {
+            let sessions = dirs.codex_dir()?.join("sessions");
+            let suffix = format!("-{name}");
+            for year in newest_first(&sessions) {
+                for month in newest_first(&year) {
+                    for day in newest_first(&month) {
+                        let found = std::fs::read_dir(&day).ok().and_then(|d| {
+                            d.flatten().map(|e| e.path()).find(|p| {
+                                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                                    n.starts_with("rollout-") && n.ends_with(&suffix)
+                                })
+                            })
+                        });
+                        if found.is_some() {
+                            return found;
+                        }
+                    }
+                }
+            }
+            None
+        }
+    }
+}
+
+/// The folders in `dir`, by name, last first (dated folders: newest first).
+fn newest_first(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.reverse();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(kind: Kind, id: &str, cwd: &str) -> SpendAsk {
+        SpendAsk {
+            pane: PaneId(1),
+            kind,
+            session_id: id.into(),
+            cwd: cwd.into(),
+        }
+    }
+
+    const LINE: &str = r#"{"type":"assistant","isSidechain":false,"message":{"id":"m1","model":"claude-opus-4-8","usage":{"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":3,"cache_creation_input_tokens":4}}}"#;
+
+    #[test]
+    fn a_transcript_is_found_read_and_followed_as_it_grows() {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = home.path().join("proj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let claude = home.path().join(".claude");
+        let real = std::fs::canonicalize(&cwd).unwrap();
+        let folder = claude
+            .join("projects")
+            .join(crate::adapters::discover::claude::slug(
+                real.to_str().unwrap(),
+            ));
+        std::fs::create_dir_all(&folder).unwrap();
+        let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+        let path = folder.join(format!("{id}.jsonl"));
+        std::fs::write(&path, format!("{LINE}\n{LINE}\n")).unwrap();
+        let dirs = Dirs {
+            claude: Some(claude),
+            ..Dirs::default()
+        };
+        let f = Follower::default();
+        let a = [ask(Kind::Claude, id, cwd.to_str().unwrap())];
+        let got = f.read(&a, &dirs);
+        assert_eq!(got[0].1.tokens.total(), 10, "one message, two lines");
+        // Appended: only the new bytes are read.
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(w, "{}", LINE.replace("m1", "m2")).unwrap();
+        let got = f.read(&a, &dirs);
+        assert_eq!(got[0].1.tokens.total(), 20);
+        // Written anew, shorter: read from the start.
+        std::fs::write(&path, format!("{}\n", LINE.replace("m1", "m3"))).unwrap();
+        let got = f.read(&a, &dirs);
+        assert_eq!(got[0].1.tokens.total(), 10);
+    }
+
+    #[test]
+    fn a_rollout_is_found_in_its_dated_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let codex = home.path().join(".codex");
+        let id = "0199e2a4-5b6c-7d8e-9f01-23456789abcd";
+        let day = codex.join("sessions/2026/12/04");
+        std::fs::create_dir_all(&day).unwrap();
+        std::fs::create_dir_all(codex.join("sessions/2026/11/30")).unwrap();
+        let ev = r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7,"total_tokens":107},"last_token_usage":{"input_tokens":50,"output_tokens":7,"total_tokens":57},"model_context_window":1000}}}"#;
+        std::fs::write(
+            day.join(format!("rollout-2026-12-04T10-00-00-{id}.jsonl")),
+            format!("{ev}\n"),
+        )
+        .unwrap();
+        let dirs = Dirs {
+            codex: Some(codex),
+            ..Dirs::default()
+        };
+        let got = Follower::default().read(&[ask(Kind::Codex, id, "/")], &dirs);
+        let s = &got[0].1;
+        assert_eq!(
+            (s.tokens.input, s.tokens.cache_read, s.tokens.output),
+            (60, 40, 7)
+        );
+        assert_eq!(s.percent(None), Some(5));
+    }
+
+    #[test]
+    fn a_file_not_there_yet_is_not_looked_for_on_every_ask() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            claude: Some(home.path().to_path_buf()),
+            ..Dirs::default()
+        };
+        let f = Follower::default();
+        let a = [ask(Kind::Claude, "nope", "/nowhere")];
+        for _ in 0..3 {
+            assert!(f.read(&a, &dirs).is_empty());
+        }
+        let files = f.files.lock().unwrap();
+        assert_eq!(files.values().next().map(|x| x.missed), Some(3));
+    }
+}
