@@ -40,6 +40,8 @@ pub struct CardCtx<'a> {
     /// `continue` is typed then.
     pub resets: Option<Millis>,
     pub continues: bool,
+    /// What it spent (`ctx 63% · 1.2M tok`), and whether its context is nearly full.
+    pub spend: Option<(String, bool)>,
 }
 
 /// `in 1h 2m`, `now`: how long until `t`.
@@ -234,14 +236,24 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     } else {
         format!("id {}", short_id(&p.opts.session_id))
     };
+    // What it spent, before the id: `ctx 63% · 1.2M tok · `, marked when its context is
+    // nearly full.
+    let (spent, full) = match &ctx.spend {
+        Some((s, full)) if !id.is_empty() => (format!("{s} · "), *full),
+        Some((s, full)) => (s.clone(), *full),
+        None => (String::new(), false),
+    };
+    let right_w = width(&spent) + width(&id);
     // At least a space between the directory and the id, whatever the width.
-    let cwd_w = w.saturating_sub(width(&id) + if id.is_empty() { 2 } else { 3 });
+    let cwd_w = w.saturating_sub(right_w + if right_w == 0 { 2 } else { 3 });
     let cwd = format!(" {}", fit_left(&tilde(p.cwd(), ctx.home), cwd_w));
     let id = fit(&id, w.saturating_sub(width(&cwd) + 1));
-    let gap = w.saturating_sub(width(&cwd) + width(&id) + 1);
+    let spent = fit(&spent, w.saturating_sub(width(&cwd) + width(&id) + 1));
+    let gap = w.saturating_sub(width(&cwd) + width(&spent) + width(&id) + 1);
     lines.push(Line::from(vec![
         Span::raw(cwd),
         Span::raw(" ".repeat(gap)),
+        Span::styled(spent, if full { t.waiting() } else { t.dim() }),
         Span::styled(id, t.dim()),
     ]));
 

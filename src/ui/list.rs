@@ -27,11 +27,12 @@ enum Col {
     Age,
     Dir,
     Session,
+    Spent,
     Last,
 }
 
 impl Col {
-    const SHOWN: [Col; 9] = [
+    const SHOWN: [Col; 10] = [
         Col::State,
         Col::Host,
         Col::Kind,
@@ -40,15 +41,17 @@ impl Col {
         Col::Age,
         Col::Dir,
         Col::Session,
+        Col::Spent,
         Col::Last,
     ];
     /// Who gives way last: the state first, the last line of output first to go.
-    const BY_IMPORTANCE: [Col; 9] = [
+    const BY_IMPORTANCE: [Col; 10] = [
         Col::State,
         Col::Host,
         Col::Target,
         Col::Kind,
         Col::Age,
+        Col::Spent,
         Col::Dir,
         Col::Window,
         Col::Session,
@@ -65,6 +68,7 @@ impl Col {
             Col::Age => "for",
             Col::Dir => "directory",
             Col::Session => "session",
+            Col::Spent => "spent",
             Col::Last => "last line",
         }
     }
@@ -156,6 +160,11 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
                 widest(&|c| width(&tilde(c.pane.cwd(), look.home.as_deref())), 32),
             ),
             Col::Session => (8, 8),
+            Col::Spent => {
+                // Whole or not at all: a cut number misleads.
+                let n = widest(&|c| width(&spent_cell(c, state)), 12);
+                (n, n)
+            }
             Col::Last => (10, usize::MAX),
         }
     };
@@ -166,6 +175,16 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     for col in Col::BY_IMPORTANCE {
         // A column of hosts only where there are other hosts.
         if col == Col::Host && state.servers.hosts().next().is_none() {
+            continue;
+        }
+        // What agents spent only where some agent's file says.
+        if col == Col::Spent
+            && !state
+                .grid
+                .shown
+                .iter()
+                .any(|&i| state.cards[i].spend.is_some())
+        {
             continue;
         }
         let (min, most) = want(col);
@@ -192,6 +211,18 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
         .collect()
 }
 
+/// `63% 1.2M`, `1.2M`: the context's share (where its window is known) and the tokens.
+fn spent_cell(card: &Card, state: &State) -> String {
+    let Some(s) = card.spend.as_ref() else {
+        return String::new();
+    };
+    let tok = crate::core::spend::short(s.tokens.total());
+    match s.percent(state.context_window(s)) {
+        Some(p) => format!("{p}% {tok}"),
+        None => tok,
+    }
+}
+
 /// One cell of a line; `chosen`: the line is the selected one.
 fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (String, Style) {
     let t = &look.theme;
@@ -216,6 +247,13 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (Str
             ("no id".into(), t.notice())
         }
         Col::Session => (String::new(), t.dim()),
+        Col::Spent => {
+            let full = state.spend_words(card).is_some_and(|(_, full)| full);
+            (
+                spent_cell(card, state),
+                if full { t.waiting() } else { t.dim() },
+            )
+        }
         Col::Last => (
             card.preview.last().cloned().unwrap_or_default(),
             if chosen { Style::new() } else { t.dim() },

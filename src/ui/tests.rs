@@ -1385,3 +1385,47 @@ fn each_cause_and_a_usage_limit_are_said_on_cards_and_rows() {
         insta::assert_snapshot!(format!("causes_cards_{w}x{h}"), t.backend());
     }
 }
+
+#[test]
+fn what_agents_spent_is_on_their_cards_and_rows_and_a_full_context_is_marked() {
+    use crate::core::layout::Mode;
+    use crate::core::spend::{Spend, Tokens};
+    for mode in [Mode::Cards, Mode::List] {
+        let mut s = state((80, 24));
+        s.grid.mode = mode;
+        poll(&mut s, vec![pane(1, 1, "claude"), pane(2, 2, "codex")], T0);
+        s.cards[0].pane.opts.session_id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into();
+        s.cards[0].spend = Some(Spend {
+            tokens: Tokens {
+                input: 1_000,
+                output: 200_000,
+                cache_read: 1_000_000,
+                cache_creation: 30_000,
+            },
+            context: Some(180_000),
+            model: Some("claude-opus-4-8".into()),
+            ..Spend::default()
+        });
+        s.cards[1].spend = Some(Spend {
+            tokens: Tokens {
+                input: 60_000,
+                ..Tokens::default()
+            },
+            context: Some(54_400),
+            window: Some(272_000),
+            ..Spend::default()
+        });
+        let t = render(&s, 80, 24, &Look::plain());
+        let (a, b) = match mode {
+            Mode::List => ("90% 1.2M", "20% 60k"),
+            _ => ("ctx 90% · 1.2M tok", "ctx 20% · 60k tok"),
+        };
+        let shown = find(&t, a).unwrap_or_else(|| panic!("{:?}", t.backend()));
+        assert!(find(&t, b).is_some(), "{:?}", t.backend());
+        // Over the 85 % threshold: marked in the waiting colour, not the dim one.
+        let look = Look::plain();
+        let cell = &t.backend().buffer()[shown];
+        assert_eq!(Some(cell.fg), look.theme.waiting().fg, "{mode:?}");
+        insta::assert_snapshot!(format!("spend_{mode:?}_80x24"), t.backend());
+    }
+}

@@ -39,6 +39,7 @@ mod resume_rules_tmux;
 mod scale_tmux;
 mod shell_tmux;
 mod soak_tmux;
+mod spend_tmux;
 mod ssh_tmux;
 mod stores_tmux;
 mod transport_tmux;
