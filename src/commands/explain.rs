@@ -154,7 +154,7 @@ fn why_it_stopped(card: &Card, now: Millis, tz: &TimeZone) -> String {
     let Some(stop) = &card.stop else {
         return "why: not known (its last lines could not be read)\n".to_string();
     };
-    let mut out = format!("why: {} ({})\n", stop.label(tz), stop.cause.word());
+    let mut out = format!("why: {} ({})\n", stop.label(now, tz), stop.cause.word());
     if let Some(t) = stop.resets_at {
         out.push_str(&format!(
             "  the limit resets at {} ({})\n",

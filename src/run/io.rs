@@ -506,6 +506,9 @@ impl Io {
                     if let Err(e) = tmux.run(["send-keys", "-t", &id, "Escape"]).await {
                         tracing::warn!("Escape into {id} failed: {e}");
                     }
+                    // claude 2.1.197 drops keys that come as its menu closes (seen: the
+                    // text lost with no pause, typed with 50 ms or more).
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                 }
                 let typed = match tmux.run(["send-keys", "-t", &id, "-l", "--", &text]).await {
                     Ok(_) => tmux

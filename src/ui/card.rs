@@ -75,13 +75,20 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
                     let next = match ctx.resets {
                         Some(t) if t > ctx.now => {
                             let then = if ctx.continues {
-                                format!("continues at {}", clock(t + ctx.limit_margin, ctx.tz))
+                                // To the second where the margin is not whole minutes.
+                                let at = t + ctx.limit_margin;
+                                let at = if ctx.limit_margin % 60_000 == 0 {
+                                    clock(at, ctx.tz)
+                                } else {
+                                    crate::core::time::clock_secs(at, ctx.tz)
+                                };
+                                format!("continues at {at}")
                             } else {
                                 "C continues it then".to_string()
                             };
                             format!(
                                 "resets {} ({}) · {then}",
-                                clock(t, ctx.tz),
+                                crate::core::time::clock_or_date(t, ctx.now, ctx.tz),
                                 until(t, ctx.now)
                             )
                         }
@@ -162,7 +169,9 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
                     .stop
                     .as_ref()
                     .filter(|s| s.cause != crate::core::cause::Cause::Unknown)
-                    .map_or(String::new(), |s| format!("{} · ", s.label(ctx.tz)));
+                    .map_or(String::new(), |s| {
+                        format!("{} · ", s.label(ctx.now, ctx.tz))
+                    });
                 (
                     format!("✖ {why}{}{when}", exit.describe()),
                     ctx.theme.alarm(),

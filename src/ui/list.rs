@@ -15,7 +15,7 @@ use crate::core::card::{Card, Life};
 use crate::core::cause::Cause;
 use crate::core::state::State;
 use crate::core::text::{duration, fit_left, pad, short_id, tilde, width};
-use crate::core::time::{clock, Millis};
+use crate::core::time::Millis;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Col {
@@ -82,9 +82,13 @@ fn state_cell(card: &Card, state: &State, look: &Look) -> (String, Style) {
         // Why, where it says more than the exit; short enough for 80 columns.
         Life::Dead(e) => match card.stop.as_ref().filter(|s| s.cause.is_telling()) {
             Some(s) => match (s.cause, s.resets_at) {
-                (Cause::UsageLimit, Some(at)) => {
-                    (format!("✖ limit till {}", clock(at, &look.tz)), t.alarm())
-                }
+                (Cause::UsageLimit, Some(at)) => (
+                    format!(
+                        "✖ limit till {}",
+                        crate::core::time::clock_or_date(at, state.now, &look.tz)
+                    ),
+                    t.alarm(),
+                ),
                 (c, _) => (format!("✖ {}", c.label()), t.alarm()),
             },
             None => (format!("✖ {}", e.short()), t.alarm()),
@@ -96,7 +100,10 @@ fn state_cell(card: &Card, state: &State, look: &Look) -> (String, Style) {
             Some((Doing::Idle, _)) => ("● idle".into(), t.idle()),
             Some((Doing::Limited, _)) => match state.limit_resets(card) {
                 Some(at) => (
-                    format!("⏸ limited till {}", clock(at, &look.tz)),
+                    format!(
+                        "⏸ limited till {}",
+                        crate::core::time::clock_or_date(at, state.now, &look.tz)
+                    ),
                     t.waiting(),
                 ),
                 None => ("⏸ limited".into(), t.waiting()),

@@ -310,9 +310,12 @@ impl Attention {
     }
 
     /// Whether its screen tells more than its own file: there is none, or it says the turn
-    /// ended (a usage limit shows only on the screen).
+    /// ended or a dialog is open (a usage limit, and claude's menu over it, show only on
+    /// the screen).
     pub fn screen_tells(&self) -> bool {
-        self.file.as_ref().is_none_or(|f| f.doing == Doing::Idle)
+        self.file
+            .as_ref()
+            .is_none_or(|f| matches!(f.doing, Doing::Idle | Doing::Waiting))
     }
 
     /// Looks at its screen again at the next quiet poll (a limit whose reset passed: is its
@@ -325,6 +328,10 @@ impl Attention {
     /// at now ([`Attention::look_due`]).
     pub fn saw_output(&mut self, at: u64, now: Millis) -> bool {
         match self.output {
+            Some((old, _)) if old != at && self.is(Doing::Limited) => {
+                self.output = Some((at, now));
+                self.redraw_at_limit();
+            }
             Some((old, _)) if old != at => {
                 self.recheck = None;
                 self.output = Some((at, now));
@@ -375,6 +382,10 @@ impl Attention {
         // connection hears from scratch), else none yet.
         let at = last.or(self.output.map(|(t, _)| t)).unwrap_or(0);
         match self.output {
+            Some((old, _)) if old != at && self.is(Doing::Limited) => {
+                self.output = Some((at, at));
+                self.redraw_at_limit();
+            }
             Some((old, _)) if old != at => {
                 self.output = Some((at, at));
                 self.changed |= self.working_since.is_none() || self.screen.is_some();
@@ -399,6 +410,17 @@ impl Attention {
             }
         }
         self.look_due()
+    }
+
+    /// An agent at its limit wrote (a hint cleared, its menu closed, or it went on): its
+    /// screen says which, read at once; it stays `limited` until then (no working ->
+    /// limited flutter for a footer redrawn).
+    fn redraw_at_limit(&mut self) {
+        self.recheck = None;
+        self.working_since = None;
+        self.looked = false;
+        self.screen = None;
+        self.changed = true;
     }
 
     /// No longer heard: output times are tmux's seconds again, from the next read.
@@ -528,7 +550,7 @@ impl Attention {
         }
         // The output stopped and its screen is still to be read: what it shows decides, so
         // the state holds till then (no working -> unknown -> waiting flutter).
-        if self.file.is_none() && self.look_due() {
+        if (self.file.is_none() || self.is(Doing::Limited)) && self.look_due() {
             return None;
         }
         self.changed = false;

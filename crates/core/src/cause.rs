@@ -248,14 +248,55 @@ impl CauseWords {
         screen.lines().any(|l| has_any(l, &self.limit_menu))
     }
 
-    /// The line of `screen` that says the agent sits at a usage limit, bottom-most first.
+    /// The line of `screen` that says the agent sits at a usage limit now: the bottom-most
+    /// banner, unless the agent went on after it (a message of its user or a reply below
+    /// it: the banner is an old one still on screen). A banner the agent wrapped (`·
+    /// resets` / `8:12pm (UTC)` on the next line, in a narrow pane) is joined.
     pub fn limit_on(&self, screen: &str) -> Option<String> {
-        screen
-            .lines()
-            .rev()
-            .find(|l| has_any(l, &self.usage_limit))
-            .map(|l| l.trim().to_string())
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = lines.iter().rposition(|l| has_any(l, &self.usage_limit))?;
+        if went_on(&lines[at..]) {
+            return None;
+        }
+        let mut line = lines[at].trim().to_string();
+        // Its continuation: indented deeper, not a new item.
+        for next in &lines[at + 1..] {
+            let t = next.trim();
+            let indented = next.len() - next.trim_start().len() >= 3;
+            if t.is_empty() || !indented || t.starts_with(['❯', '>', '╭', '│', '─']) {
+                break;
+            }
+            line.push(' ');
+            line.push_str(t);
+        }
+        Some(line)
     }
+}
+
+/// Whether the lines below a limit banner (`lines[0]`) show the conversation going on:
+/// claude 2.1.197 draws a reply as `● …`, a message sent as `❯ …` outside its input box
+/// (which sits between two `───` rules); its menu (`❯ /rate-limit-options`), the turn's
+/// summary (`✻ Worked for 0s`), an empty or drafted input box, a menu's option and the
+/// footer do not.
+fn went_on(lines: &[&str]) -> bool {
+    lines.windows(2).any(|w| {
+        let (above, line) = (w[0].trim_start(), w[1].trim_start());
+        if line.starts_with(['●', '⏺']) {
+            return true;
+        }
+        let Some(sent) = line.strip_prefix('❯') else {
+            return false;
+        };
+        let sent = sent.trim();
+        // A menu's chosen option (`❯ 1. Stop and wait for limit to reset`).
+        let option = sent
+            .split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        !sent.is_empty()
+            && !option
+            && !sent.starts_with("/rate-limit-options")
+            && !above.starts_with('─')
+    })
 }
 
 /// Whether `line` holds one of `words`, ASCII case ignored.
@@ -287,11 +328,15 @@ impl Stop {
         }
     }
 
-    /// `usage limit · resets 15:45`, `login needed`: the cause as a card says it.
-    pub fn label(&self, tz: &jiff::tz::TimeZone) -> String {
+    /// `usage limit · resets 15:45` (`Dec 7 15:45` past a day from `now`), `login
+    /// needed`: the cause as a card says it.
+    pub fn label(&self, now: Millis, tz: &jiff::tz::TimeZone) -> String {
         match (self.cause, self.resets_at) {
             (Cause::UsageLimit, Some(at)) => {
-                format!("usage limit · resets {}", crate::time::clock(at, tz))
+                format!(
+                    "usage limit · resets {}",
+                    crate::time::clock_or_date(at, now, tz)
+                )
             }
             (c, _) => c.label().to_string(),
         }

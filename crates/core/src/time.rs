@@ -81,6 +81,20 @@ pub fn clock_secs(ms: Millis, tz: &TimeZone) -> String {
     format!("{:02}:{:02}:{:02}", dt.hour(), dt.minute(), dt.second())
 }
 
+/// `15:45` for a time within a day of `now`, else `Dec 7 15:45` (a weekly limit's reset).
+pub fn clock_or_date(ms: Millis, now: Millis, tz: &TimeZone) -> String {
+    const DAY_MS: Millis = 86_400_000;
+    if ms.abs_diff(now) < DAY_MS {
+        return clock(ms, tz);
+    }
+    let (_, dt) = civil(ms, tz);
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS[usize::try_from(dt.month() - 1).unwrap_or(0).min(11)];
+    format!("{month} {} {}", dt.day(), clock(ms, tz))
+}
+
 /// `90s`, `10m`, `2h`, `1d`, `1h30m` to milliseconds.
 pub fn parse_duration(s: &str) -> Option<Millis> {
     let mut total: Millis = 0;

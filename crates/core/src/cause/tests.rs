@@ -168,10 +168,18 @@ fn a_usage_limit_carries_its_reset() {
     let s = stop(Exit::Code(1), "5-hour limit reached ∙ resets 3pm");
     assert_eq!(s.cause, Cause::UsageLimit);
     assert_eq!(s.resets_at, Some(1_800_000_000_000 + 7 * 3_600_000));
-    assert_eq!(s.label(&TimeZone::UTC), "usage limit · resets 15:00");
+    assert_eq!(
+        s.label(1_800_000_000_000, &TimeZone::UTC),
+        "usage limit · resets 15:00"
+    );
+    // Seen days before its reset: the date says which day.
+    assert_eq!(
+        s.label(1_800_000_000_000 - 3 * 86_400_000, &TimeZone::UTC),
+        "usage limit · resets Jan 15 15:00"
+    );
     let none = stop(Exit::Code(1), "You've hit your usage limit");
     assert_eq!((none.cause, none.resets_at), (Cause::UsageLimit, None));
-    assert_eq!(none.label(&TimeZone::UTC), "usage limit");
+    assert_eq!(none.label(0, &TimeZone::UTC), "usage limit");
 }
 
 #[test]
@@ -266,4 +274,28 @@ fn a_limit_on_a_live_screen_is_found() {
         Some("⎿  You've hit your session limit · resets 3:45pm")
     );
     assert_eq!(w.limit_on("> hello\n"), None);
+}
+
+#[test]
+fn an_old_banner_above_a_reply_is_no_limit_now_and_a_wrapped_one_is_joined() {
+    let w = CauseWords::builtin("claude");
+    // Continued (by hand, by agentwatch): the banner is history.
+    let went_on = "❯ hello\n  ⎿ \u{a0}You've hit your session limit · resets 7:55pm (UTC)\n\n❯ continue\n● Hi from stub.\n\n❯ \n";
+    assert_eq!(w.limit_on(went_on), None);
+    let working = "  ⎿ \u{a0}You've hit your session limit · resets 7:55pm (UTC)\n❯ continue\n✻ Cogitating… (2s · esc to interrupt)\n";
+    assert_eq!(w.limit_on(working), None);
+    // As claude 2.1.197 shows a limit: the turn's summary, the input box (empty, or with a
+    // draft), the footer with its effort hint.
+    let rule = "─".repeat(40);
+    let at_limit = format!("❯ hello\n  ⎿ \u{a0}You've hit your session limit · resets 7:55pm (UTC)\n\n✻ Worked for 0s\n\n{rule}\n❯ \n{rule}\n  ? for shortcuts · ← for agents        ● high · /effort\n");
+    assert!(w.limit_on(&at_limit).is_some());
+    let draft = at_limit.replace("❯ \n", "❯ half a thought\n");
+    assert!(w.limit_on(&draft).is_some());
+    // Its menu and input box below it are still the limit.
+    let menu = "  ⎿ \u{a0}You've hit your session limit · resets 7:55pm (UTC)\n\n❯ /rate-limit-options\n  What do you want to do?\n  ❯ 1. Stop and wait for limit to reset\n";
+    assert!(w.limit_on(menu).is_some());
+    // claude 2.1.197 in a 44-column pane.
+    let narrow = "❯ hello\n  ⎿  You've hit your session limit · resets\n     8:12pm (UTC)\n\n❯ \n";
+    let line = w.limit_on(narrow).unwrap();
+    assert!(line.ends_with("· resets 8:12pm (UTC)"), "{line}");
 }

@@ -13,10 +13,23 @@ const MARGIN: Millis = 60_000;
 /// One poll of a claude on %1 (pid `pid`) whose window last wrote at 100 s, every look at
 /// its screen answered with `screen`; all the effects.
 fn poll(s: &mut State, pid: u32, screen: &str, now: Millis) -> Vec<Effect> {
+    poll_wrote(s, pid, screen, 100, "", now)
+}
+
+/// [`poll`] with the window's output time `wrote` and the pane's `@agentwatch_paused`.
+fn poll_wrote(
+    s: &mut State,
+    pid: u32,
+    screen: &str,
+    wrote: u64,
+    paused: &str,
+    now: Millis,
+) -> Vec<Effect> {
     let mut p = pane(1, 1, "claude");
     p.pid = Some(pid);
+    p.opts.paused = paused.into();
     let mut o = crate::testkit::obs(vec![p]);
-    o.activity.insert(PaneId(1), 100);
+    o.activity.insert(PaneId(1), wrote);
     s.update(Msg::Tick, now);
     let mut fx = s.update(Msg::polled(Ok(o)), now);
     let mut i = 0;
@@ -202,4 +215,62 @@ fn claudes_limit_menu_is_dismissed_before_continue_is_typed() {
         })
         .collect();
     assert_eq!(dismissed, [true]);
+}
+
+#[test]
+fn a_limit_continued_once_is_not_continued_again_by_the_next_supervisor() {
+    let mut s = state((120, 40));
+    s.supervision.continue_on = true;
+    polls(&mut s, 1001, LIMIT, T0, RESET + MARGIN - 1_000);
+    let fx = polls(&mut s, 1001, LIMIT, RESET + MARGIN, RESET + MARGIN + 4_000);
+    assert_eq!(typed(&fx), ["continue"]);
+    let kept = fx.iter().find_map(|e| match e {
+        Effect::SetOptions(sets) => sets
+            .iter()
+            .find(|(_, o, _)| *o == crate::pane::Opt::Paused)
+            .map(|(_, _, v)| v.clone()),
+        _ => None,
+    });
+    assert_eq!(kept, Some(format!("continued={RESET}")));
+    // A supervisor started later finds the limit's banner still up, and the mark.
+    let mut next = state((120, 40));
+    next.supervision.continue_on = true;
+    let mut fx = Vec::new();
+    let mut t = RESET + MARGIN + 10_000;
+    while t < RESET + 5 * MARGIN {
+        fx.extend(poll_wrote(
+            &mut next,
+            1001,
+            LIMIT,
+            100,
+            &format!("continued={RESET}"),
+            t,
+        ));
+        t += 5_000;
+    }
+    assert_eq!(next.counts().limited, 1);
+    assert!(typed(&fx).is_empty(), "{:?}", typed(&fx));
+}
+
+#[test]
+fn output_at_a_limit_is_read_on_screen_not_taken_for_work() {
+    let mut s = state((120, 40));
+    let mut fx = poll(&mut s, 1001, LIMIT, T0);
+    // Its footer redrawn, twice: the screen still shows the limit.
+    fx.extend(poll_wrote(&mut s, 1001, LIMIT, 101, "", T0 + 5_000));
+    assert_eq!(s.counts().limited, 1, "held while its screen is read");
+    fx.extend(poll_wrote(&mut s, 1001, LIMIT, 102, "", T0 + 10_000));
+    assert_eq!(s.counts().limited, 1);
+    let edges: Vec<&str> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Journal(ev) => Some(ev.event.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(edges, ["limited"], "no working/limited flutter");
+    // It went on: a reply below the banner.
+    let went_on = format!("{LIMIT}❯ continue\n● On it.\n");
+    poll_wrote(&mut s, 1001, &went_on, 103, "", T0 + 15_000);
+    assert_eq!(s.counts().limited, 0);
 }

@@ -68,7 +68,7 @@ impl State {
                 && continues
                 && now >= reset.saturating_add(margin)
                 && !limit.confirming
-                && !self.supervision.continued.contains(&(id, reset))
+                && card.budget.continued != Some(reset)
             {
                 limit.confirming = true;
                 fx.push(Effect::LookAtScreens(vec![id]));
@@ -100,7 +100,6 @@ impl State {
             let dismiss = def.is_some_and(|d| d.causes.menu_on(screen));
             let same = limit.pid.is_some() && limit.pid == card.occupant_pid();
             let id = card.pane.id;
-            self.supervision.continued.insert((id, reset));
             let text = self.supervision.continue_text.clone();
             let at = crate::time::clock(reset, &self.tz);
             let mut ev = self.event(card, "continued", now);
@@ -110,6 +109,10 @@ impl State {
             if let Some(l) = card.limit.as_mut() {
                 l.confirming = false;
             }
+            // Kept on the pane: not again for this limit, whoever supervises next.
+            card.budget.continued = Some(reset);
+            self.save_budget(i, fx);
+            let card = &mut self.cards[i];
             match (shown, same) {
                 (Some(_), true) => {
                     ev.detail = Some(format!("typed `{text}` after the limit reset at {at}"));

@@ -155,7 +155,6 @@ impl State {
                 continue_on: config.auto_continue.enabled,
                 continue_text: config.auto_continue.text.clone(),
                 continue_flipped: Default::default(),
-                continued: Default::default(),
                 firsts: Default::default(),
             },
             story: Story::default(),

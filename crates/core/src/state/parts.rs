@@ -159,8 +159,6 @@ pub struct Supervision {
     pub continue_text: String,
     /// Agents whose auto-continue `u` switched against the setting.
     pub continue_flipped: std::collections::HashSet<PaneId>,
-    /// Limits already continued (pane, reset): at most once per limit.
-    pub continued: std::collections::HashSet<(PaneId, Millis)>,
     /// For an overloaded API or a network error, one agent per server and cause goes
     /// first: which, and when its resume started.
     pub firsts: HashMap<(crate::pane::ServerId, crate::cause::Cause), (PaneId, Millis)>,

@@ -88,6 +88,9 @@ pub struct Budget {
     /// `[auto_continue] enabled` (`None`: as configured). Kept in `@agentwatch_paused` as
     /// a second word (`continue`, `nocontinue`), so that every instance reads it.
     pub continues: Option<bool>,
+    /// The reset of the last usage limit `continue` was typed at (`continued=<ms>` in the
+    /// same option): never twice for one limit, whoever supervises next.
+    pub continued: Option<Millis>,
 }
 
 impl Budget {
@@ -102,6 +105,7 @@ impl Budget {
         self.recent.sort_unstable();
         self.paused = self.paused || other.paused;
         self.continues = self.continues.or(other.continues);
+        self.continued = self.continued.max(other.continued);
     }
 
     /// Reads the pane options (`@agentwatch_attempts`, `@agentwatch_resumes`,
@@ -120,6 +124,9 @@ impl Budget {
                 "nocontinue" => Some(false),
                 _ => None,
             }),
+            continued: paused
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("continued=")?.parse().ok()),
         }
     }
 
@@ -134,10 +141,12 @@ impl Budget {
                 self.next_due.map(|t| t.to_string()).unwrap_or_default(),
             ),
             (Opt::Paused, {
+                let continued = self.continued.map(|t| format!("continued={t}"));
                 let words: Vec<&str> = [
                     self.paused.then_some("1"),
                     self.continues
                         .map(|c| if c { "continue" } else { "nocontinue" }),
+                    continued.as_deref(),
                 ]
                 .into_iter()
                 .flatten()

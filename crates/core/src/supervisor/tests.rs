@@ -325,6 +325,7 @@ fn the_budget_round_trips_through_pane_options_and_ignores_junk() {
         next_due: Some(T + 9),
         paused: true,
         continues: Some(true),
+        continued: Some(T + 7),
     };
     let o = b.to_options();
     let get = |k: &str| {
