@@ -16,6 +16,9 @@ use crate::core::state::SpendAsk;
 /// time is read over a few asks, never all at once.
 const READ_PER_ASK: u64 = 64 << 20;
 
+/// How much is read and taken in at a time.
+const CHUNK: usize = 1 << 20;
+
 /// A file not found is looked for again after this many asks.
 const MISS_RETRY: u32 = 15;
 
@@ -86,11 +89,19 @@ fn grow(f: &mut Followed, kind: Kind, path: &Path) -> std::io::Result<()> {
     }
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(f.offset))?;
-    let want = (len - f.offset).min(READ_PER_ASK);
-    let mut buf = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
-    file.take(want).read_to_end(&mut buf)?;
-    f.offset += buf.len() as u64;
-    f.tally.feed(kind, &buf);
+    let mut left = (len - f.offset).min(READ_PER_ASK);
+    // A megabyte at a time: the memory of a read does not grow with the file.
+    let mut buf = vec![0u8; CHUNK];
+    while left > 0 {
+        let want = usize::try_from(left).unwrap_or(CHUNK).min(CHUNK);
+        let n = file.read(&mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        f.tally.feed(kind, &buf[..n]);
+        f.offset += n as u64;
+        left -= n as u64;
+    }
     Ok(())
 }
 

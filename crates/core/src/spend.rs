@@ -10,7 +10,7 @@
 //!   totals), `last_token_usage` is what the context holds now, `model_context_window` its
 //!   window, `rate_limits` its windows' use.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::Deserialize;
 
@@ -91,13 +91,20 @@ impl Spend {
     }
 }
 
+/// How many recent message ids a tally remembers: claude writes a message's lines one
+/// after the other (a subagent's may come between), so a few hundred tell every copy from
+/// a new message, and a transcript of a million messages costs no more memory than one of
+/// a thousand.
+const RECENT_IDS: usize = 256;
+
 /// Reads one agent's file as it grows: [`Tally::feed`] takes what was appended.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
     /// An unfinished last line, kept until its newline is written.
     partial: Vec<u8>,
-    /// claude: each message's usage as counted so far, by its id.
+    /// claude: the usage counted so far of the most recent messages, by id, and their order.
     seen: HashMap<String, Tokens>,
+    order: VecDeque<String>,
     spend: Spend,
 }
 
@@ -158,9 +165,18 @@ impl Tally {
         };
         match m.id.or(r.request_id) {
             Some(id) => {
-                let old = self.seen.get(&id).copied().unwrap_or_default();
-                self.spend.tokens.add(&t.over(&old));
-                self.seen.insert(id, t.max(&old));
+                let old = self.seen.get(&id).copied();
+                let counted = old.unwrap_or_default();
+                self.spend.tokens.add(&t.over(&counted));
+                if old.is_none() {
+                    self.order.push_back(id.clone());
+                    if self.order.len() > RECENT_IDS {
+                        if let Some(gone) = self.order.pop_front() {
+                            self.seen.remove(&gone);
+                        }
+                    }
+                }
+                self.seen.insert(id, t.max(&counted));
             }
             None => self.spend.tokens.add(&t),
         }

@@ -47,6 +47,19 @@ fn a_message_split_over_lines_is_counted_once_and_a_sidechain_is_not_the_context
 }
 
 #[test]
+fn a_long_transcript_keeps_only_recent_ids_and_still_counts_each_message_once() {
+    let mut t = Tally::default();
+    for n in 0..5_000 {
+        let id = format!("msg_{n}");
+        let mut lines = claude(&id, false, (1, 1, 1, 1));
+        lines += &claude(&id, false, (1, 1, 1, 1));
+        t.feed(Kind::Claude, lines.as_bytes());
+    }
+    assert_eq!(t.spend().tokens.total(), 4 * 5_000);
+    assert!(t.seen.len() <= RECENT_IDS && t.order.len() <= RECENT_IDS);
+}
+
+#[test]
 fn lines_cut_by_a_read_wait_for_their_end_and_appends_are_read_on() {
     let line = claude("msg_1", false, (1, 2, 3, 4));
     let (a, b) = line.split_at(40);
