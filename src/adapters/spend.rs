@@ -12,9 +12,10 @@ use crate::core::pane::PaneId;
 use crate::core::spend::{Kind, Spend, Tally};
 use crate::core::state::SpendAsk;
 
-/// At most this much of one file is read per ask: a long transcript seen for the first
-/// time is read over a few asks, never all at once.
-const READ_PER_ASK: u64 = 64 << 20;
+/// At most this much is read per ask, all files together: three hundred long transcripts
+/// seen for the first time (15 GB) are read over a minute of asks of well under a second
+/// each, never in one long stall; their numbers show as each is read to its end.
+const READ_PER_ASK: u64 = 512 << 20;
 
 /// How much is read and taken in at a time.
 const CHUNK: usize = 1 << 20;
@@ -42,6 +43,7 @@ impl Follower {
     pub fn read(&self, asks: &[SpendAsk], dirs: &Dirs) -> Vec<(PaneId, Spend)> {
         let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
+        let mut budget = READ_PER_ASK;
         for ask in asks {
             let f = files.entry((ask.kind, ask.session_id.clone())).or_default();
             if f.path.is_none() {
@@ -58,13 +60,17 @@ impl Follower {
             let Some(path) = f.path.clone() else {
                 continue;
             };
-            if grow(f, ask.kind, &path).is_err() {
-                // Gone (or unreadable): looked for again later.
-                *f = Followed::default();
-                f.missed = 1;
-                continue;
+            match grow(f, ask.kind, &path, &mut budget) {
+                // Read to its end: its numbers are whole.
+                Ok(true) => out.push((ask.pane, f.tally.spend().clone())),
+                // Part read: said once it is all read, never as a part.
+                Ok(false) => {}
+                Err(_) => {
+                    // Gone (or unreadable): looked for again later.
+                    *f = Followed::default();
+                    f.missed = 1;
+                }
             }
-            out.push((ask.pane, f.tally.spend().clone()));
         }
         // Files of sessions no longer asked about are dropped.
         let asked: std::collections::HashSet<(Kind, &str)> = asks
@@ -76,20 +82,22 @@ impl Follower {
     }
 }
 
-/// Reads what `path` grew by since the last read into its tally; a file that shrank (a new
-/// file under the name) is read again from the start.
-fn grow(f: &mut Followed, kind: Kind, path: &Path) -> std::io::Result<()> {
+/// Reads what `path` grew by since the last read into its tally, within `budget` bytes; a
+/// file that shrank (a new file under the name) is read again from the start. Whether it
+/// was read to its end.
+fn grow(f: &mut Followed, kind: Kind, path: &Path, budget: &mut u64) -> std::io::Result<bool> {
     let len = std::fs::metadata(path)?.len();
     if len < f.offset {
         f.offset = 0;
         f.tally = Tally::default();
     }
     if len == f.offset {
-        return Ok(());
+        return Ok(true);
     }
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(f.offset))?;
-    let mut left = (len - f.offset).min(READ_PER_ASK);
+    let mut left = (len - f.offset).min(*budget);
+    *budget -= left;
     // A megabyte at a time: the memory of a read does not grow with the file.
     let mut buf = vec![0u8; CHUNK];
     while left > 0 {
@@ -102,7 +110,68 @@ fn grow(f: &mut Followed, kind: Kind, path: &Path) -> std::io::Result<()> {
         f.offset += n as u64;
         left -= n as u64;
     }
-    Ok(())
+    Ok(f.offset >= len)
+}
+
+/// How much of the end of an agent's file is read for the errors it ended with.
+const ERRORS_TAIL: u64 = 64 << 10;
+
+/// The errors an agent's own file ends with, oldest first (at most three): claude's
+/// `isApiErrorMessage` lines (`You've hit your session limit · resets 9:23pm (UTC)`, `Invalid
+/// API key · Fix external API key`), codex's `error` events and failed turns. Nothing where
+/// the file is not found or ends with none.
+pub fn errors_of(ask: &SpendAsk, dirs: &Dirs) -> Vec<String> {
+    let Some(path) = locate(ask, dirs) else {
+        return Vec::new();
+    };
+    let Ok(mut file) = std::fs::File::open(&path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if file
+        .seek(SeekFrom::Start(len.saturating_sub(ERRORS_TAIL)))
+        .is_err()
+    {
+        return Vec::new();
+    }
+    let mut buf = Vec::new();
+    if file.take(ERRORS_TAIL).read_to_end(&mut buf).is_err() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = buf
+        .split(|&b| b == b'\n')
+        .filter_map(|line| error_in(ask.kind, line))
+        .collect();
+    let keep = out.len().saturating_sub(3);
+    out.drain(..keep);
+    out
+}
+
+/// The error one line of an agent's file carries, if any.
+fn error_in(kind: Kind, line: &[u8]) -> Option<String> {
+    let has = |w: &[u8]| line.windows(w.len()).any(|x| x == w);
+    match kind {
+        Kind::Claude if has(b"\"isApiErrorMessage\":true") => {
+            let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+            let text: Vec<&str> = v
+                .pointer("/message/content")?
+                .as_array()?
+                .iter()
+                .filter_map(|c| c.get("text")?.as_str())
+                .collect();
+            (!text.is_empty()).then(|| text.join(" "))
+        }
+        Kind::Codex if has(b"\"error\"") => {
+            let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+            let p = v.get("payload")?;
+            let msg = match p.get("type")?.as_str()? {
+                "error" | "stream_error" => p.get("message")?.as_str()?,
+                _ => p.pointer("/error/message")?.as_str()?,
+            };
+            Some(msg.to_string())
+        }
+        _ => None,
+    }
 }
 
 /// Where the agent keeps session `id`: claude `projects/<slug of its directory>/<id>.jsonl`
@@ -247,6 +316,58 @@ mod tests {
             (60, 40, 7)
         );
         assert_eq!(s.percent(None), Some(5));
+    }
+
+    #[test]
+    fn the_errors_a_file_ends_with_are_its_own_record_of_why() {
+        let home = tempfile::tempdir().unwrap();
+        let folder = home.path().join("projects/-w");
+        std::fs::create_dir_all(&folder).unwrap();
+        let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+        // As claude 2.1.197 writes an API error: a made-up assistant line.
+        let err = |t: &str| {
+            format!(
+                r#"{{"type":"assistant","isSidechain":false,"message":{{"model":"<synthetic>","content":[{{"type":"text","text":"{t}"}}]}},"error":"rate_limit","isApiErrorMessage":true,"apiErrorStatus":429}}"#
+            )
+        };
+        std::fs::write(
+            folder.join(format!("{id}.jsonl")),
+            format!(
+                "{LINE}\n{}\n{LINE}\n{}\n",
+                err("API Error: 529 Overloaded"),
+                err("You've hit your session limit · resets 9:23pm (UTC)")
+            ),
+        )
+        .unwrap();
+        let dirs = Dirs {
+            claude: Some(home.path().to_path_buf()),
+            ..Dirs::default()
+        };
+        assert_eq!(
+            errors_of(&ask(Kind::Claude, id, "/w"), &dirs),
+            [
+                "API Error: 529 Overloaded",
+                "You've hit your session limit · resets 9:23pm (UTC)"
+            ]
+        );
+        // codex 0.171's failed turn.
+        let codex = home.path().join(".codex");
+        let day = codex.join("sessions/2026/12/04");
+        std::fs::create_dir_all(&day).unwrap();
+        let cid = "0199e2a4-5b6c-7d8e-9f01-23456789abcd";
+        std::fs::write(
+            day.join(format!("rollout-2026-12-04T10-00-00-{cid}.jsonl")),
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"task_complete\",\"last_agent_message\":null,\"error\":{\"message\":\"You’ve hit your usage limit. try again at 9:38 PM.\",\"codex_error_info\":\"usage_limit_exceeded\"}}}\n",
+        )
+        .unwrap();
+        let dirs = Dirs {
+            codex: Some(codex),
+            ..Dirs::default()
+        };
+        assert_eq!(
+            errors_of(&ask(Kind::Codex, cid, "/"), &dirs),
+            ["You’ve hit your usage limit. try again at 9:38 PM."]
+        );
     }
 
     #[test]

@@ -327,7 +327,7 @@ async fn look_as(
         }
         // Why each dead agent stopped: its last lines, read as the supervisor reads them.
         for e in &fx {
-            if let Effect::ReadTail(pane) = e {
+            if let Effect::ReadTail(pane, ask) = e {
                 let text = prober
                     .tmux()
                     .capture_tail(*pane, crate::run::io::TAIL_LINES)
@@ -339,6 +339,15 @@ async fn look_as(
                         pane: *pane,
                         text,
                         oom_killed: false,
+                        record: ask
+                            .as_ref()
+                            .map(|a| {
+                                crate::adapters::spend::errors_of(
+                                    a,
+                                    &crate::adapters::discover::Dirs::default(),
+                                )
+                            })
+                            .unwrap_or_default(),
                     },
                     now,
                 );

@@ -443,13 +443,24 @@ impl Io {
                 };
                 Msg::Output { pane, result }
             }
-            Effect::ReadTail(pane) => Msg::Tail {
+            Effect::ReadTail(pane, ask) => Msg::Tail {
                 pane,
                 text: self
                     .settled_tail(pane)
                     .await
                     .map(|b| String::from_utf8_lossy(&b).into_owned()),
                 oom_killed: pane.server() == ServerId::Local && self.prober.oom_killed(),
+                record: match ask {
+                    Some(ask) => {
+                        let dirs = self.stores.clone();
+                        tokio::task::spawn_blocking(move || {
+                            crate::adapters::spend::errors_of(&ask, &dirs)
+                        })
+                        .await
+                        .unwrap_or_default()
+                    }
+                    None => Vec::new(),
+                },
             },
             Effect::LoadRecords {
                 pane,

@@ -1332,7 +1332,7 @@ fn causes(size: (u16, u16), mode: crate::core::layout::Mode) -> State {
     s.update(Msg::Tick, now);
     let fx = s.update(Msg::polled(Ok(o2.clone())), now);
     for e in fx {
-        if let crate::core::msg::Effect::ReadTail(pane) = e {
+        if let crate::core::msg::Effect::ReadTail(pane, _) = e {
             let text = tails
                 .iter()
                 .find(|t| PaneId(t.0) == pane)
@@ -1342,6 +1342,7 @@ fn causes(size: (u16, u16), mode: crate::core::layout::Mode) -> State {
                     pane,
                     text,
                     oom_killed: false,
+                    record: Vec::new(),
                 },
                 now,
             );

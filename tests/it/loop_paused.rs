@@ -90,10 +90,11 @@ impl Answer for Fake {
                 pane: r.pane,
                 found: None,
             }),
-            Effect::ReadTail(pane) => Some(Msg::Tail {
+            Effect::ReadTail(pane, _) => Some(Msg::Tail {
                 pane,
                 text: None,
                 oom_killed: false,
+                record: Vec::new(),
             }),
             Effect::Log(_)
             | Effect::Kick { .. }

@@ -222,6 +222,9 @@ pub enum Msg {
         /// The kernel's OOM killer killed a process of the agents' cgroup since the last
         /// death was read (where that can be read: this machine's cgroup v2).
         oom_killed: bool,
+        /// The errors its agent's own file ends with, oldest first (claude's
+        /// `isApiErrorMessage` lines, codex's error events).
+        record: Vec<String>,
     },
 }
 
@@ -380,8 +383,9 @@ pub enum Effect {
     SetServerOption { name: String, value: String },
     /// Capture a pane's whole history with colours; answers [`Msg::Output`].
     CaptureOutput(PaneId),
-    /// Read a dead pane's last lines, plain; answers [`Msg::Tail`].
-    ReadTail(PaneId),
+    /// Read a dead pane's last lines, plain, and, where given, the error lines at the end
+    /// of its agent's own file (claude's transcript, codex's rollout); answers [`Msg::Tail`].
+    ReadTail(PaneId, Option<crate::state::SpendAsk>),
     /// Read what the agents' own files grew by; answers [`Msg::Spent`].
     ReadSpend(Vec<crate::state::SpendAsk>),
     /// Type `text` into a live pane, then Enter (`continue` at a usage limit's reset);

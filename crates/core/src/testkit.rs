@@ -88,12 +88,13 @@ pub fn answer_tails(
 ) -> Vec<crate::msg::Effect> {
     let mut i = 0;
     while i < fx.len() {
-        if let crate::msg::Effect::ReadTail(pane) = fx[i] {
+        if let crate::msg::Effect::ReadTail(pane, _) = fx[i] {
             let more = s.update(
                 Msg::Tail {
                     pane,
                     text: Some(tail.to_string()),
                     oom_killed: false,
+                    record: Vec::new(),
                 },
                 now,
             );

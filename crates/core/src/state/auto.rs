@@ -391,9 +391,10 @@ impl State {
             self.cards[i].stop = Some(stop);
             return false;
         }
-        let card = &mut self.cards[i];
-        card.stop_asked = true;
-        fx.push(Effect::ReadTail(card.pane.id));
+        self.cards[i].stop_asked = true;
+        let pane = self.cards[i].pane.id;
+        let record = self.spend_ask(&self.cards[i]);
+        fx.push(Effect::ReadTail(pane, record));
         true
     }
 

@@ -220,6 +220,7 @@ impl State {
         pane: PaneId,
         text: Option<String>,
         oom_killed: bool,
+        record: &[String],
         fx: &mut Vec<Effect>,
     ) {
         let Some(i) = self.cards.iter().position(|c| c.pane.id == pane) else {
@@ -254,9 +255,20 @@ impl State {
                 (&builtin, &[][..])
             }
         };
+        // Its own file's errors come first: what the pane shows last is its last word.
+        let output = if record.is_empty() {
+            text
+        } else {
+            let mut o: String = record
+                .iter()
+                .map(|l| format!("its own record: {}\n", l.replace('\n', " ")))
+                .collect();
+            o.push_str(&text);
+            o
+        };
         let death = crate::cause::Death {
             exit,
-            output: &text,
+            output: &output,
             oom_killed,
             at: card.died_at.or(card.seen_dead_at).unwrap_or(now),
         };

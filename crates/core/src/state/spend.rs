@@ -32,23 +32,7 @@ impl State {
         let asks: Vec<SpendAsk> = self
             .cards
             .iter()
-            .filter(|c| c.pane.id.server().is_local())
-            .filter_map(|c| {
-                let agent = c.agent.as_deref()?;
-                let kind = match agent {
-                    "claude" => Kind::Claude,
-                    "codex" => Kind::Codex,
-                    _ => return None,
-                };
-                let def = self.agents.get(agent)?;
-                let id = crate::resume::known_session_id(c, def).ok().flatten()?;
-                Some(SpendAsk {
-                    pane: c.pane.id,
-                    kind,
-                    session_id: id,
-                    cwd: c.pane.cwd().to_string(),
-                })
-            })
+            .filter_map(|c| self.spend_ask(c))
             .collect();
         if asks.is_empty() {
             return;
@@ -56,6 +40,28 @@ impl State {
         self.reads.spend_at = Some(now);
         self.reads.spend_in_flight = true;
         fx.push(Effect::ReadSpend(asks));
+    }
+
+    /// The agent's own file of a card, where one is kept and its session id is known: this
+    /// machine's claude and codex.
+    pub(super) fn spend_ask(&self, c: &Card) -> Option<SpendAsk> {
+        if !c.pane.id.server().is_local() {
+            return None;
+        }
+        let agent = c.agent.as_deref()?;
+        let kind = match agent {
+            "claude" => Kind::Claude,
+            "codex" => Kind::Codex,
+            _ => return None,
+        };
+        let def = self.agents.get(agent)?;
+        let id = crate::resume::known_session_id(c, def).ok().flatten()?;
+        Some(SpendAsk {
+            pane: c.pane.id,
+            kind,
+            session_id: id,
+            cwd: c.pane.cwd().to_string(),
+        })
     }
 
     /// What the agents' files said.

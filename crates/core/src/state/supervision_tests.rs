@@ -23,8 +23,9 @@ struct World {
     journal: Vec<Event>,
     /// What each relaunch ran.
     argvs: Vec<Vec<String>>,
-    /// What a dead pane shows at its end.
+    /// What a dead pane shows at its end, and the errors its agent's own file ends with.
     tail: String,
+    record: Vec<String>,
     /// Agents' own state files by pid (claude's registry).
     files: HashMap<u32, crate::attention::AgentFile>,
     /// Which pane each relaunch was of, and when.
@@ -43,6 +44,7 @@ impl World {
             journal: Vec::new(),
             argvs: Vec::new(),
             tail: String::new(),
+            record: Vec::new(),
             files: HashMap::new(),
             relaunched: Vec::new(),
         }
@@ -88,10 +90,11 @@ impl World {
                     self.journal.push(ev);
                     None
                 }
-                Effect::ReadTail(pane) => Some(Msg::Tail {
+                Effect::ReadTail(pane, _) => Some(Msg::Tail {
                     pane,
                     text: Some(self.tail.clone()),
                     oom_killed: false,
+                    record: self.record.clone(),
                 }),
                 Effect::Relaunch { plan, .. } => {
                     self.relaunches += 1;

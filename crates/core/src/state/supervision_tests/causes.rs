@@ -155,7 +155,7 @@ fn a_deliberate_stop_needs_no_output_read() {
         let fx = s.update(Msg::Tick, T0 + 500);
         w.apply(&mut s, fx.clone(), T0 + 500);
         let more = s.update(Msg::polled(Ok(w.obs())), T0 + 500);
-        let asked = more.iter().any(|e| matches!(e, Effect::ReadTail(_)));
+        let asked = more.iter().any(|e| matches!(e, Effect::ReadTail(..)));
         w.apply(&mut s, more, T0 + 500);
         asked
     };
@@ -163,5 +163,33 @@ fn a_deliberate_stop_needs_no_output_read() {
     assert_eq!(
         s.cards[0].stop.as_ref().map(|s| s.cause),
         Some(Cause::Deliberate)
+    );
+}
+
+#[test]
+fn the_agents_own_record_tells_a_cause_its_screen_does_not() {
+    // Its pane shows nothing useful; its transcript ends with the refused key.
+    let (mut w, mut s) = supervisor_with("bye\n");
+    w.record = vec!["Invalid API key · Fix external API key".into()];
+    w.look(&mut s, T0);
+    w.kill(1);
+    looks(&mut w, &mut s, T0 + 500, T0 + 10_000);
+    let stop = s.cards[0].stop.clone().expect("decided");
+    assert_eq!(stop.cause, Cause::Auth);
+    assert_eq!(
+        stop.evidence.last().map(String::as_str),
+        Some("its own record: Invalid API key · Fix external API key")
+    );
+    assert_eq!(w.relaunches, 0);
+    // What the pane shows last still decides over an older record.
+    let (mut w, mut s) =
+        supervisor_with("API Error: Unable to connect to API (ConnectionRefused)\n");
+    w.record = vec!["API Error: 529 Overloaded".into()];
+    w.look(&mut s, T0);
+    w.kill(1);
+    w.look(&mut s, T0 + 500);
+    assert_eq!(
+        s.cards[0].stop.as_ref().map(|s| s.cause),
+        Some(Cause::Network)
     );
 }
