@@ -124,7 +124,7 @@ impl Tally {
     /// read waits for its end).
     pub fn feed(&mut self, kind: Kind, bytes: &[u8]) {
         let mut rest = bytes;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
             let (line, tail) = rest.split_at(nl);
             rest = &tail[1..];
             if self.partial.is_empty() {
@@ -238,7 +238,7 @@ impl Tally {
 }
 
 fn memchr_usage(line: &[u8], word: &[u8]) -> bool {
-    line.windows(word.len()).any(|w| w == word)
+    memchr::memmem::find(line, word).is_some()
 }
 
 #[derive(Deserialize)]
