@@ -18,14 +18,6 @@ fn config(server: &TmuxServer, extra: &str) -> std::path::PathBuf {
     cfg
 }
 
-fn row(server: &TmuxServer, pane: &str) -> serde_json::Value {
-    server
-        .status_rows()
-        .into_iter()
-        .find(|r| r["pane_id"] == pane)
-        .unwrap_or(serde_json::Value::Null)
-}
-
 /// Every line typed into the fake's limit screen: (when, what).
 fn typed(server: &TmuxServer, pane: &str) -> Vec<(u64, String)> {
     let path = server
@@ -63,7 +55,7 @@ fn a_claude_at_its_usage_limit_is_limited_and_told_to_continue_once_after_the_re
     let _daemon = Daemon::start(&server, &cfg);
     let mut seen = serde_json::Value::Null;
     server.wait_until("status says limited", *LONG, || {
-        seen = row(&server, &pane);
+        seen = server.status_row(&pane);
         seen["state"] == "limited"
     });
     assert_eq!(seen["cause"], "usage_limit", "{seen}");
@@ -92,7 +84,7 @@ fn a_claude_at_its_usage_limit_is_limited_and_told_to_continue_once_after_the_re
     assert_eq!(server.journal_count("limited", Some(&pane)), 1);
     assert_eq!(server.journal_count("continued", Some(&pane)), 1);
     server.wait_until("working again", *LONG, || {
-        row(&server, &pane)["state"] != "limited"
+        server.status_row(&pane)["state"] != "limited"
     });
 }
 
@@ -105,7 +97,7 @@ fn a_claude_whose_key_is_refused_is_not_resumed_and_says_what_to_run() {
     let pane = server.spawn_agent("claude");
     let mut seen = serde_json::Value::Null;
     server.wait_until("status says why", *LONG, || {
-        seen = row(&server, &pane);
+        seen = server.status_row(&pane);
         seen["cause"] == "auth"
     });
     assert!(
@@ -115,7 +107,7 @@ fn a_claude_whose_key_is_refused_is_not_resumed_and_says_what_to_run() {
         "{seen}"
     );
     server.wait_until("the verdict is kept", *LONG, || {
-        row(&server, &pane)["reason"]
+        server.status_row(&pane)["reason"]
             .as_str()
             .is_some_and(|r| r.starts_with("login needed: run /login"))
     });
@@ -145,7 +137,7 @@ fn a_node_heap_out_of_memory_gets_one_attempt_then_holds() {
     });
     let mut seen = serde_json::Value::Null;
     server.wait_until("held for out of memory", *LONG, || {
-        seen = row(&server, &pane);
+        seen = server.status_row(&pane);
         seen["reason"]
             .as_str()
             .is_some_and(|r| r.contains("out of memory again"))

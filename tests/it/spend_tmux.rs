@@ -23,14 +23,6 @@ fn assistant(id: &str, sidechain: bool, u: (u64, u64, u64, u64)) -> String {
     ) + "\n"
 }
 
-fn row(server: &TmuxServer, pane: &str) -> serde_json::Value {
-    server
-        .status_rows()
-        .into_iter()
-        .find(|r| r["pane_id"] == pane)
-        .unwrap_or(serde_json::Value::Null)
-}
-
 #[test]
 fn a_claude_transcript_is_counted_once_per_message_and_followed_as_it_grows() {
     let server = TmuxServer::start();
@@ -54,7 +46,7 @@ fn a_claude_transcript_is_counted_once_per_message_and_followed_as_it_grows() {
     text += &assistant("msg_2", false, (8, 150, 24_000, 600));
     std::fs::write(&path, text).unwrap();
 
-    let r = row(&server, &pane);
+    let r = server.status_row(&pane);
     assert_eq!(
         r["tokens"],
         serde_json::json!({
@@ -90,7 +82,7 @@ fn a_claude_transcript_is_counted_once_per_message_and_followed_as_it_grows() {
         "seen after {:?}",
         start.elapsed()
     );
-    let r = row(&server, &pane);
+    let r = server.status_row(&pane);
     assert_eq!(r["context"]["percent"], 85, "{r}");
 }
 
@@ -123,7 +115,7 @@ fn a_codex_rollout_gives_its_totals_context_window_and_limits() {
         ev(40_000, 20_000) + &ev(100_000, 54_300),
     )
     .unwrap();
-    let r = row(&server, &pane);
+    let r = server.status_row(&pane);
     assert_eq!(
         r["tokens"],
         serde_json::json!({"input": 75_000, "output": 900, "cache_read": 25_000, "cache_creation": 0}),

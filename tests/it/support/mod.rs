@@ -661,6 +661,14 @@ impl TmuxServer {
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
     }
 
+    /// `agentwatch status --json`'s row of `pane`, or `null`.
+    pub fn status_row(&self, pane: &str) -> serde_json::Value {
+        self.status_rows()
+            .into_iter()
+            .find(|r| r["pane_id"] == pane)
+            .unwrap_or(serde_json::Value::Null)
+    }
+
     /// The journal the agentwatch under test writes.
     pub fn journal(&self) -> String {
         std::fs::read_to_string(format!("{}/agentwatch/journal.jsonl", self.xdg().1))
