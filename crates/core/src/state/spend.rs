@@ -42,8 +42,9 @@ impl State {
         fx.push(Effect::ReadSpend(asks));
     }
 
-    /// The agent's own file of a card, where one is kept and its session id is known: this
-    /// machine's claude and codex.
+    /// The agent's own file of a card, where one is kept and its session id is known (on the
+    /// pane, on its command line, or, for a claude started by hand with none, in claude's
+    /// own registry of its processes): this machine's claude and codex.
     pub(super) fn spend_ask(&self, c: &Card) -> Option<SpendAsk> {
         if !c.pane.id.server().is_local() {
             return None;
@@ -55,7 +56,10 @@ impl State {
             _ => return None,
         };
         let def = self.agents.get(agent)?;
-        let id = crate::resume::known_session_id(c, def).ok().flatten()?;
+        let id = crate::resume::known_session_id(c, def)
+            .ok()
+            .flatten()
+            .or_else(|| c.said_id.clone().filter(|id| def.id.accepts(id)))?;
         Some(SpendAsk {
             pane: c.pane.id,
             kind,

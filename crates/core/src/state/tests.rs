@@ -2306,3 +2306,32 @@ mod hosts {
         assert_eq!(died.pane, "%3");
     }
 }
+
+#[test]
+fn a_claude_started_by_hand_is_followed_by_the_id_its_own_registry_gives() {
+    let mut s = state((120, 40));
+    poll(&mut s, vec![pane(1, 1, "claude")], T0);
+    let asks = |s: &mut State, now| {
+        s.update(Msg::Tick, now)
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::ReadSpend(a) => Some(a),
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    // No id on the pane or its command line: nothing to follow.
+    assert!(asks(&mut s, T0 + 3_000).is_empty());
+    s.cards[0].said_id = Some("0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11".into());
+    let a = asks(&mut s, T0 + 6_000);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].session_id, "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11");
+    // Its answer goes on the card; the next ask waits SPEND_EVERY_MS.
+    s.update(
+        Msg::Spent(vec![(PaneId(1), crate::spend::Spend::default())]),
+        T0 + 6_100,
+    );
+    assert!(s.cards[0].spend.is_some());
+    assert!(asks(&mut s, T0 + 7_000).is_empty());
+    assert_eq!(asks(&mut s, T0 + 8_100).len(), 1);
+}
