@@ -112,7 +112,8 @@ fn main() {
             cwd: "/bench".into(),
         })
         .collect();
-    let follower = Follower::default();
+    let cache = root.join("cache");
+    let follower = Follower::with_cache(Some(cache.clone()));
     let rss0 = rss_mb();
     let (t, c) = (Instant::now(), cpu_ms());
     let mut asks_needed = 0;
@@ -158,6 +159,20 @@ fn main() {
     let grown = (t.elapsed().as_secs_f64() * 1e3, cpu_ms() - c);
     let after: u64 = read.iter().map(|(_, s)| s.tokens.total()).sum();
     assert!(after > total, "the appended messages were counted");
+    // A one-shot `status` (a new follower) once the dashboard kept its tallies, after one
+    // more message each: it reads the kept tallies and what the files grew by.
+    for id in &ids {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(projects.join(format!("{id}.jsonl")))
+            .unwrap();
+        f.write_all(&one).unwrap();
+    }
+    let (t, c) = (Instant::now(), cpu_ms());
+    let fresh = Follower::with_cache(Some(cache.clone()));
+    let read = fresh.read(&asks, &dirs);
+    let oneshot = (t.elapsed().as_secs_f64() * 1e3, cpu_ms() - c);
+    assert_eq!(read.len(), agents, "every file whole in one ask");
     println!(
         "agents={agents} mb_each={mb} total_gb={:.1}",
         (agents as u64 * mb) as f64 / 1024.0
@@ -183,5 +198,10 @@ fn main() {
         "follower memory: {:.1} MB (rss {rss0:.1} -> {rss:.1} MB)",
         rss - rss0
     );
+    println!(
+        "a one-shot status with the tallies kept: {:.0} ms wall, {:.0} ms cpu",
+        oneshot.0, oneshot.1
+    );
     std::fs::remove_dir_all(root.join("claude")).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
 }

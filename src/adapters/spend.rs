@@ -1,6 +1,11 @@
 //! Following the agents' own files for what they spend (claude's transcript, codex's
 //! rollout): each file is found once, then read from the offset last read, and only when
 //! it grew (one `stat` per file per ask). What the bytes say is the core's `spend::Tally`.
+//!
+//! Where the tally got to is kept in `$XDG_STATE_HOME/agentwatch/spend/` (when a file is
+//! first read, then every [`SAVE_EVERY`] while it grows), so that a one-shot `status`,
+//! a restarted dashboard or the daemon reads only what a file grew by since, not a long
+//! transcript again from its start.
 
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -23,10 +28,15 @@ const CHUNK: usize = 1 << 20;
 /// A file not found is looked for again after this many asks.
 const MISS_RETRY: u32 = 15;
 
+/// How often a followed file's tally is kept while it grows.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The files followed, by agent kind and session id.
 #[derive(Default)]
 pub struct Follower {
     files: Mutex<HashMap<(Kind, String), Followed>>,
+    /// Where tallies are kept between runs; `None`: not kept.
+    cache: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -36,9 +46,109 @@ struct Followed {
     missed: u32,
     offset: u64,
     tally: Tally,
+    /// When its tally was last kept, and the offset it was kept at.
+    saved: Option<(std::time::Instant, u64)>,
+    /// It was read to its end once (a long file is read over several asks at first).
+    whole: bool,
+}
+
+/// A tally as kept: the file it is about and how far it was read.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    path: PathBuf,
+    offset: u64,
+    tally: Tally,
 }
 
 impl Follower {
+    /// A follower that keeps its tallies in `dir` (`$XDG_STATE_HOME/agentwatch/spend`).
+    pub fn with_cache(dir: Option<PathBuf>) -> Follower {
+        Follower {
+            files: Mutex::default(),
+            cache: dir,
+        }
+    }
+
+    /// Where this run keeps tallies: `$XDG_STATE_HOME/agentwatch/spend`.
+    pub fn default_cache() -> Option<PathBuf> {
+        crate::adapters::store::state_dir().map(|d| d.join("spend"))
+    }
+
+    fn kept_path(&self, kind: Kind, id: &str) -> Option<PathBuf> {
+        let kind = match kind {
+            Kind::Claude => "claude",
+            Kind::Codex => "codex",
+        };
+        // Ids are checked to the agent's shape before they are asked about; a stray
+        // separator would still not leave the folder.
+        let id: String = id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Some(self.cache.as_ref()?.join(format!("{kind}-{id}.json")))
+    }
+
+    /// The tally kept for this file, if it is about it and the file has not shrunk since.
+    fn load(&self, kind: Kind, id: &str, path: &Path, f: &mut Followed) {
+        let Some(kept) = self.kept_path(kind, id) else {
+            return;
+        };
+        let Ok(text) = std::fs::read(&kept) else {
+            return;
+        };
+        let Ok(k) = serde_json::from_slice::<Kept>(&text) else {
+            return;
+        };
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if k.path == path && k.offset <= len {
+            f.offset = k.offset;
+            f.tally = k.tally;
+            f.saved = Some((std::time::Instant::now(), k.offset));
+        }
+    }
+
+    /// Keeps the tally where it got to: at once the first time and when the file is first
+    /// read to its end, else when it moved on and was not kept for [`SAVE_EVERY`] (an agent
+    /// at work appends every few seconds). Written whole and renamed: never half a file.
+    fn save(&self, kind: Kind, id: &str, f: &mut Followed, reached_end: bool) {
+        let (Some(kept), Some(path)) = (self.kept_path(kind, id), f.path.clone()) else {
+            return;
+        };
+        let due = match f.saved {
+            None => true,
+            Some((at, offset)) => offset != f.offset && (reached_end || at.elapsed() >= SAVE_EVERY),
+        };
+        if !due {
+            return;
+        }
+        let k = Kept {
+            path,
+            offset: f.offset,
+            tally: f.tally.clone(),
+        };
+        let Ok(text) = serde_json::to_vec(&k) else {
+            return;
+        };
+        // Its own temp name: a dashboard, the daemon and a status may keep the same tally.
+        let tmp = kept.with_extension(format!("json.{}.tmp", std::process::id()));
+        let written = kept
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&tmp, &text))
+            .and_then(|()| std::fs::rename(&tmp, &kept));
+        if written.is_ok() {
+            f.saved = Some((std::time::Instant::now(), f.offset));
+        } else {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
     /// What each asked agent's file says now. Blocking: run it off the loop.
     pub fn read(&self, asks: &[SpendAsk], dirs: &Dirs) -> Vec<(PaneId, Spend)> {
         let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
@@ -52,9 +162,12 @@ impl Follower {
                     continue;
                 }
                 f.path = locate(ask, dirs);
-                if f.path.is_none() {
-                    f.missed = 1;
-                    continue;
+                match f.path.clone() {
+                    None => {
+                        f.missed = 1;
+                        continue;
+                    }
+                    Some(p) => self.load(ask.kind, &ask.session_id, &p, f),
                 }
             }
             let Some(path) = f.path.clone() else {
@@ -62,9 +175,13 @@ impl Follower {
             };
             match grow(f, ask.kind, &path, &mut budget) {
                 // Read to its end: its numbers are whole.
-                Ok(true) => out.push((ask.pane, f.tally.spend().clone())),
+                Ok(true) => {
+                    let reached_end = !std::mem::replace(&mut f.whole, true);
+                    self.save(ask.kind, &ask.session_id, f, reached_end);
+                    out.push((ask.pane, f.tally.spend().clone()));
+                }
                 // Part read: said once it is all read, never as a part.
-                Ok(false) => {}
+                Ok(false) => self.save(ask.kind, &ask.session_id, f, false),
                 Err(_) => {
                     // Gone (or unreadable): looked for again later.
                     *f = Followed::default();
@@ -368,6 +485,55 @@ mod tests {
             errors_of(&ask(Kind::Codex, cid, "/"), &dirs),
             ["You’ve hit your usage limit. try again at 9:38 PM."]
         );
+    }
+
+    #[test]
+    fn a_kept_tally_is_taken_up_where_it_stopped() {
+        let home = tempfile::tempdir().unwrap();
+        let folder = home.path().join("projects/-w");
+        std::fs::create_dir_all(&folder).unwrap();
+        let id = "0e6a1c1e-4f7b-4a43-9d55-3f1f1b7f0a11";
+        let path = folder.join(format!("{id}.jsonl"));
+        std::fs::write(&path, format!("{LINE}\n{LINE}\n")).unwrap();
+        let dirs = Dirs {
+            claude: Some(home.path().to_path_buf()),
+            ..Dirs::default()
+        };
+        let cache = home.path().join("state/spend");
+        let a = [ask(Kind::Claude, id, "/w")];
+        let first = Follower::with_cache(Some(cache.clone()));
+        assert_eq!(first.read(&a, &dirs)[0].1.tokens.total(), 10);
+        assert!(cache.join(format!("claude-{id}.json")).is_file());
+        // The file grows; a new follower (a one-shot status) reads only what it grew by:
+        // the kept tally's ids tell m1's copy from a new message.
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(w, "{LINE}").unwrap();
+        writeln!(w, "{}", LINE.replace("m1", "m2")).unwrap();
+        let first_len = std::fs::metadata(&path).unwrap().len();
+        let second = Follower::with_cache(Some(cache.clone()));
+        assert_eq!(second.read(&a, &dirs)[0].1.tokens.total(), 20);
+        // Read to its end by this follower: kept there.
+        let kept = || -> Kept {
+            serde_json::from_slice(&std::fs::read(cache.join(format!("claude-{id}.json"))).unwrap())
+                .unwrap()
+        };
+        assert_eq!(kept().offset, first_len);
+        // Then kept again only after SAVE_EVERY: an agent at work is not written out each ask.
+        let mut w = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(w, "{}", LINE.replace("m1", "m9")).unwrap();
+        assert_eq!(second.read(&a, &dirs)[0].1.tokens.total(), 30);
+        assert_eq!(kept().offset, first_len);
+        // A file written anew under the name (shorter): read from its start.
+        std::fs::write(&path, format!("{}\n", LINE.replace("m1", "m3"))).unwrap();
+        let third = Follower::with_cache(Some(cache));
+        assert_eq!(third.read(&a, &dirs)[0].1.tokens.total(), 10);
     }
 
     #[test]

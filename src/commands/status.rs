@@ -304,7 +304,10 @@ async fn look_as(
     state.supervision.supervising = supervised;
     state.tz = crate::run::time_zone();
     state.zones = jiff::tz::db().clone();
-    let follower = crate::adapters::spend::Follower::default();
+    // Where the dashboard or daemon got to in each file: only what it grew by is read.
+    let follower = crate::adapters::spend::Follower::with_cache(
+        crate::adapters::spend::Follower::default_cache(),
+    );
     for round in 0..6 {
         let obs = prober.observe().await?;
         let now = clock.now();

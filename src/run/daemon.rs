@@ -124,6 +124,7 @@ pub async fn run(config: &Config, tmux: Tmux, tick: Duration, to_stderr: bool) -
             crate::adapters::respawn::default_crash_dir(),
         )
         .with_journal(crate::adapters::store::journal::default_path())
+        .with_spend_cache(crate::adapters::spend::Follower::default_cache())
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(notify)
         .with_crash_cap(&config.crash_records)

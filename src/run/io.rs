@@ -96,6 +96,12 @@ impl Io {
         self
     }
 
+    /// Where the agents' spend tallies are kept between runs (see `adapters::spend`).
+    pub fn with_spend_cache(mut self, dir: Option<PathBuf>) -> Io {
+        self.spend = Arc::new(crate::adapters::spend::Follower::with_cache(dir));
+        self
+    }
+
     /// Other hosts' servers, polled beside the local one.
     pub fn with_remotes(mut self, remotes: Vec<Prober>) -> Io {
         self.remotes = remotes;

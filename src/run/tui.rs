@@ -265,6 +265,7 @@ pub async fn dashboard(
             crate::adapters::respawn::default_crash_dir(),
         )
         .with_journal(crate::adapters::store::journal::default_path())
+        .with_spend_cache(crate::adapters::spend::Follower::default_cache())
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(config.notify.clone())
         .with_crash_cap(&config.crash_records)

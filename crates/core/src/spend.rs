@@ -12,13 +12,13 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::time::Millis;
 
 /// Tokens, as claude's `usage` counts them (codex's cached input is `cache_read`; its input
 /// here is the uncached part).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
     pub input: u64,
     pub output: u64,
@@ -59,7 +59,7 @@ impl Tokens {
 }
 
 /// One of an account's rate-limit windows (codex's `primary`, `secondary`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Window {
     pub name: String,
     pub used_percent: f64,
@@ -72,7 +72,7 @@ pub struct Window {
 impl Eq for Window {}
 
 /// What an agent spent, as far as its files say.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spend {
     pub tokens: Tokens,
     /// Tokens the context holds now.
@@ -97,8 +97,9 @@ impl Spend {
 /// a thousand.
 const RECENT_IDS: usize = 256;
 
-/// Reads one agent's file as it grows: [`Tally::feed`] takes what was appended.
-#[derive(Debug, Clone, Default)]
+/// Reads one agent's file as it grows: [`Tally::feed`] takes what was appended. It can be
+/// kept (serialized) and taken up again from where it stopped.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Tally {
     /// An unfinished last line, kept until its newline is written.
     partial: Vec<u8>,
@@ -109,7 +110,8 @@ pub struct Tally {
 }
 
 /// Which file a tally reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     Claude,
     Codex,
