@@ -64,6 +64,17 @@ fn message(n: u64, out: &mut Vec<u8>) {
     }
 }
 
+/// `bytes` appended to every transcript.
+fn append_to_each(projects: &Path, ids: &[String], bytes: &[u8]) {
+    for id in ids {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(projects.join(format!("{id}.jsonl")))
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let [_, dir, agents, mb] = &args[..] else {
@@ -147,13 +158,7 @@ fn main() {
     );
     let mut one = Vec::new();
     message(u64::MAX / 2, &mut one);
-    for id in &ids {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(projects.join(format!("{id}.jsonl")))
-            .unwrap();
-        f.write_all(&one).unwrap();
-    }
+    append_to_each(&projects, &ids, &one);
     let (t, c) = (Instant::now(), cpu_ms());
     let read = follower.read(&asks, &dirs);
     let grown = (t.elapsed().as_secs_f64() * 1e3, cpu_ms() - c);
@@ -161,13 +166,7 @@ fn main() {
     assert!(after > total, "the appended messages were counted");
     // A one-shot `status` (a new follower) once the dashboard kept its tallies, after one
     // more message each: it reads the kept tallies and what the files grew by.
-    for id in &ids {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(projects.join(format!("{id}.jsonl")))
-            .unwrap();
-        f.write_all(&one).unwrap();
-    }
+    append_to_each(&projects, &ids, &one);
     let (t, c) = (Instant::now(), cpu_ms());
     let fresh = Follower::with_cache(Some(cache.clone()));
     let read = fresh.read(&asks, &dirs);
