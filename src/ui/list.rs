@@ -143,11 +143,12 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     let want = |c: Col| -> (usize, usize) {
         // (fewest columns it is shown in, most it takes)
         match c {
-            // Why it stopped, or when its limit resets, whole where there is room.
-            Col::State => (
-                11,
-                widest(&|c| width(&state_cell(c, state, look).0), 20).max(11),
-            ),
+            // Why it stopped, or when its limit resets: whole, before any other column
+            // (the others give way first).
+            Col::State => {
+                let n = widest(&|c| width(&state_cell(c, state, look).0), 20).max(11);
+                (n, n)
+            }
             Col::Host => (
                 5,
                 widest(&|c| width(state.host_name(c).unwrap_or("local")), 12),

@@ -1381,6 +1381,33 @@ fn each_cause_and_a_usage_limit_are_said_on_cards_and_rows() {
             );
         }
         insta::assert_snapshot!(format!("causes_list_{w}x{h}"), t.backend());
+        // With a column of what they spent beside: the state is still whole (the other
+        // columns give way).
+        let mut s = causes((w, h), Mode::List);
+        for c in &mut s.cards {
+            c.spend = Some(crate::core::spend::Spend {
+                tokens: crate::core::spend::Tokens {
+                    output: 2_300_000,
+                    ..Default::default()
+                },
+                context: Some(116_000),
+                model: Some("claude-opus-4-8".into()),
+                ..Default::default()
+            });
+        }
+        let t = render(&s, w, h, &Look::plain());
+        for want in [
+            "✖ login needed",
+            "✖ limit till 21:00",
+            "⏸ limited till 21:00",
+            "58% 2.3M",
+        ] {
+            assert!(
+                find(&t, want).is_some(),
+                "{want} at {w}x{h}:\n{:?}",
+                t.backend()
+            );
+        }
         let s = causes((w, h), Mode::Cards);
         let t = render(&s, w, h, &Look::plain());
         insta::assert_snapshot!(format!("causes_cards_{w}x{h}"), t.backend());
