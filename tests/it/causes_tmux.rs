@@ -39,7 +39,9 @@ fn typed(server: &TmuxServer, pane: &str) -> Vec<(u64, String)> {
 #[test]
 fn a_claude_at_its_usage_limit_is_limited_and_told_to_continue_once_after_the_reset() {
     let server = TmuxServer::start();
-    server.write_plan("claude", "claude-limit 0\n");
+    // A reset 60-119 s away: time for the dashboard to show the limit before it passes (a
+    // reset at the next whole minute can be a second away).
+    server.write_plan("claude", "claude-limit 1\n");
     let cfg = config(
         &server,
         "[auto_continue]\nenabled = true\nmargin_secs = 2\n",
@@ -67,7 +69,7 @@ fn a_claude_at_its_usage_limit_is_limited_and_told_to_continue_once_after_the_re
     let screen = ui.wait_for_text("⏸ usage limit · resets", *LONG);
     assert!(screen.contains("at a usage limit"), "{screen}");
     // Nothing typed before the reset and its margin; `continue` once after.
-    server.wait_until("continue is typed", Duration::from_secs(100), || {
+    server.wait_until("continue is typed", Duration::from_secs(150), || {
         !typed(&server, &pane).is_empty()
     });
     let lines = typed(&server, &pane);
