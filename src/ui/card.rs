@@ -163,6 +163,12 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
                     format!("✔ {} · finished{when}", exit.describe()),
                     ctx.theme.finished(),
                 )
+            } else if card.stopped_on_purpose() {
+                // A calm state: it was stopped, nothing crashed.
+                (
+                    format!("■ stopped on purpose · {}{when}", exit.describe()),
+                    ctx.theme.finished(),
+                )
             } else {
                 // Why, first, where it is known (the exit's exact words follow).
                 let why = card
@@ -190,7 +196,7 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     let t = &ctx.theme;
     let border = if ctx.selected {
         t.selected_border()
-    } else if card.life.is_alarm() && !ctx.stale {
+    } else if card.is_alarm() && !ctx.stale {
         t.alarm_border()
     } else {
         t.border()
@@ -233,7 +239,7 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = Vec::with_capacity(usize::from(inner.height));
     // The banner comes first: it is what must be seen even on the smallest card.
     let (status, style) = status_line(card, ctx);
-    let banner = if card.life.is_alarm() {
+    let banner = if card.is_alarm() {
         pad(&format!(" {status}"), w)
     } else {
         fit(&format!(" {status}"), w)

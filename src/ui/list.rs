@@ -79,6 +79,7 @@ fn state_cell(card: &Card, state: &State, look: &Look) -> (String, Style) {
     let t = &look.theme;
     match card.life {
         Life::Dead(e) if e.is_clean() => ("✔ finished".into(), t.finished()),
+        Life::Dead(_) if card.stopped_on_purpose() => ("■ stopped".into(), t.finished()),
         // Why, where it says more than the exit; short enough for 80 columns.
         Life::Dead(e) => match card.stop.as_ref().filter(|s| s.cause.is_telling()) {
             Some(s) => match (s.cause, s.resets_at) {

@@ -145,6 +145,9 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     }
     if !terse {
         spans.push(st(format!(" · {} finished", c.finished)));
+        if c.stopped > 0 {
+            spans.push(st(format!(" · {} stopped", c.stopped)));
+        }
     }
     for (long, short) in alarms {
         // In full when it fits (a file's path), else what failed and why.
@@ -461,7 +464,7 @@ pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffe
     let page = state.page();
     let above = page.start;
     let below = state.grid.shown.len() - page.end;
-    let dead = |c: &crate::core::card::Card| c.agent.is_some() && c.life.is_alarm();
+    let dead = |c: &crate::core::card::Card| c.agent.is_some() && c.is_alarm();
     let dead_off = state.cards.iter().filter(|c| dead(c)).count()
         - state.visible().filter(|&i| dead(&state.cards[i])).count();
     let filtered = state.cards.len() - state.grid.shown.len();

@@ -1457,3 +1457,32 @@ fn what_agents_spent_is_on_their_cards_and_rows_and_a_full_context_is_marked() {
         insta::assert_snapshot!(format!("spend_{mode:?}_80x24"), t.backend());
     }
 }
+
+#[test]
+fn a_stop_on_purpose_is_drawn_calm_not_as_an_alarm() {
+    let mut s = state((80, 24));
+    s.grid.mode = crate::core::layout::Mode::Cards;
+    poll(&mut s, vec![pane(1, 1, "claude")], T0);
+    let mut p = pane(1, 1, "claude");
+    p = dead(p, Some(143), None);
+    p.dead_time = Some(T0 / 1000 + 5);
+    poll(&mut s, vec![p], T0 + 6_000);
+    let t = render(&s, 80, 24, &Look::plain());
+    let at = find(&t, "■ stopped on purpose · process exited (code 143)")
+        .unwrap_or_else(|| panic!("{:?}", t.backend()));
+    let buf = t.backend().buffer();
+    let look = Look::plain();
+    assert_eq!(
+        Some(buf[at].fg),
+        look.theme.finished().fg,
+        "the finished colour"
+    );
+    // The header is not the alarm's: nothing crashed.
+    assert_ne!(buf[(0, 0)].bg, look.theme.alarm().bg.unwrap_or_default());
+    assert!(
+        find(&t, "0 dead · 0 finished · 1 stopped").is_some(),
+        "{:?}",
+        t.backend()
+    );
+    insta::assert_snapshot!(t.backend());
+}

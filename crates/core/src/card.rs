@@ -129,6 +129,22 @@ pub struct Card {
 }
 
 impl Card {
+    /// Ended on purpose: a clean exit, or a stop its cause says was deliberate (SIGTERM,
+    /// Ctrl-C, `/exit`): a calm state, never an alarm.
+    pub fn stopped_on_purpose(&self) -> bool {
+        self.life.is_finished()
+            || (self.life.is_dead()
+                && self
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.cause == crate::cause::Cause::Deliberate))
+    }
+
+    /// A death that should alarm: not a live pane, not a stop on purpose.
+    pub fn is_alarm(&self) -> bool {
+        self.life.is_alarm() && !self.stopped_on_purpose()
+    }
+
     /// Its death was at a usage limit and it is resumed at its reset (plus `margin`, give or
     /// take five minutes): at no attempt's cost. Later (a resume that failed, tried again),
     /// attempts count as for any death, so that nothing retries for ever.
@@ -289,6 +305,8 @@ impl Card {
             return 5;
         }
         match self.life {
+            // Stopped on purpose: below every live agent, with the shells whose agent ended.
+            Life::Dead(_) | Life::Reading if self.stopped_on_purpose() => 4,
             Life::Dead(_) | Life::Reading => 0,
             Life::Idle => 4,
             Life::Running => match self.attention.state() {
@@ -299,11 +317,14 @@ impl Card {
         }
     }
 
-    /// Takes in its rank at `now`: up at once, down once the calmer rank held.
+    /// Takes in its rank at `now`: up at once, down once the calmer rank held, between live
+    /// states only (an agent working between two prompts does not make the grid jump); out
+    /// of the dead group, or into a calm stop, at once (a resumed agent is no longer dead).
     pub fn settle_rank(&mut self, now: Millis) {
         let want = self.rank();
         let (shown, calmer) = self.order;
-        self.order = if want <= shown || shown == u8::MAX {
+        let at_once = shown == 0 || self.life != Life::Running;
+        self.order = if want <= shown || shown == u8::MAX || at_once {
             (want, None)
         } else {
             match calmer {

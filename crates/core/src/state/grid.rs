@@ -161,7 +161,7 @@ impl State {
                 match a {
                     Action::NextNeed => self.grid.shown.iter().any(|&i| {
                         let c = &self.cards[i];
-                        c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
+                        c.agent.is_some() && (c.is_alarm() || c.attention.is(Doing::Waiting))
                     }),
                     // r where it resumes; where it would refuse (no session id), R.
                     Action::Relaunch | Action::RelaunchFresh => {

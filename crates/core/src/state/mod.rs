@@ -110,6 +110,8 @@ pub struct Counts {
     pub resuming: usize,
     /// Dead, and auto-resume gave up.
     pub gave_up: usize,
+    /// Stopped on purpose (SIGTERM, Ctrl-C, a deliberate exit code): not dead, not finished.
+    pub stopped: usize,
 }
 
 impl State {
@@ -185,6 +187,7 @@ impl State {
                 }
                 Life::Idle => {}
                 l if l.is_finished() => c.finished += 1,
+                _ if card.stopped_on_purpose() => c.stopped += 1,
                 _ => c.dead += 1,
             }
             match card.auto {

@@ -169,7 +169,7 @@ impl State {
             }
             (Action::NextNeed, cur) => {
                 let needs = |c: &Card| {
-                    c.agent.is_some() && (c.life.is_alarm() || c.attention.is(Doing::Waiting))
+                    c.agent.is_some() && (c.is_alarm() || c.attention.is(Doing::Waiting))
                 };
                 let start = cur.map_or(0, |i| i + 1);
                 match (0..n)

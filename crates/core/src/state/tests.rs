@@ -2335,3 +2335,78 @@ fn a_claude_started_by_hand_is_followed_by_the_id_its_own_registry_gives() {
     assert!(asks(&mut s, T0 + 7_000).is_empty());
     assert_eq!(asks(&mut s, T0 + 8_100).len(), 1);
 }
+
+#[test]
+fn a_stop_on_purpose_is_calm_and_below_the_agents_that_need_you() {
+    let mut s = crate::testkit::state((120, 40));
+    s.grid.order = crate::settings::Order::Attention;
+    let panes = vec![
+        pane(1, 1, "claude"),
+        pane(2, 2, "claude"),
+        pane(3, 3, "claude"),
+    ];
+    poll(&mut s, panes.clone(), T0);
+    // %1 stopped with SIGTERM (claude exits 143), %2 finished, %3 waits at a prompt.
+    let mut later = panes.clone();
+    later[0] = dead(later[0].clone(), Some(143), None);
+    later[1] = dead(later[1].clone(), Some(0), None);
+    let fx = s.update(Msg::Tick, T0 + 1_000);
+    drop(fx);
+    let fx = s.update(Msg::polled(Ok(obs(later))), T0 + 1_000);
+    crate::testkit::answer_tails(&mut s, fx, "", T0 + 1_000);
+    s.update(
+        Msg::Looked(Ok(
+            [(PaneId(3), "│ Do you want to proceed?\n".to_string())].into()
+        )),
+        T0 + 1_100,
+    );
+    let by_pane = |s: &State, n: u32| {
+        s.cards
+            .iter()
+            .find(|c| c.pane.id == PaneId(n))
+            .unwrap()
+            .clone()
+    };
+    let stopped = by_pane(&s, 1);
+    assert!(stopped.stopped_on_purpose() && !stopped.is_alarm());
+    assert!(by_pane(&s, 2).stopped_on_purpose());
+    let c = s.counts();
+    assert_eq!((c.dead, c.finished, c.stopped), (0, 1, 1));
+    // The waiting agent comes first; the stops after it.
+    assert_eq!(
+        s.cards[0].pane.id,
+        PaneId(3),
+        "{:?}",
+        s.cards.iter().map(|c| c.pane.id).collect::<Vec<_>>()
+    );
+    // `n` goes to what needs you: the prompt, never a stop on purpose.
+    s.update(Msg::Action(crate::msg::Action::NextNeed), T0 + 2_000);
+    assert_eq!(
+        s.selected_index().map(|i| s.cards[i].pane.id),
+        Some(PaneId(3))
+    );
+    s.update(Msg::Action(crate::msg::Action::NextNeed), T0 + 2_000);
+    assert_eq!(
+        s.selected_index().map(|i| s.cards[i].pane.id),
+        Some(PaneId(3))
+    );
+}
+
+#[test]
+fn a_resumed_agent_leaves_the_dead_group_at_once() {
+    let mut s = crate::testkit::state((120, 40));
+    s.grid.order = crate::settings::Order::Attention;
+    let panes = vec![pane(1, 1, "claude"), pane(2, 2, "claude")];
+    poll(&mut s, panes.clone(), T0);
+    let mut dead_one = panes.clone();
+    dead_one[1] = dead(dead_one[1].clone(), Some(1), None);
+    poll(&mut s, dead_one, T0 + 1_000);
+    assert_eq!(s.cards[0].pane.id, PaneId(2), "the crash first");
+    // Running again (resumed): it ranks as what it does now, not 10 s later.
+    let mut back = panes.clone();
+    back[1].pid = Some(4242);
+    poll(&mut s, back, T0 + 2_000);
+    let order: Vec<PaneId> = s.cards.iter().map(|c| c.pane.id).collect();
+    assert_eq!(order, [PaneId(1), PaneId(2)]);
+    assert_eq!(s.cards[1].order.0, s.cards[1].rank());
+}
