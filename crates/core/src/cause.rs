@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::pane::{signal_name, Exit};
+use crate::pane::Exit;
 use crate::supervisor::Policy;
 use crate::time::Millis;
 
@@ -117,7 +117,7 @@ fn words(list: &[&str]) -> Vec<String> {
 
 impl CauseWords {
     /// What every CLI can print (node's, the OS's, the HTTP errors'), and each kind's own
-    /// words (from what was seen of the CLIs and their trackers: `../docs/causes.md`).
+    /// words (from what was seen of the CLIs and their trackers: `docs/guide/causes.md`).
     pub fn builtin(agent: &str) -> CauseWords {
         let mut w = CauseWords {
             // claude 2.1.197 prints the banner as `You've hit your <session|weekly|Opus|
@@ -448,32 +448,20 @@ pub fn decide(
 }
 
 /// The cause where the exit alone tells it (a deliberate stop): no output need be read.
+/// The policy's own rule ([`crate::supervisor::deliberate`]), so that the cause and the
+/// verdict never disagree.
 pub fn by_exit(exit: Exit, policy: &Policy) -> Option<Stop> {
-    deliberate(exit, policy).map(|what| {
-        Stop::new(
-            Cause::Deliberate,
-            vec![format!("{}: {what}", exit.describe())],
-        )
-    })
-}
-
-/// Why the exit is a deliberate stop, if it is: `exit 0`, `exit 130`, `SIGTERM`.
-fn deliberate(exit: Exit, policy: &Policy) -> Option<String> {
-    match exit {
-        Exit::Code(0) => Some("a clean exit".into()),
-        Exit::Code(c) if policy.never_exit_codes.contains(&c) => {
-            Some(format!("exit {c} is a deliberate stop"))
-        }
-        Exit::Signal(s) if policy.never_signals.contains(&s) => Some(format!(
+    let what = match exit {
+        Exit::Code(0) => "a clean exit".to_string(),
+        _ => format!(
             "{} is a deliberate stop",
-            signal_name(s).unwrap_or("the signal")
-        )),
-        Exit::Code(c) if c > 128 && policy.never_signals.contains(&(c - 128)) => Some(format!(
-            "exit {c} ({}) is a deliberate stop",
-            signal_name(c - 128).unwrap_or("a signal")
-        )),
-        _ => None,
-    }
+            crate::supervisor::deliberate(exit, policy)?
+        ),
+    };
+    Some(Stop::new(
+        Cause::Deliberate,
+        vec![format!("{}: {what}", exit.describe())],
+    ))
 }
 
 /// SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS: the program broke.

@@ -271,20 +271,8 @@ pub fn on_death(
         budget.attempts = 0;
     }
     budget.next_due = None;
-    match exit {
-        Exit::Code(c) if policy.never_exit_codes.contains(&c) || c == 0 => {
-            return Verdict::Hold(Hold::Deliberate(format!("exit {c}")))
-        }
-        Exit::Signal(s) if policy.never_signals.contains(&s) => {
-            return Verdict::Hold(Hold::Deliberate(Exit::Signal(s).short()))
-        }
-        // A program that handles SIGTERM or SIGHUP and exits with 128+N (claude does) was
-        // stopped as deliberately as one the signal killed.
-        Exit::Code(c) if c > 128 && policy.never_signals.contains(&(c - 128)) => {
-            let name = signal_name(c - 128).unwrap_or("a signal");
-            return Verdict::Hold(Hold::Deliberate(format!("exit {c} ({name})")));
-        }
-        _ => {}
+    if let Some(what) = deliberate(exit, policy) {
+        return Verdict::Hold(Hold::Deliberate(what));
     }
     if !policy.enabled || !global_on || budget.paused {
         return Verdict::Hold(Hold::Off);
@@ -334,6 +322,24 @@ pub fn on_death(
     let due = now.saturating_add(backoff);
     budget.next_due = Some(due);
     Verdict::Resume { attempt, due }
+}
+
+/// What makes `exit` a deliberate stop under `policy`, in short (`exit 0`, `exit 130`,
+/// `SIGTERM`, `exit 143 (SIGTERM)`); `None` when it is not one. A program that handles
+/// SIGTERM or SIGHUP and exits with 128+N (claude does) was stopped as deliberately as one
+/// the signal killed.
+pub fn deliberate(exit: Exit, policy: &Policy) -> Option<String> {
+    match exit {
+        Exit::Code(c) if policy.never_exit_codes.contains(&c) || c == 0 => {
+            Some(format!("exit {c}"))
+        }
+        Exit::Signal(s) if policy.never_signals.contains(&s) => Some(exit.short()),
+        Exit::Code(c) if c > 128 && policy.never_signals.contains(&(c - 128)) => {
+            let name = signal_name(c - 128).unwrap_or("a signal");
+            Some(format!("exit {c} ({name})"))
+        }
+        _ => None,
+    }
 }
 
 /// Records that a resume at a usage limit's reset is carried out now: it costs no attempt
