@@ -380,7 +380,7 @@ impl Default for Context {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoContinue {
-    /// Off by default: typing into an agent is the user's call (`u` switches it for one).
+    /// Off by default: typing into an agent is the user's call (`C` switches it for one).
     pub enabled: bool,
     /// Waited after the reset time the agent printed, for clocks that disagree.
     pub margin_secs: u64,

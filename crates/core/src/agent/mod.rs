@@ -109,8 +109,8 @@ impl AgentDef {
     }
 
     /// What a quiet screen says the agent does: at a usage limit (its banner), waiting (a
-    /// prompt for its user at the bottom), working (its working line), idle (neither, for a kind whose working line is
-    /// known), or nothing.
+    /// prompt for its user at the bottom), working (its working line), idle (neither, for a
+    /// kind whose working line is known), or nothing.
     pub fn screen_says(&self, screen: &str) -> Option<Report> {
         if let Some(line) = self.causes.limit_on(screen) {
             return Some(Report::new(Doing::Limited, Told::Screen, line));

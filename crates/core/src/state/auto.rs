@@ -29,6 +29,8 @@ impl State {
 
     /// A journal event about a card.
     pub(super) fn event(&self, card: &Card, kind: &str, now: Millis) -> Event {
+        // Why its current death happened, once known.
+        let stop = card.stop.as_ref().filter(|_| card.life.is_dead());
         let (exit_code, signal) = match card.life {
             Life::Dead(Exit::Code(c)) => (Some(c), None),
             Life::Dead(Exit::Signal(s)) => (None, Some(s)),
@@ -49,16 +51,8 @@ impl State {
                 .then(|| card.pane.opts.session_id.clone()),
             exit_code,
             signal,
-            cause: card
-                .stop
-                .as_ref()
-                .filter(|_| card.life.is_dead())
-                .map(|s| s.cause.word().to_string()),
-            resets_at: card
-                .stop
-                .as_ref()
-                .filter(|_| card.life.is_dead())
-                .and_then(|s| s.resets_at),
+            cause: stop.map(|s| s.cause.word().to_string()),
+            resets_at: stop.and_then(|s| s.resets_at),
             ..Event::default()
         }
     }
@@ -212,12 +206,8 @@ impl State {
         }
     }
 
-    /// Judges card `i`'s death as soon as why it stopped is known.
-    pub(super) fn judge_now(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
-        self.judge(i, exit, now, fx);
-    }
-
-    fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
+    /// Judges card `i`'s death, once why it stopped is known (it asks first).
+    pub(super) fn judge(&mut self, i: usize, exit: Exit, now: Millis, fx: &mut Vec<Effect>) {
         if self.await_stop(i, fx) {
             return;
         }

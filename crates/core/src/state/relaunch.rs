@@ -281,7 +281,7 @@ impl State {
         card.stop = Some(stop);
         // Judged now, not at the next look.
         if self.supervision.supervising && self.cards[i].judged != crate::card::Judged::Done {
-            self.judge_now(i, exit, now, fx);
+            self.judge(i, exit, now, fx);
         }
     }
 
