@@ -149,6 +149,21 @@ impl Follower {
         }
     }
 
+    /// The errors the agent's own file ends with (see [`errors_in`]): the file this
+    /// follower follows already, else looked for. Blocking: run it off the loop.
+    pub fn errors_of(&self, ask: &SpendAsk, dirs: &Dirs) -> Vec<String> {
+        let known = self
+            .files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(ask.kind, ask.session_id.clone()))
+            .and_then(|f| f.path.clone());
+        match known.or_else(|| locate(ask, dirs)) {
+            Some(path) => errors_in(&path, ask.kind),
+            None => Vec::new(),
+        }
+    }
+
     /// What each asked agent's file says now. Blocking: run it off the loop.
     pub fn read(&self, asks: &[SpendAsk], dirs: &Dirs) -> Vec<(PaneId, Spend)> {
         let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
@@ -237,11 +252,8 @@ const ERRORS_TAIL: u64 = 64 << 10;
 /// `isApiErrorMessage` lines (`You've hit your session limit · resets 9:23pm (UTC)`, `Invalid
 /// API key · Fix external API key`), codex's `error` events and failed turns. Nothing where
 /// the file is not found or ends with none.
-pub fn errors_of(ask: &SpendAsk, dirs: &Dirs) -> Vec<String> {
-    let Some(path) = locate(ask, dirs) else {
-        return Vec::new();
-    };
-    let Ok(mut file) = std::fs::File::open(&path) else {
+fn errors_in(path: &Path, kind: Kind) -> Vec<String> {
+    let Ok(mut file) = std::fs::File::open(path) else {
         return Vec::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -257,7 +269,7 @@ pub fn errors_of(ask: &SpendAsk, dirs: &Dirs) -> Vec<String> {
     }
     let mut out: Vec<String> = buf
         .split(|&b| b == b'\n')
-        .filter_map(|line| error_in(ask.kind, line))
+        .filter_map(|line| error_in(kind, line))
         .collect();
     let keep = out.len().saturating_sub(3);
     out.drain(..keep);
@@ -461,7 +473,7 @@ mod tests {
             ..Dirs::default()
         };
         assert_eq!(
-            errors_of(&ask(Kind::Claude, id, "/w"), &dirs),
+            Follower::default().errors_of(&ask(Kind::Claude, id, "/w"), &dirs),
             [
                 "API Error: 529 Overloaded",
                 "You've hit your session limit · resets 9:23pm (UTC)"
@@ -482,7 +494,7 @@ mod tests {
             ..Dirs::default()
         };
         assert_eq!(
-            errors_of(&ask(Kind::Codex, cid, "/"), &dirs),
+            Follower::default().errors_of(&ask(Kind::Codex, cid, "/"), &dirs),
             ["You’ve hit your usage limit. try again at 9:38 PM."]
         );
     }

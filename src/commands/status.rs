@@ -345,10 +345,7 @@ async fn look_as(
                         record: ask
                             .as_ref()
                             .map(|a| {
-                                crate::adapters::spend::errors_of(
-                                    a,
-                                    &crate::adapters::discover::Dirs::default(),
-                                )
+                                follower.errors_of(a, &crate::adapters::discover::Dirs::default())
                             })
                             .unwrap_or_default(),
                     },

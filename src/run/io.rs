@@ -458,12 +458,10 @@ impl Io {
                 oom_killed: pane.server() == ServerId::Local && self.prober.oom_killed(),
                 record: match ask {
                     Some(ask) => {
-                        let dirs = self.stores.clone();
-                        tokio::task::spawn_blocking(move || {
-                            crate::adapters::spend::errors_of(&ask, &dirs)
-                        })
-                        .await
-                        .unwrap_or_default()
+                        let (follower, dirs) = (Arc::clone(&self.spend), self.stores.clone());
+                        tokio::task::spawn_blocking(move || follower.errors_of(&ask, &dirs))
+                            .await
+                            .unwrap_or_default()
                     }
                     None => Vec::new(),
                 },
