@@ -222,14 +222,7 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
 
 /// `63% 1.2M`, `1.2M`: the context's share (where its window is known) and the tokens.
 fn spent_cell(card: &Card, state: &State) -> String {
-    let Some(s) = card.spend.as_ref() else {
-        return String::new();
-    };
-    let tok = crate::core::spend::short(s.tokens.total());
-    match s.percent(state.context_window(s)) {
-        Some(p) => format!("{p}% {tok}"),
-        None => tok,
-    }
+    state.spent(card).map_or(String::new(), |s| s.short())
 }
 
 /// One cell of a line; `chosen`: the line is the selected one.
@@ -257,7 +250,7 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (Str
         }
         Col::Session => (String::new(), t.dim()),
         Col::Spent => {
-            let full = state.spend_words(card).is_some_and(|(_, full)| full);
+            let full = state.spent(card).is_some_and(|s| s.full);
             (
                 spent_cell(card, state),
                 if full { t.waiting() } else { t.dim() },

@@ -431,7 +431,7 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
         limit_margin: state.supervision.continue_margin_ms,
         resets: state.limit_resets(card),
         continues: state.continues(card),
-        spend: state.spend_words(card),
+        spend: state.spent(card).map(|s| (s.words(), s.full)),
     }
 }
 

@@ -230,7 +230,7 @@ impl State {
                 self.poll_all(false, &mut fx);
             }
             Msg::Looked(result) => self.looked(result, now, &mut fx),
-            Msg::Spent(read) => self.spent(read),
+            Msg::Spent(read) => self.spend_read(read),
             Msg::Wake => self.poll_all(true, &mut fx),
             Msg::Key(ev) => self.key(ev, now, &mut fx),
             Msg::Mouse(ev) => self.mouse(ev, now, &mut fx),
@@ -348,7 +348,7 @@ mod grid;
 mod limits;
 mod spend;
 pub use limits::Limit;
-pub use spend::{SpendAsk, SPEND_EVERY_MS};
+pub use spend::{SpendAsk, Spent, SPEND_EVERY_MS};
 mod story;
 pub use story::{story, supervisor_name};
 mod launcher;

@@ -69,7 +69,7 @@ impl State {
     }
 
     /// What the agents' files said.
-    pub(super) fn spent(&mut self, read: Vec<(PaneId, Spend)>) {
+    pub(super) fn spend_read(&mut self, read: Vec<(PaneId, Spend)>) {
         self.reads.spend_in_flight = false;
         for (pane, spend) in read {
             if let Some(c) = self.cards.iter_mut().find(|c| c.pane.id == pane) {
@@ -93,23 +93,52 @@ impl State {
             .map(|(_, w)| *w)
     }
 
-    /// `ctx 63% · 1.2M tok`, and whether the context is over the threshold.
-    pub fn spend_words(&self, card: &Card) -> Option<(String, bool)> {
+    /// What a card says an agent spent: its tokens, its context and the share of its window
+    /// where known, and whether that is over the threshold. `None` where its file said
+    /// nothing.
+    pub fn spent(&self, card: &Card) -> Option<Spent> {
         let s = card.spend.as_ref()?;
         let total = s.tokens.total();
         if total == 0 && s.context.is_none() {
             return None;
         }
-        let tok = format!("{} tok", crate::spend::short(total));
-        Some(match s.percent(self.context_window(s)) {
-            Some(p) => (
-                format!("ctx {p}% · {tok}"),
-                p >= self.context.threshold_percent,
-            ),
-            None => match s.context {
-                Some(c) => (format!("ctx {} · {tok}", crate::spend::short(c)), false),
-                None => (tok, false),
-            },
+        let percent = s.percent(self.context_window(s));
+        Some(Spent {
+            total,
+            context: s.context,
+            percent,
+            full: percent.is_some_and(|p| p >= self.context.threshold_percent),
         })
+    }
+}
+
+/// An agent's spend as shown: see [`State::spent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spent {
+    pub total: u64,
+    pub context: Option<u64>,
+    pub percent: Option<u64>,
+    /// The context is over `[context] threshold_percent`.
+    pub full: bool,
+}
+
+impl Spent {
+    /// `ctx 63% · 1.2M tok` (a card), `ctx 180k · 1.2M tok` where the window is not known.
+    pub fn words(&self) -> String {
+        let tok = format!("{} tok", crate::spend::short(self.total));
+        match (self.percent, self.context) {
+            (Some(p), _) => format!("ctx {p}% · {tok}"),
+            (None, Some(c)) => format!("ctx {} · {tok}", crate::spend::short(c)),
+            (None, None) => tok,
+        }
+    }
+
+    /// `63% 1.2M`, `1.2M` (a list's column).
+    pub fn short(&self) -> String {
+        let tok = crate::spend::short(self.total);
+        match self.percent {
+            Some(p) => format!("{p}% {tok}"),
+            None => tok,
+        }
     }
 }
