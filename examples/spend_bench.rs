@@ -1,7 +1,7 @@
 //! What following the agents' files costs (issue 31): N claude transcripts of M MB each,
 //! written as claude writes them (each assistant message over three lines sharing one
 //! `message.id`, with a full copy of its usage; long user and tool lines between), then
-//! read by agentwatch's own follower as the dashboard and the daemon do every 2 s.
+//! read by agentwatch's own follower as the dashboard and the daemon do every second.
 //! Measured, wall clock and this process's CPU (user + system): the first read of all of
 //! them; an ask when nothing changed (one stat per file); an ask after one message was
 //! appended to every file; the memory the follower keeps.
@@ -184,10 +184,10 @@ fn main() {
         asks_needed as f64 * 2.0
     );
     println!(
-        "ask with nothing new: {:.2} ms wall, {:.2} ms cpu ({:.3} % of a core every 2 s)",
+        "ask with nothing new: {:.2} ms wall, {:.2} ms cpu ({:.3} % of a core at one a second)",
         idle.0,
         idle.1,
-        idle.1 / 2_000.0 * 100.0
+        idle.1 / 1_000.0 * 100.0
     );
     println!(
         "ask after one message appended to each: {:.1} ms wall, {:.1} ms cpu",

@@ -4,8 +4,9 @@
 use super::*;
 use crate::spend::{Kind, Spend};
 
-/// How often the agents' files are asked for what they grew by.
-pub const SPEND_EVERY_MS: Millis = 2_000;
+/// How often the agents' files are asked for what they grew by: a message appended shows
+/// within 3 s with room to spare (one `stat` per file: 0.2 ms at 300 agents).
+pub const SPEND_EVERY_MS: Millis = 1_000;
 
 /// One agent's file to follow.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2332,8 +2332,9 @@ fn a_claude_started_by_hand_is_followed_by_the_id_its_own_registry_gives() {
         T0 + 6_100,
     );
     assert!(s.cards[0].spend.is_some());
-    assert!(asks(&mut s, T0 + 7_000).is_empty());
-    assert_eq!(asks(&mut s, T0 + 8_100).len(), 1);
+    let every = crate::state::SPEND_EVERY_MS;
+    assert!(asks(&mut s, T0 + 6_000 + every - 100).is_empty());
+    assert_eq!(asks(&mut s, T0 + 6_000 + every).len(), 1);
 }
 
 #[test]
