@@ -126,6 +126,9 @@ pub struct Card {
     /// Its place in the attention order: the rank it is shown at, and a calmer rank it has
     /// wanted since when (it moves down only once that held for [`ORDER_SETTLE_MS`]).
     pub order: (u8, Option<(u8, Millis)>),
+    /// The rank it is shown at was a live agent's: only between a live agent's states is a
+    /// calmer rank held back.
+    pub order_live: bool,
 }
 
 impl Card {
@@ -161,6 +164,26 @@ impl Card {
 /// How long a card's calmer state must hold before it moves down the attention order: an
 /// agent that works between two prompts does not make the grid jump.
 pub const ORDER_SETTLE_MS: Millis = 10_000;
+
+/// The attention order's tiers, most in need of its user first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Rank {
+    /// Needs you now: waiting at a prompt, at a usage limit that has passed (or says no
+    /// reset), dead and not being resumed (crashed and held, gave up, no id).
+    NeedsYou = 0,
+    /// Something happens next on its own: a resume scheduled or under way, a limit that
+    /// resets later.
+    AboutToAct = 1,
+    /// Alive, its turn over, at its input box.
+    Idle = 2,
+    /// Alive and working, or doing what cannot be told.
+    Working = 3,
+    /// Finished, stopped on purpose, or its shell is back at its prompt.
+    Calm = 4,
+    /// Not an agent.
+    Other = 5,
+}
 
 /// The pane's own process, when it launched the agent: a shell it was typed at, a wrapper
 /// script, a launcher (`npm`, `node`).
@@ -297,33 +320,41 @@ impl Card {
         )
     }
 
-    /// Where it belongs in the attention order, most in need of its user first: dead,
-    /// waiting, idle, working or not known, a shell whose agent is not running, any other
-    /// pane.
-    pub fn rank(&self) -> u8 {
+    /// Where it belongs in the attention order (see [`Rank`]). `limit_pending`: the usage
+    /// limit it sits at resets later (nothing to do for it till then).
+    pub fn rank(&self, limit_pending: bool) -> u8 {
         if self.agent.is_none() {
-            return 5;
+            return Rank::Other as u8;
         }
-        match self.life {
+        (match self.life {
             // Stopped on purpose: below every live agent, with the shells whose agent ended.
-            Life::Dead(_) | Life::Reading if self.stopped_on_purpose() => 4,
-            Life::Dead(_) | Life::Reading => 0,
-            Life::Idle => 4,
+            Life::Dead(_) | Life::Reading if self.stopped_on_purpose() => Rank::Calm,
+            Life::Dead(_) | Life::Reading
+                if self.relaunch.is_some()
+                    || matches!(self.auto, Auto::Scheduled { .. } | Auto::Resuming { .. }) =>
+            {
+                Rank::AboutToAct
+            }
+            Life::Dead(_) | Life::Reading => Rank::NeedsYou,
+            Life::Idle => Rank::Calm,
             Life::Running => match self.attention.state() {
-                Some((Doing::Waiting | Doing::Limited, _)) => 1,
-                Some((Doing::Idle, _)) => 2,
-                _ => 3,
+                Some((Doing::Waiting, _)) => Rank::NeedsYou,
+                Some((Doing::Limited, _)) if limit_pending => Rank::AboutToAct,
+                Some((Doing::Limited, _)) => Rank::NeedsYou,
+                Some((Doing::Idle, _)) => Rank::Idle,
+                _ => Rank::Working,
             },
-        }
+        }) as u8
     }
 
-    /// Takes in its rank at `now`: up at once, down once the calmer rank held, between live
-    /// states only (an agent working between two prompts does not make the grid jump); out
-    /// of the dead group, or into a calm stop, at once (a resumed agent is no longer dead).
-    pub fn settle_rank(&mut self, now: Millis) {
-        let want = self.rank();
+    /// Takes in its rank `want` at `now`: up at once, down once the calmer rank held,
+    /// between live states only (an agent working between two prompts does not make the
+    /// grid jump); out of the dead group, or into a calm stop, at once (a resumed agent is
+    /// no longer dead).
+    pub fn settle_rank(&mut self, want: u8, now: Millis) {
         let (shown, calmer) = self.order;
-        let at_once = shown == 0 || self.life != Life::Running;
+        let at_once = !self.order_live || self.life != Life::Running;
+        self.order_live = self.life == Life::Running;
         self.order = if want <= shown || shown == u8::MAX || at_once {
             (want, None)
         } else {
@@ -477,6 +508,7 @@ pub fn observe(
             orphans: c.orphans,
             attention: Box::default(),
             order: c.order,
+            order_live: c.order_live,
             discovered_at: None,
             discovered_dead: false,
             budget: c.budget,
@@ -527,6 +559,7 @@ pub fn observe(
             orphans: Vec::new(),
             attention: Box::default(),
             order: (u8::MAX, None),
+            order_live: false,
             discovered_at: None,
             discovered_dead: false,
             auto: Auto::Idle,
@@ -630,6 +663,94 @@ mod tests {
         let c = observe(Some(c.clone()), p, None, None, 9_000);
         assert_eq!(c.life, Life::Dead(Exit::Signal(9)));
         assert_eq!(c.died_at, Some(7_000));
+    }
+
+    #[test]
+    fn what_needs_you_ranks_above_what_acts_on_its_own_above_the_calm() {
+        let agent = |p: Pane| Card {
+            agent: Some("claude".into()),
+            ..observe(None, p, None, None, 1)
+        };
+        let doing = |d: Doing| {
+            let mut c = agent(live());
+            c.attention.now = Some((
+                crate::attention::Report::new(d, crate::attention::Told::Screen, ""),
+                1,
+            ));
+            c
+        };
+        let crashed = agent(dead(Some(1), None));
+        let gave_up = Card {
+            auto: Auto::Held(crate::supervisor::Hold::GaveUp {
+                attempts: 3,
+                hourly: false,
+            }),
+            ..crashed.clone()
+        };
+        let resuming = Card {
+            auto: Auto::Scheduled {
+                attempt: 1,
+                due: 5_000,
+            },
+            ..crashed.clone()
+        };
+        let finished = agent(dead(Some(0), None));
+        let rank = |c: &Card| c.rank(false);
+        assert_eq!(rank(&crashed), Rank::NeedsYou as u8);
+        assert_eq!(rank(&gave_up), Rank::NeedsYou as u8);
+        assert_eq!(rank(&doing(Doing::Waiting)), Rank::NeedsYou as u8);
+        assert_eq!(
+            rank(&doing(Doing::Limited)),
+            Rank::NeedsYou as u8,
+            "its reset passed"
+        );
+        assert_eq!(doing(Doing::Limited).rank(true), Rank::AboutToAct as u8);
+        assert_eq!(rank(&resuming), Rank::AboutToAct as u8);
+        assert_eq!(rank(&doing(Doing::Idle)), Rank::Idle as u8);
+        assert_eq!(rank(&doing(Doing::Working)), Rank::Working as u8);
+        assert_eq!(rank(&finished), Rank::Calm as u8);
+        assert!(rank(&gave_up) < rank(&finished) && rank(&doing(Doing::Waiting)) < rank(&finished));
+    }
+
+    #[test]
+    fn a_rank_moves_down_at_once_out_of_death_but_slowly_between_live_states() {
+        let mut c = Card {
+            agent: Some("claude".into()),
+            ..observe(None, dead(Some(1), None), None, None, 1)
+        };
+        c.settle_rank(c.rank(false), 1_000);
+        assert_eq!(c.order.0, Rank::NeedsYou as u8);
+        // Resumed: scheduled, then running (working), each at once.
+        c.auto = Auto::Resuming { attempt: 1 };
+        c.settle_rank(c.rank(false), 2_000);
+        assert_eq!(c.order.0, Rank::AboutToAct as u8);
+        c.life = Life::Running;
+        c.auto = Auto::Idle;
+        c.settle_rank(c.rank(false), 3_000);
+        assert_eq!(
+            c.order.0,
+            Rank::Working as u8,
+            "out of the dead group at once"
+        );
+        // Waiting, then working again: held at the waiting rank for a while.
+        c.attention.now = Some((
+            crate::attention::Report::new(Doing::Waiting, crate::attention::Told::Screen, ""),
+            4_000,
+        ));
+        c.settle_rank(c.rank(false), 4_000);
+        assert_eq!(c.order.0, Rank::NeedsYou as u8);
+        c.attention.now = Some((
+            crate::attention::Report::new(Doing::Working, crate::attention::Told::Screen, ""),
+            5_000,
+        ));
+        c.settle_rank(c.rank(false), 5_000);
+        assert_eq!(
+            c.order.0,
+            Rank::NeedsYou as u8,
+            "no jump on a short burst of work"
+        );
+        c.settle_rank(c.rank(false), 5_000 + ORDER_SETTLE_MS);
+        assert_eq!(c.order.0, Rank::Working as u8);
     }
 
     #[test]

@@ -227,8 +227,10 @@ impl State {
 
     /// Each card's place in the attention order settled at `now`, and the cards sorted.
     pub(super) fn reorder(&mut self, now: Millis) {
-        for card in &mut self.cards {
-            card.settle_rank(now);
+        for i in 0..self.cards.len() {
+            let pending = self.limit_resets(&self.cards[i]).is_some_and(|t| t > now);
+            let want = self.cards[i].rank(pending);
+            self.cards[i].settle_rank(want, now);
         }
         // The selection follows in refilter, at the end of the update.
         self.sort_cards();
