@@ -38,6 +38,9 @@ pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
 pub const LIST_READ_AT_ONCE: usize = 12;
 /// Two clicks on one card this close together are a double click.
 pub const DOUBLE_CLICK_MS: Millis = 500;
+/// How long after the first cards are shown the selection follows the first of them
+/// (what needs the user most, as the first looks tell); then it moves only by a key.
+pub const SELECTION_SETTLE_MS: Millis = 2_000;
 /// How long a relaunch result or refusal stays on the card.
 pub const NOTICE_MS: Millis = 30_000;
 /// How long after a resume by id the agent's word on the session it runs is awaited.

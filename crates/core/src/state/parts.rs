@@ -17,10 +17,14 @@ use crate::time::Millis;
 #[derive(Debug, Clone)]
 pub struct Grid {
     pub selected: Option<PaneId>,
-    /// The user chose the selected card (a key moved it): it follows that pane wherever the
-    /// order moves it. Until then the selection stays on the first card, what needs the user
-    /// most.
+    /// The user chose the selected card (a key moved it), or the first look has settled:
+    /// the selection follows that pane wherever the order moves it, and never moves by
+    /// itself (a key acts on the agent the user reads). Until then it stays on the first
+    /// card, what needs the user most.
     pub chosen: bool,
+    /// When the first cards were shown: the selection settles on the first of them
+    /// [`SELECTION_SETTLE_MS`] later.
+    pub(super) first_shown: Option<Millis>,
     /// First visible row of cards.
     pub scroll: usize,
     /// Cards, list, or whichever fits (`v` switches).
@@ -48,6 +52,7 @@ impl Grid {
         Grid {
             selected: None,
             chosen: false,
+            first_shown: None,
             scroll: 0,
             mode,
             order,

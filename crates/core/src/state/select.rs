@@ -76,6 +76,15 @@ impl State {
         if !self.grid.chosen || self.selected_pos().is_none() {
             self.grid.selected = self.grid.shown.first().map(|&i| self.cards[i].pane.id);
         }
+        // The first looks decide who needs the user most (a screen read shows a prompt
+        // a few hundred ms after the panes are listed); from then on the selection is the
+        // user's to move.
+        if self.grid.selected.is_some() {
+            let first = *self.grid.first_shown.get_or_insert(self.now);
+            if self.now.saturating_sub(first) >= SELECTION_SETTLE_MS {
+                self.grid.chosen = true;
+            }
+        }
     }
 
     pub(super) fn act(&mut self, a: Action, now: Millis, fx: &mut Vec<Effect>) {

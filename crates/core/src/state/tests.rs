@@ -1551,6 +1551,33 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
 }
 
 #[test]
+fn the_selection_stays_on_its_agent_once_the_first_looks_settled_until_a_key_moves_it() {
+    let mut s = state((200, 60));
+    s.grid.order = crate::settings::Order::Attention;
+    four(&mut s, [1, 1, 1, 1], false, T0);
+    assert_eq!(s.grid.selected, Some(PaneId(1)), "the first card at first");
+    // Seconds later %3 dies: it goes first, but the selection stays where the user reads.
+    let later = T0 + crate::state::SELECTION_SETTLE_MS;
+    four(&mut s, [1, 1, 1, 1], false, later);
+    let panes: Vec<Pane> = (1..=4)
+        .map(|i| {
+            let p = pane(i, i, "claude");
+            if i == 3 {
+                dead(p, Some(1), None)
+            } else {
+                p
+            }
+        })
+        .collect();
+    poll(&mut s, panes, later + 1_000);
+    assert_eq!(order(&s)[0], 3, "the death first");
+    assert_eq!(s.grid.selected, Some(PaneId(1)), "no key moved it");
+    // A key moves it.
+    s.update(Msg::Action(Action::First), later + 1_100);
+    assert_eq!(s.grid.selected, Some(PaneId(3)));
+}
+
+#[test]
 fn n_selects_the_next_agent_that_needs_you_in_turn_and_says_when_none_does() {
     let mut s = state((200, 60));
     four(&mut s, [1, 1, 1, 1], true, T0);
