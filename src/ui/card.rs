@@ -194,12 +194,19 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
 
 pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     let t = &ctx.theme;
+    // Its state's colour (a crash, a prompt waiting for its user), thick when selected.
+    let asks = card.life == Life::Running
+        && (card.attention.is(Doing::Waiting) || card.attention.is(Doing::Limited));
+    let border = match (card.is_alarm() && !ctx.stale, asks && !ctx.stale) {
+        (true, _) => t.alarm_border(),
+        (_, true) => t.waiting_border(),
+        _ if ctx.selected => t.selected_border(),
+        _ => t.border(),
+    };
     let border = if ctx.selected {
-        t.selected_border()
-    } else if card.is_alarm() && !ctx.stale {
-        t.alarm_border()
+        border.add_modifier(ratatui::style::Modifier::BOLD)
     } else {
-        t.border()
+        border
     };
     let p = &card.pane;
     let kind = card.agent.as_deref().unwrap_or("pane");
@@ -277,6 +284,12 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
         lines.push(Line::from(Span::styled(
             format!(" {}", fit(&text, w.saturating_sub(2))),
             style,
+        )));
+    } else if let (Some(asked), true) = (&card.attention.asked, card.attention.is(Doing::Waiting)) {
+        // What the prompt asks (the command to approve), which its last lines may not show.
+        lines.push(Line::from(Span::styled(
+            format!(" asks: {}", fit(asked, w.saturating_sub(8))),
+            t.waiting(),
         )));
     }
 
@@ -419,6 +432,66 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
         return Some((r.clone(), false));
     }
     previous.map(|p| (format!("{p} (p then [ to read it)"), false))
+}
+
+/// What happens next to a card, in a few words for its line in the list (the card's own
+/// notice says it in full): `resuming 1/3 in 2s`, `gave up · r`, `no id`, `C at 15:45`.
+/// `None` where nothing will happen and nothing is asked of the user.
+pub fn next_step(card: &Card, ctx: &CardCtx) -> Option<(String, Style)> {
+    let t = &ctx.theme;
+    let (alarm, notice, dim) = (t.alarm(), t.notice(), t.dim());
+    let max = ctx.max_attempts;
+    if card.relaunch.is_some() {
+        return Some(("relaunching…".into(), notice));
+    }
+    if card.life == Life::Running {
+        if !card.attention.is(Doing::Limited) {
+            return None;
+        }
+        return Some(match ctx.resets {
+            Some(r) if r > ctx.now && ctx.continues => (
+                format!("continues {}", clock(r + ctx.limit_margin, ctx.tz)),
+                notice,
+            ),
+            Some(r) if r > ctx.now => (format!("C: continue {}", clock(r, ctx.tz)), dim),
+            _ => ("reset passed: look".into(), t.waiting()),
+        });
+    }
+    if !card.life.is_dead() || card.life.is_finished() {
+        return None;
+    }
+    if crate::core::resume::orphans_words(card).is_some() {
+        return Some(("leftovers: x ends".into(), alarm));
+    }
+    Some(match &card.auto {
+        Auto::Scheduled { attempt, .. } if ctx.waits.is_some() => {
+            (format!("resume {attempt}/{max} waits"), notice)
+        }
+        Auto::Scheduled { due, .. } if card.at_limit_reset(ctx.now, ctx.limit_margin) => {
+            (format!("resumes {}", clock(*due, ctx.tz)), notice)
+        }
+        Auto::Scheduled { attempt, due } => {
+            let secs = due.saturating_sub(ctx.now).div_ceil(1000);
+            let when = if secs == 0 {
+                "now".to_string()
+            } else {
+                format!("in {secs}s")
+            };
+            (format!("resuming {attempt}/{max} {when}"), notice)
+        }
+        Auto::Resuming { attempt } => (format!("resuming {attempt}/{max}…"), notice),
+        Auto::Held(Hold::GaveUp { .. }) => ("gave up · r".into(), alarm),
+        Auto::Held(Hold::NoSession(_)) => ("no such session".into(), alarm),
+        Auto::Held(Hold::Refused(_)) => ("refused · see below".into(), alarm),
+        Auto::Held(Hold::Cause(_)) => ("held · r when fixed".into(), alarm),
+        Auto::Held(Hold::NoSessionId) => ("no id".into(), alarm),
+        _ if ctx.lacks_id => ("no id".into(), alarm),
+        Auto::Held(Hold::Deliberate(_)) => ("r resumes".into(), dim),
+        Auto::Held(Hold::Off) => ("auto off · r".into(), dim),
+        Auto::Held(Hold::Unwatched) => ("r resumes".into(), dim),
+        Auto::Cancelled => ("cancelled · r".into(), dim),
+        Auto::Idle => return None,
+    })
 }
 
 /// `previous: exit 1, 3m ago` for a live pane that was relaunched after a death.

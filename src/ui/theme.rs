@@ -97,6 +97,11 @@ impl Theme {
         self.pick(Style::new().fg(Color::DarkGray), Style::new())
     }
 
+    /// The border of an agent that waits for its user.
+    pub fn waiting_border(&self) -> Style {
+        self.pick(Style::new().fg(Color::Yellow), Style::new())
+    }
+
     pub fn alarm_border(&self) -> Style {
         self.pick(Style::new().fg(Color::Red), Style::new())
     }

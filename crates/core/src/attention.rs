@@ -177,6 +177,34 @@ impl Verdict {
     }
 }
 
+/// What a prompt asks, from the lines above its `question` on the `screen`: claude's
+/// `Bash command · ls -la · List the files` above `Do you want to proceed?`. Up to the
+/// dialog's top (a box corner or a rule), blank lines and borders left out, at most four
+/// lines from the eight above; `None` when nothing stands there.
+pub fn asked(screen: &str, question: &str) -> Option<String> {
+    const BORDERS: &[char] = &['│', '┃', '║', '|'];
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = lines.iter().rposition(|l| l.contains(question))?;
+    let mut out = Vec::new();
+    for l in lines[..at].iter().rev().take(8) {
+        let t = l.trim();
+        let rule = t.chars().count() >= 3 && t.chars().all(|c| "─━═-╌┄".contains(c));
+        if rule || t.starts_with(['╭', '┌', '╔', '┏']) {
+            break;
+        }
+        let inner = t.trim_matches(BORDERS).trim();
+        if inner.is_empty() {
+            continue;
+        }
+        out.push(one_line(inner).collect::<String>());
+        if out.len() == 4 {
+            break;
+        }
+    }
+    out.reverse();
+    (!out.is_empty()).then(|| out.join(" · "))
+}
+
 /// A line as one line: trimmed, control characters made spaces.
 fn one_line(why: &str) -> impl Iterator<Item = char> + '_ {
     why.trim_matches(|c: char| c.is_whitespace() || c.is_control())
@@ -261,6 +289,8 @@ pub struct Attention {
     pub looked: bool,
     /// What the last look at its screen said.
     pub screen: Option<Report>,
+    /// What the prompt it waits at asks, as its screen showed it (see [`asked`]).
+    pub asked: Option<String>,
     /// What the agent's own state file says, and the pid it is about.
     pub file: Option<Report>,
     pub file_pid: Option<u32>,
@@ -448,9 +478,10 @@ impl Attention {
     }
 
     /// Takes in what its screen said.
-    pub fn looked_at(&mut self, screen: Option<Report>) {
+    pub fn looked_at(&mut self, screen: Option<Report>, asked: Option<String>) {
         self.looked = true;
         self.screen = screen;
+        self.asked = asked;
         self.changed = true;
     }
 

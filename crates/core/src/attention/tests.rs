@@ -125,11 +125,14 @@ fn settle_reports_edges_only_and_dates_a_quiet_wait_from_when_the_output_stopped
         "held till its screen is read"
     );
     assert_eq!(a.state(), Some((Doing::Working, T + 1_000)));
-    a.looked_at(Some(Report::new(
-        Doing::Waiting,
-        Told::Screen,
-        "Do you want to proceed?",
-    )));
+    a.looked_at(
+        Some(Report::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Do you want to proceed?",
+        )),
+        None,
+    );
     assert_eq!(
         a.settle(T + 3_600, None).flatten().map(|v| v.doing),
         Some(Doing::Waiting)
@@ -140,11 +143,14 @@ fn settle_reports_edges_only_and_dates_a_quiet_wait_from_when_the_output_stopped
         "since its window's last output"
     );
     assert_eq!(a.waiting_for(), Some("Do you want to proceed?"));
-    a.looked_at(Some(Report::new(
-        Doing::Waiting,
-        Told::Screen,
-        "Enter to confirm · Esc to cancel",
-    )));
+    a.looked_at(
+        Some(Report::new(
+            Doing::Waiting,
+            Told::Screen,
+            "Enter to confirm · Esc to cancel",
+        )),
+        None,
+    );
     assert_eq!(
         a.settle(T + 3_700, None),
         None,
@@ -155,13 +161,13 @@ fn settle_reports_edges_only_and_dates_a_quiet_wait_from_when_the_output_stopped
     // Seen for the first time, quiet for an hour: waiting since then, not since now.
     let mut b = Attention::default();
     assert!(b.saw_output(secs(T), T + 3_600_000));
-    b.looked_at(Some(Report::new(Doing::Waiting, Told::Screen, "?")));
+    b.looked_at(Some(Report::new(Doing::Waiting, Told::Screen, "?")), None);
     b.settle(T + 3_600_000, None);
     assert_eq!(b.state(), Some((Doing::Waiting, T)));
     // ... but not before the agent started: the window was there before it.
     let mut c = Attention::default();
     c.saw_output(secs(T), T + 3_600_000);
-    c.looked_at(Some(Report::new(Doing::Idle, Told::Screen, "-")));
+    c.looked_at(Some(Report::new(Doing::Idle, Told::Screen, "-")), None);
     c.settle(T + 3_600_000, Some(T + 600_000));
     assert_eq!(c.state(), Some((Doing::Idle, T + 600_000)));
 }
@@ -174,25 +180,31 @@ fn an_agent_first_seen_while_writing_is_looked_at_again_once_it_is_quiet() {
     // Its window wrote this very second: looked at now (a one-shot status needs a
     // word), and again once quiet, for the rest of that second went unseen.
     assert!(a.saw_output(secs, t + 200));
-    a.looked_at(Some(Report::new(
-        Doing::Idle,
-        Told::Screen,
-        "no `esc` on its screen",
-    )));
+    a.looked_at(
+        Some(Report::new(
+            Doing::Idle,
+            Told::Screen,
+            "no `esc` on its screen",
+        )),
+        None,
+    );
     assert!(!a.saw_output(secs, t + 1_000));
     assert!(a.saw_output(secs, t + 2_300), "quiet now: looked at again");
-    a.looked_at(Some(Report::new(
-        Doing::Working,
-        Told::Screen,
-        "esc to interrupt",
-    )));
+    a.looked_at(
+        Some(Report::new(
+            Doing::Working,
+            Told::Screen,
+            "esc to interrupt",
+        )),
+        None,
+    );
     assert!(!a.saw_output(secs, t + 5_000), "once");
     assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Working));
 
     // Quiet for long when first seen: one look is enough.
     let mut b = Attention::default();
     assert!(b.saw_output(secs - 60, t));
-    b.looked_at(None);
+    b.looked_at(None, None);
     assert!(!b.saw_output(secs - 60, t + 10_000));
 }
 
@@ -217,4 +229,39 @@ fn a_state_the_agents_own_file_tells_dates_from_when_the_file_says() {
     c.file_says(Some(7), file("waiting", t + 9_000).report());
     c.settle(t, None);
     assert_eq!(c.state(), Some((Doing::Waiting, t)));
+}
+
+#[test]
+fn a_prompt_says_what_it_asks_from_the_lines_above_its_question() {
+    let boxed = "\
+some earlier output
+╭──────────────────────────────────────╮
+│ Bash command                         │
+│                                      │
+│   rm -rf build/                      │
+│   Remove the build directory         │
+│                                      │
+│ Do you want to proceed?              │
+│ ❯ 1. Yes                             │
+╰──────────────────────────────────────╯";
+    assert_eq!(
+        super::asked(boxed, "Do you want to proceed?").as_deref(),
+        Some("Bash command · rm -rf build/ · Remove the build directory")
+    );
+    // A rule above the dialog, as newer versions draw it; nothing above the rule counts.
+    let ruled =
+        "old line\n────────────\n Edit file\n  src/main.rs\n\n Do you want to proceed?\n ❯ 1. Yes";
+    assert_eq!(
+        super::asked(ruled, "Do you want to proceed?").as_deref(),
+        Some("Edit file · src/main.rs")
+    );
+    // Nothing above it, or no such question: nothing said.
+    assert_eq!(
+        super::asked(
+            "╭──╮\n│ Do you want to proceed? │",
+            "Do you want to proceed?"
+        ),
+        None
+    );
+    assert_eq!(super::asked("a\nb", "Do you want to proceed?"), None);
 }

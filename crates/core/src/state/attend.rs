@@ -211,8 +211,12 @@ impl State {
                 continue;
             };
             let def = card.agent.as_deref().and_then(|k| self.agents.get(k));
-            card.attention
-                .looked_at(def.and_then(|d| d.screen_says(screen)));
+            let says = def.and_then(|d| d.screen_says(screen));
+            let asked = says
+                .as_ref()
+                .filter(|r| r.doing == Doing::Waiting)
+                .and_then(|r| crate::attention::asked(screen, &r.why));
+            card.attention.looked_at(says, asked);
             // A hook's pane options, where a hook writes them, are read with the screen's
             // news. A pane where none was ever seen is asked nothing more: its hook options
             // would show at the next full listing (every 15 s, a minute with 1000 panes), and reading a record whole

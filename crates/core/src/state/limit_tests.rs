@@ -104,11 +104,14 @@ fn the_limit_beats_the_agents_own_idle_word() {
         )),
     );
     assert!(a.screen_tells(), "an idle agent's screen is read");
-    a.looked_at(Some(crate::attention::Report::new(
-        Doing::Limited,
-        crate::attention::Told::Screen,
-        "You've hit your session limit · resets 8:29pm",
-    )));
+    a.looked_at(
+        Some(crate::attention::Report::new(
+            Doing::Limited,
+            crate::attention::Told::Screen,
+            "You've hit your session limit · resets 8:29pm",
+        )),
+        None,
+    );
     assert_eq!(a.decide().map(|v| v.doing), Some(Doing::Limited));
 }
 
