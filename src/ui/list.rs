@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
-use super::card::{notice, status_line};
+use super::card::{next_step, notice, status_line};
 use super::{card_ctx, line_fit, more_note, Look};
 use crate::core::attention::Doing;
 use crate::core::card::{Card, Life};
@@ -20,6 +20,7 @@ use crate::core::time::Millis;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Col {
     State,
+    Next,
     Host,
     Kind,
     Target,
@@ -32,8 +33,9 @@ enum Col {
 }
 
 impl Col {
-    const SHOWN: [Col; 10] = [
+    const SHOWN: [Col; 11] = [
         Col::State,
+        Col::Next,
         Col::Host,
         Col::Kind,
         Col::Target,
@@ -45,8 +47,9 @@ impl Col {
         Col::Last,
     ];
     /// Who gives way last: the state first, the last line of output first to go.
-    const BY_IMPORTANCE: [Col; 10] = [
+    const BY_IMPORTANCE: [Col; 11] = [
         Col::State,
+        Col::Next,
         Col::Host,
         Col::Target,
         Col::Kind,
@@ -61,6 +64,7 @@ impl Col {
     fn name(self) -> &'static str {
         match self {
             Col::State => "state",
+            Col::Next => "next",
             Col::Host => "host",
             Col::Kind => "kind",
             Col::Target => "target",
@@ -150,14 +154,27 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
                 let n = widest(&|c| width(&state_cell(c, state, look).0), 20).max(11);
                 (n, n)
             }
+            Col::Next => {
+                // Whole, key hint included, or not at all.
+                let n = state
+                    .grid
+                    .shown
+                    .iter()
+                    .map(|&i| width(&next_cell(i, state, look).0))
+                    .max()
+                    .unwrap_or(0)
+                    .clamp(4, 22);
+                (n, n)
+            }
             Col::Host => (
                 5,
                 widest(&|c| width(state.host_name(c).unwrap_or("local")), 12),
             ),
-            Col::Kind => (
-                4,
-                widest(&|c| width(c.agent.as_deref().unwrap_or("pane")), 8),
-            ),
+            Col::Kind => {
+                // Whole: `clau…` tells less than no column.
+                let n = widest(&|c| width(c.agent.as_deref().unwrap_or("pane")), 8);
+                (n, n)
+            }
             Col::Target => {
                 let t = widest(&|c| width(&c.pane.target()), 16);
                 (t.min(8), t)
@@ -184,6 +201,16 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
     for col in Col::BY_IMPORTANCE {
         // A column of hosts only where there are other hosts.
         if col == Col::Host && state.servers.hosts().next().is_none() {
+            continue;
+        }
+        // What happens next only where something will (or is asked of the user).
+        if col == Col::Next
+            && !state
+                .grid
+                .shown
+                .iter()
+                .any(|&i| !next_cell(i, state, look).0.is_empty())
+        {
             continue;
         }
         // What agents spent only where some agent's file says.
@@ -225,12 +252,27 @@ fn spent_cell(card: &Card, state: &State) -> String {
     state.spent(card).map_or(String::new(), |s| s.short())
 }
 
+/// What happens next to card `i` (see [`next_step`]).
+fn next_cell(i: usize, state: &State, look: &Look) -> (String, Style) {
+    let card = &state.cards[i];
+    // Most cards, looked at cheaply: a live agent not at a limit has no next step.
+    let may = card.relaunch.is_some()
+        || card.life.is_dead()
+        || card.attention.is(crate::core::attention::Doing::Limited);
+    if card.agent.is_none() || !may {
+        return (String::new(), Style::new());
+    }
+    next_step(card, &card_ctx(state, look, i)).unwrap_or_default()
+}
+
 /// One cell of a line; `chosen`: the line is the selected one.
-fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (String, Style) {
+fn cell(i: usize, col: Col, state: &State, look: &Look, chosen: bool) -> (String, Style) {
     let t = &look.theme;
+    let card = &state.cards[i];
     let p = &card.pane;
     match col {
         Col::State => state_cell(card, state, look),
+        Col::Next => next_cell(i, state, look),
         Col::Host => match state.host_name(card) {
             Some(h) => (h.to_string(), t.title()),
             None => ("local".to_string(), t.dim()),
@@ -256,10 +298,22 @@ fn cell(card: &Card, col: Col, state: &State, look: &Look, chosen: bool) -> (Str
                 if full { t.waiting() } else { t.dim() },
             )
         }
-        Col::Last => (
-            card.preview.last().cloned().unwrap_or_default(),
-            if chosen { Style::new() } else { t.dim() },
-        ),
+        // What a prompt asks, where it waits at one; else its last words (a dialog's
+        // border says nothing).
+        Col::Last => match card.attention.asked.as_deref() {
+            Some(asked) if card.attention.is(crate::core::attention::Doing::Waiting) => {
+                (format!("asks: {asked}"), t.waiting())
+            }
+            _ => (
+                card.preview
+                    .iter()
+                    .rev()
+                    .find(|l| l.chars().any(char::is_alphanumeric))
+                    .cloned()
+                    .unwrap_or_default(),
+                if chosen { Style::new() } else { t.dim() },
+            ),
+        },
     }
 }
 
@@ -297,7 +351,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         let stale = state.card_stale(card);
         let mut spans = vec![Span::raw(if chosen { "▶" } else { " " })];
         for (col, cw) in &cols {
-            let (text, mut style) = cell(card, *col, state, look, chosen);
+            let (text, mut style) = cell(i, *col, state, look, chosen);
             if stale {
                 style = t.stale();
             }
@@ -331,7 +385,13 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         let (status, style) = status_line(card, &ctx);
         let mut spans = vec![Span::styled(format!(" {status}"), style)];
         if let Some((text, alarm)) = notice(card, &ctx) {
-            spans.push(Span::raw(" · "));
+            // The notice whole, with its key hint: the row above says the state already,
+            // so the banner gives way when both do not fit.
+            if width(&status) + width(&text) + 4 > w {
+                spans = vec![Span::raw(" ")];
+            } else {
+                spans.push(Span::raw(" · "));
+            }
             spans.push(Span::styled(
                 text,
                 if alarm { t.alarm() } else { t.notice() },
