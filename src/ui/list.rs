@@ -324,6 +324,14 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         return;
     }
     let g = state.geometry();
+    // Beside the preview pane, the list ends where it begins.
+    let area = match g.pane {
+        Some(p) if p.x > 0 => Rect {
+            width: p.x.min(area.width),
+            ..area
+        },
+        _ => area,
+    };
     let w = usize::from(area.width);
     let cols = columns(state, look, w);
     // A directory and a target are cut at their start: their ends tell them apart.
@@ -372,11 +380,11 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         }
         buf.set_line(area.x, y, &line_fit(spans, area.width), area.width);
     }
-    more_note(state, look, area, area.y + 1, buf);
 
-    // The selected agent in its card's own words: the banner, then its notice.
+    // The selected agent in its card's own words: the banner, then its notice (its card
+    // says them where the preview pane shows it).
     let detail_y = area.y + g.top() + g.rows as u16;
-    if detail_y + 1 >= area.bottom() {
+    if detail_y + 1 >= area.bottom() || g.pane.is_some() {
         return;
     }
     if let Some(i) = selected.filter(|i| state.grid.shown.contains(i)) {

@@ -80,6 +80,7 @@ impl Widget for Screen<'_> {
                 render_empty(state, self.look, body, buf);
             } else if state.geometry().list {
                 list::render(state, self.look, area, buf);
+                render_pane(state, self.look, area, buf);
             } else {
                 render_grid(state, self.look, area, buf);
             }
@@ -433,6 +434,28 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
         continues: state.continues(card),
         spend: state.spent(card).map(|s| (s.words(), s.full)),
     }
+}
+
+/// The list's preview pane: the selected agent's card, with as much of its screen as fits.
+fn render_pane(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
+    let (Some(p), Some(i)) = (state.geometry().pane, state.selected_index()) else {
+        return;
+    };
+    if !state.grid.shown.contains(&i) {
+        return;
+    }
+    let rect = Rect {
+        x: area.x + p.x,
+        y: area.y + p.y,
+        width: p.w.min(area.width.saturating_sub(p.x)),
+        height: p.h.min(area.height.saturating_sub(p.y + 1)),
+    };
+    let ctx = CardCtx {
+        // Its border is its state's, not the selection's: the list's row is selected.
+        selected: false,
+        ..card_ctx(state, look, i)
+    };
+    card::render(&state.cards[i], &ctx, rect, buf);
 }
 
 fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {

@@ -17,6 +17,10 @@ pub const MAX_CARD_H: u16 = 12;
 const CARD_CHROME_H: u16 = 4;
 /// Output lines read for a card at the least.
 pub const MIN_PREVIEW: usize = 8;
+/// Output lines read for a line of the list.
+pub const LIST_PREVIEW: usize = 4;
+/// Narrowest a terminal is for the list's preview to stand beside it.
+pub const SIDE_PANE_W: u16 = 150;
 
 /// How the agents are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
@@ -39,6 +43,9 @@ pub struct Geometry {
     pub card_h: u16,
     /// One line per agent, under a line of column names.
     pub list: bool,
+    /// The list's preview of the selected agent (its card, with as much of its screen as
+    /// fits), beside the list on a wide terminal or below it when the list leaves room.
+    pub pane: Option<Cell>,
 }
 
 /// A rectangle of the screen, in cells from its top left corner.
@@ -55,13 +62,20 @@ impl Geometry {
         self.cols * self.rows
     }
 
-    /// Output lines a card has room for (and so are read for it).
+    /// Output lines a card has room for (and so are read for it). A list line shows one,
+    /// read from the last few (a dialog's border is no news).
     pub fn preview_lines(&self) -> usize {
         if self.list {
-            1
+            LIST_PREVIEW
         } else {
             usize::from(self.card_h.saturating_sub(CARD_CHROME_H)).max(MIN_PREVIEW)
         }
+    }
+
+    /// Output lines the list's preview pane shows, if it has one.
+    pub fn pane_lines(&self) -> Option<usize> {
+        self.pane
+            .map(|p| usize::from(p.h.saturating_sub(CARD_CHROME_H)).max(MIN_PREVIEW))
     }
 
     /// First row of the first card or list line: under the header, and in the list under
@@ -81,6 +95,11 @@ impl Geometry {
             return None;
         }
         let (row, col) = (slot / self.cols, slot % self.cols);
+        // The list beside its preview pane ends where the pane begins.
+        let width = match self.pane {
+            Some(p) if self.list && p.x > 0 => p.x,
+            _ => width,
+        };
         let col_w = width / self.cols as u16;
         let x = col as u16 * col_w;
         let w = if col + 1 == self.cols {
@@ -114,12 +133,45 @@ pub fn geometry(width: u16, height: u16, n: usize, mode: Mode) -> Geometry {
         Mode::Auto => n > max_cols * max_rows,
     };
     if list {
-        // Under the column names, and above the selected agent's own words.
-        return Geometry {
+        let g = Geometry {
             cols: 1,
-            rows: usize::from(avail.saturating_sub(2).max(1)),
+            rows: 1,
             card_h: 1,
             list: true,
+            pane: None,
+        };
+        // A wide terminal: the selected agent's card beside the list, the full height.
+        if width >= SIDE_PANE_W && avail >= MIN_CARD_H + 1 {
+            let list_w = (width * 3 / 5).max(84);
+            return Geometry {
+                rows: usize::from(avail - 1),
+                pane: Some(Cell {
+                    x: list_w,
+                    y: 1,
+                    w: width - list_w,
+                    h: avail,
+                }),
+                ..g
+            };
+        }
+        // Room under the agents' lines: the selected agent's card there.
+        let under = usize::from(avail.saturating_sub(1)).saturating_sub(n);
+        if under >= usize::from(MIN_CARD_H + 1) {
+            return Geometry {
+                rows: n,
+                pane: Some(Cell {
+                    x: 0,
+                    y: 2 + n as u16,
+                    w: width,
+                    h: under as u16,
+                }),
+                ..g
+            };
+        }
+        // Under the column names, and above the selected agent's own words.
+        return Geometry {
+            rows: usize::from(avail.saturating_sub(2).max(1)),
+            ..g
         };
     }
     if n <= max_cols * max_rows {
@@ -133,6 +185,7 @@ pub fn geometry(width: u16, height: u16, n: usize, mode: Mode) -> Geometry {
             rows,
             card_h,
             list: false,
+            pane: None,
         };
     }
     Geometry {
@@ -140,6 +193,7 @@ pub fn geometry(width: u16, height: u16, n: usize, mode: Mode) -> Geometry {
         rows: max_rows,
         card_h: (avail / max_rows as u16).clamp(MIN_CARD_H.min(avail), MAX_CARD_H),
         list: false,
+        pane: None,
     }
 }
 
@@ -174,6 +228,27 @@ mod tests {
         let g = geometry(200, 60, 100, Mode::Cards);
         assert_eq!((g.cols, g.rows, g.card_h), (3, 6, 9));
         assert_eq!(g.preview_lines(), MIN_PREVIEW);
+    }
+
+    #[test]
+    fn the_list_shows_the_selected_agent_beside_or_below_it_where_there_is_room() {
+        // Wide: beside the list, the full height, and the list's rows end where it begins.
+        let g = geometry(160, 45, 12, Mode::Auto);
+        assert!(g.list);
+        let p = g.pane.expect("a pane beside");
+        assert_eq!((p.x, p.y, p.w, p.h), (96, 1, 64, 43));
+        assert_eq!(g.cell(160, 45, 0).map(|c| c.w), Some(96));
+        assert_eq!(g.slot_at(160, 45, 120, 2), None, "a click on the pane is on no row");
+        assert!(g.pane_lines().unwrap() >= 39);
+        // Five agents at 120x40: their lines, and the card under them (no empty rows).
+        let g = geometry(120, 40, 5, Mode::Auto);
+        let p = g.pane.expect("a pane below");
+        assert_eq!((g.rows, p.x, p.y, p.w, p.h), (5, 0, 7, 120, 32));
+        // Twelve at 80x24: the list needs the room.
+        let g = geometry(80, 24, 12, Mode::Auto);
+        assert_eq!((g.pane, g.rows), (None, 20));
+        // Cards have no pane.
+        assert_eq!(geometry(200, 60, 3, Mode::Auto).pane, None);
     }
 
     #[test]

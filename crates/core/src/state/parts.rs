@@ -90,6 +90,8 @@ pub struct Reads {
     pub(super) capture_pending: Vec<PaneId>,
     /// Output lines each card's preview was last read for.
     pub(super) preview_lines: usize,
+    /// The list's preview pane as last read for: its lines, and the agent selected.
+    pub(super) pane: Option<(usize, PaneId)>,
     /// Where in the list the next read of lines on screen starts.
     pub(super) list_read_from: usize,
     pub(super) options_in_flight: bool,
@@ -108,6 +110,7 @@ impl Default for Reads {
             look_in_flight: false,
             capture_pending: Vec::new(),
             preview_lines: crate::layout::MIN_PREVIEW,
+            pane: None,
             list_read_from: 0,
             options_in_flight: false,
             records_at: None,

@@ -16,6 +16,16 @@ impl State {
                 card.preview_sig = None;
             }
         }
+        // The list's preview pane shows the selected agent's card: more of its screen.
+        let pane = self.geometry().pane_lines().zip(self.grid.selected);
+        if pane != self.reads.pane {
+            if let Some(c) =
+                pane.and_then(|(_, id)| self.cards.iter_mut().find(|c| c.pane.id == id))
+            {
+                c.preview_sig = None;
+            }
+            self.reads.pane = pane;
+        }
         let mut ids = Vec::new();
         let page = self.page();
         for &i in &self.grid.shown[page] {
@@ -31,6 +41,10 @@ impl State {
             if due {
                 card.preview_sig = Some(sig);
                 card.preview_at = now;
+                let lines = match pane {
+                    Some((n, id)) if id == card.pane.id => n.max(lines),
+                    _ => lines,
+                };
                 let history = if card.pane.dead {
                     lines + DEAD_PREVIEW_HISTORY
                 } else {
