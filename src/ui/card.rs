@@ -280,11 +280,21 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     ]));
 
     if let Some((text, alarm)) = notice(card, ctx) {
+        // Whole, on a second line where it must be: its key hint ends it.
         let style = if alarm { t.alarm() } else { t.notice() };
-        lines.push(Line::from(Span::styled(
-            format!(" {}", fit(&text, w.saturating_sub(2))),
-            style,
-        )));
+        let wrapped = crate::core::text::wrap(&text, w.saturating_sub(2));
+        let last = wrapped.len().min(2).saturating_sub(1);
+        for (n, l) in wrapped.iter().take(2).enumerate() {
+            let l = if n == last && wrapped.len() > 2 {
+                fit(
+                    &format!("{l} {}", wrapped[2..].join(" ")),
+                    w.saturating_sub(2),
+                )
+            } else {
+                l.clone()
+            };
+            lines.push(Line::from(Span::styled(format!(" {l}"), style)));
+        }
     } else if let (Some(asked), true) = (&card.attention.asked, card.attention.is(Doing::Waiting)) {
         // What the prompt asks (the command to approve), which its last lines may not show.
         lines.push(Line::from(Span::styled(

@@ -14,7 +14,12 @@ use crate::core::text::fit;
 /// The help of the view shown, scrolled as far as the core keeps it.
 pub fn render(look: &Look, state: &State, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
-    let w = area.width.min(help::MAX_WIDTH);
+    // A sliver of the screen left at each side is a glitch, not a frame: the whole width
+    // then.
+    let w = match area.width.min(help::MAX_WIDTH) {
+        w if area.width - w < 4 => area.width,
+        w => w,
+    };
     let text_w = help::text_width(area.width);
     let all = help::lines(state, area.width);
     let total = all.len();

@@ -347,7 +347,10 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             t.dim().add_modifier(Modifier::BOLD),
         ));
     }
-    buf.set_line(area.x, area.y + 1, &line_fit(names, area.width), area.width);
+    // Scrolled or hiding a death: said at the right of the names, which give way to it.
+    let note = more_note(state, look, area, area.y + 1, buf);
+    let room = area.width.saturating_sub(note);
+    buf.set_line(area.x, area.y + 1, &line_fit(names, room), room);
 
     let selected = state.selected_index();
     for (slot, i) in state.visible().enumerate() {

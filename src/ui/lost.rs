@@ -20,30 +20,47 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let w = usize::from(area.width);
     let n = lost.agents.len();
     let can = lost.recreatable(&state.agents);
-    let banner = crate::core::text::pad(
-        &format!(
-            " ✖ tmux server gone: {} lost, {} · {} at {}",
-            crate::core::text::counted(n, "agent", "agents"),
-            match can {
-                _ if can == n => "each can be recreated".to_string(),
-                0 => "none can be recreated".to_string(),
-                _ => format!("{can} can be recreated"),
-            },
+    let recreated = state.lost.results.iter().filter(|(_, r)| r.is_ok()).count();
+    let banner = if n == 0 {
+        // All of them back: no alarm left to raise.
+        let text = format!(
+            " ✔ tmux server gone at {}: {} recreated on {}",
+            clock(lost.lost_at, &look.tz),
+            crate::core::text::counted(recreated, "agent", "agents"),
             state.servers.socket,
-            clock(lost.lost_at, &look.tz)
-        ),
-        w,
-    );
-    let mut lines = vec![Line::from(Span::styled(banner, t.alarm()))];
+        );
+        Line::from(Span::styled(crate::core::text::pad(&text, w), t.finished()))
+    } else {
+        Line::from(Span::styled(
+            crate::core::text::pad(
+                &format!(
+                    " ✖ tmux server gone: {} lost, {} · {} at {}",
+                    crate::core::text::counted(n, "agent", "agents"),
+                    match can {
+                        _ if can == n => "each can be recreated".to_string(),
+                        0 => "none can be recreated".to_string(),
+                        _ => format!("{can} can be recreated"),
+                    },
+                    state.servers.socket,
+                    clock(lost.lost_at, &look.tz)
+                ),
+                w,
+            ),
+            t.alarm(),
+        ))
+    };
+    let mut lines = vec![banner];
     let now = match &state.servers.local().link {
         Link::Up => "A tmux server runs there again.".to_string(),
         Link::Down(e) => format!("Now: {e}."),
         Link::Connecting => String::new(),
     };
-    lines.push(Line::raw(fit(
-        &format!(" {now} Their session ids and directories were recorded:"),
-        w,
-    )));
+    if n > 0 {
+        lines.push(Line::raw(fit(
+            &format!(" {now} Their session ids and directories were recorded:"),
+            w,
+        )));
+    }
     lines.push(Line::raw(""));
     for a in &lost.agents {
         let id = match &a.session_id {
@@ -92,10 +109,12 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             t.alarm(),
         )));
     } else {
-        lines.push(Line::raw(fit(
-            " R recreates every agent that has a session id, each resuming its own session in its own directory.",
-            w,
-        )));
+        if n > 0 {
+            lines.push(Line::raw(fit(
+                " R recreates every agent that has a session id, each resuming its own session in its own directory.",
+                w,
+            )));
+        }
         lines.push(Line::raw(fit(
             " d forgets this list once you have dealt with it; Esc goes to the grid for now.",
             w,

@@ -483,7 +483,8 @@ fn render_grid(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
 
 /// `3 above · 5 below` at the right of row `y`, in the alarm style when a dead agent is
 /// among those off screen (or hidden by the filter): a crash must not go unnoticed.
-pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffer) {
+/// Returns the columns it took at the right of `area`.
+pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffer) -> u16 {
     let page = state.page();
     let above = page.start;
     let below = state.grid.shown.len() - page.end;
@@ -492,11 +493,14 @@ pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffe
         - state.visible().filter(|&i| dead(&state.cards[i])).count();
     let filtered = state.cards.len() - state.grid.shown.len();
     if above + below + dead_off == 0 || area.width <= 20 {
-        return;
+        return 0;
     }
     let mut parts = Vec::new();
-    if above + below > 0 {
-        parts.push(format!("{above} above · {below} below"));
+    if above > 0 {
+        parts.push(format!("{above} above"));
+    }
+    if below > 0 {
+        parts.push(format!("{below} below"));
     }
     if dead_off > 0 {
         parts.push(if filtered > 0 {
@@ -516,6 +520,7 @@ pub fn more_note(state: &State, look: &Look, area: Rect, y: u16, buf: &mut Buffe
     };
     let x = area.right().saturating_sub(text::width(&note) as u16 + 2);
     buf.set_string(x, y, note, style);
+    area.right() - x
 }
 
 #[cfg(test)]

@@ -830,6 +830,15 @@ mod views {
             s
         }));
         v.push(("lost", lost(size)));
+        v.push(("lost_recreated", {
+            // All three back: said as done, not as "0 agents lost".
+            let mut s = lost(size);
+            let results = (1..=3)
+                .map(|i| (format!("work:{i}.0"), Ok(format!("%{}", 10 + i))))
+                .collect();
+            s.update(Msg::Recreated(results), T0 + 1_000);
+            s
+        }));
         v
     }
 
@@ -1093,13 +1102,17 @@ mod views {
     }
 
     #[test]
-    fn v_twice_gives_the_automatic_choice_back() {
+    fn v_switches_the_view_and_a_filter_does_not_flip_it_back() {
         let mut s = twelve((80, 24));
         assert_eq!(s.grid.mode, Mode::Auto);
         key(&mut s, KeyCode::Char('v'));
         assert_eq!(s.grid.mode, Mode::Cards);
         key(&mut s, KeyCode::Char('v'));
-        assert_eq!(s.grid.mode, Mode::Auto);
+        assert_eq!(s.grid.mode, Mode::List);
+        // Two agents left by the filter would fit as cards: the list stays, as asked.
+        key(&mut s, KeyCode::Char('/'));
+        typed(&mut s, "api");
+        key(&mut s, KeyCode::Enter);
         assert!(s.geometry().list);
     }
 
