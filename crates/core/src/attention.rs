@@ -291,6 +291,10 @@ pub struct Attention {
     pub screen: Option<Report>,
     /// What the prompt it waits at asks, as its screen showed it (see [`asked`]).
     pub asked: Option<String>,
+    /// The supervisor's verdict on its pane, while this instance has decided nothing yet:
+    /// the same state found dates from the verdict's `since`, so every dashboard says the
+    /// same age (one opened later does not start at 0 s).
+    pub shared: Option<Verdict>,
     /// What the agent's own state file says, and the pid it is about.
     pub file: Option<Report>,
     pub file_pid: Option<u32>,
@@ -623,6 +627,12 @@ impl Attention {
                     _ => now,
                 };
                 let since = since.max(start.unwrap_or(0)).min(now);
+                // First decided here, and the supervisor said the same earlier, about this
+                // run: since then.
+                let shared = self.shared.take().filter(|sh| {
+                    old.is_none() && sh.doing == v.doing && sh.since >= start.unwrap_or(0)
+                });
+                let since = shared.map_or(since, |sh| sh.since.min(since));
                 self.now = Some((v.clone(), since));
                 Some(Some(v))
             }

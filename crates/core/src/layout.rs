@@ -238,7 +238,11 @@ mod tests {
         let p = g.pane.expect("a pane beside");
         assert_eq!((p.x, p.y, p.w, p.h), (96, 1, 64, 43));
         assert_eq!(g.cell(160, 45, 0).map(|c| c.w), Some(96));
-        assert_eq!(g.slot_at(160, 45, 120, 2), None, "a click on the pane is on no row");
+        assert_eq!(
+            g.slot_at(160, 45, 120, 2),
+            None,
+            "a click on the pane is on no row"
+        );
         assert!(g.pane_lines().unwrap() >= 39);
         // Five agents at 120x40: their lines, and the card under them (no empty rows).
         let g = geometry(120, 40, 5, Mode::Auto);

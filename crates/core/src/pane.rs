@@ -233,14 +233,14 @@ pub enum Opt {
     /// [`crate::occupant`]).
     Occupant,
     /// `@agentwatch_verdict`: the supervisor's word on what a live agent does, with since
-    /// when and what told (see [`crate::attention::Verdict`]); written, read only by
-    /// `status`.
+    /// when and what told (see [`crate::attention::Verdict`]): what `status` reports, and
+    /// where a dashboard opened later dates what it sees.
     Verdict,
 }
 
 impl Opt {
     /// Every option agentwatch reads back, in the order of the listing's fields.
-    pub const READ: [Opt; 14] = [
+    pub const READ: [Opt; 15] = [
         Opt::Agent,
         Opt::Cwd,
         Opt::SessionId,
@@ -255,6 +255,7 @@ impl Opt {
         Opt::Judged,
         Opt::State,
         Opt::Occupant,
+        Opt::Verdict,
     ];
 
     /// Its name in tmux.
@@ -280,7 +281,7 @@ impl Opt {
     }
 
     pub fn parse(name: &str) -> Option<Opt> {
-        [Opt::RemainOnExit, Opt::Verdict]
+        [Opt::RemainOnExit]
             .into_iter()
             .chain(Opt::READ)
             .find(|o| o.name() == name)
@@ -318,12 +319,14 @@ pub struct PaneOptions {
     pub state: String,
     /// `@agentwatch_occupant`: the process the other records are about.
     pub occupant: String,
+    /// `@agentwatch_verdict`: the supervisor's word on what a live agent does.
+    pub verdict: String,
 }
 
 impl PaneOptions {
     pub fn get(&self, opt: Opt) -> &str {
         match opt {
-            Opt::RemainOnExit | Opt::Verdict => "",
+            Opt::RemainOnExit => "",
             Opt::Agent => &self.agent,
             Opt::Cwd => &self.cwd,
             Opt::SessionId => &self.session_id,
@@ -338,12 +341,13 @@ impl PaneOptions {
             Opt::Judged => &self.judged,
             Opt::State => &self.state,
             Opt::Occupant => &self.occupant,
+            Opt::Verdict => &self.verdict,
         }
     }
 
     pub fn set(&mut self, opt: Opt, value: String) {
         match opt {
-            Opt::RemainOnExit | Opt::Verdict => {}
+            Opt::RemainOnExit => {}
             Opt::Agent => self.agent = value,
             Opt::Cwd => self.cwd = value,
             Opt::SessionId => self.session_id = value,
@@ -358,6 +362,7 @@ impl PaneOptions {
             Opt::Judged => self.judged = value,
             Opt::State => self.state = value,
             Opt::Occupant => self.occupant = value,
+            Opt::Verdict => self.verdict = value,
         }
     }
 }

@@ -67,6 +67,7 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_judged",
     "@agentwatch_state",
     "@agentwatch_occupant",
+    "@agentwatch_verdict",
     // Hook plugins' words on what the agent does (tmux-agent-sidebar and others).
     "@pane_status",
     "@pane_wait_reason",
@@ -337,11 +338,12 @@ fn parse_row(f: &[&[u8]]) -> Option<(Pane, Option<u32>, String)> {
             judged: text(f[31]),
             state: text(f[32]),
             occupant: text(f[33]),
+            verdict: text(f[34]),
         },
-        hook_status: text(f[34]),
-        hook_reason: text(f[35]),
+        hook_status: text(f[35]),
+        hook_reason: text(f[36]),
     };
-    Some((pane, num(f[10]), text(f[36])))
+    Some((pane, num(f[10]), text(f[37])))
 }
 
 /// The directory a process works in, as it was named: the kernel appends ` (deleted)` to the
@@ -360,7 +362,7 @@ mod tests {
 
     #[test]
     fn the_listing_asks_for_every_option_agentwatch_reads_in_the_order_it_parses_them() {
-        let asked: Vec<&str> = FIELDS[20..34].to_vec();
+        let asked: Vec<&str> = FIELDS[20..35].to_vec();
         let read: Vec<&str> = Opt::READ.iter().map(|o| o.name()).collect();
         assert_eq!(asked, read);
         assert_eq!(FIELDS[15], Opt::RemainOnExit.name());

@@ -100,6 +100,9 @@ impl State {
         let mut edges = Vec::new();
         for card in &mut self.cards {
             let first = card.attention.now.is_none();
+            if first && card.attention.changed && card.life == Life::Running {
+                card.attention.shared = crate::attention::Verdict::parse(&card.pane.opts.verdict);
+            }
             if let Some(edge) = card.attention.settle(now, card.started_at) {
                 fx.push(Effect::Log(Log::info(format!(
                     "{}: {}",

@@ -144,15 +144,9 @@ impl State {
                 return;
             }
             (Action::SwitchView, _) => {
-                // The other view; and when that is what the automatic choice would be,
-                // the automatic choice again (so `v` twice gives it back).
-                let want_list = !g.list;
-                let auto = geometry(self.size.0, self.size.1, n, Mode::Auto).list;
-                self.grid.mode = match (want_list, auto == want_list) {
-                    (_, true) => Mode::Auto,
-                    (true, false) => Mode::List,
-                    (false, false) => Mode::Cards,
-                };
+                // The other view, and it stays: a filter that changes how many cards fit
+                // must not flip it back.
+                self.grid.mode = if g.list { Mode::Cards } else { Mode::List };
                 self.grid.scroll = 0;
                 return;
             }

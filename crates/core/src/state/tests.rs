@@ -1551,6 +1551,61 @@ fn what_needs_you_comes_first_and_a_card_moves_down_only_once_its_calm_held() {
 }
 
 #[test]
+fn a_dashboard_opened_later_dates_what_it_sees_from_the_supervisors_verdict() {
+    // The supervisor saw %1 wait from T0; this dashboard starts a minute later.
+    let later = T0 + 60_000;
+    let verdict = crate::attention::Verdict {
+        doing: Doing::Waiting,
+        since: T0,
+        told: crate::attention::Told::Screen,
+        why: "Do you want to proceed?".into(),
+    };
+    let look = |s: &mut State, verdict: &str, at: Millis| {
+        let mut p = pane(1, 1, "claude");
+        p.opts.agent = "claude".into();
+        p.opts.verdict = verdict.to_string();
+        let mut o = obs(vec![p]);
+        o.started.insert(PaneId(1), T0 - 600_000);
+        // Its window's output time says nothing plausible: only the verdict dates it.
+        o.activity.insert(PaneId(1), 1);
+        s.update(Msg::Tick, at);
+        s.update(Msg::polled(Ok(o)), at);
+        s.update(
+            Msg::Looked(Ok(
+                [(PaneId(1), "│ Do you want to proceed? │".to_string())].into()
+            )),
+            at + 10,
+        );
+        s.cards[0].attention.state()
+    };
+    let mut s = state((120, 40));
+    assert_eq!(
+        look(&mut s, &verdict.value(), later),
+        Some((Doing::Waiting, T0)),
+        "the same age as the supervisor's dashboard"
+    );
+    // A verdict about an earlier run of the pane, or another state, is not taken.
+    let mut s = state((120, 40));
+    let old = crate::attention::Verdict {
+        since: T0 - 700_000,
+        ..verdict.clone()
+    };
+    assert_ne!(
+        look(&mut s, &old.value(), later).map(|(_, t)| t),
+        Some(T0 - 700_000)
+    );
+    let mut s = state((120, 40));
+    let working = crate::attention::Verdict {
+        doing: Doing::Working,
+        ..verdict
+    };
+    assert_ne!(
+        look(&mut s, &working.value(), later).map(|(_, t)| t),
+        Some(T0)
+    );
+}
+
+#[test]
 fn the_selection_stays_on_its_agent_once_the_first_looks_settled_until_a_key_moves_it() {
     let mut s = state((200, 60));
     s.grid.order = crate::settings::Order::Attention;
