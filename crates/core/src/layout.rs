@@ -141,7 +141,7 @@ pub fn geometry(width: u16, height: u16, n: usize, mode: Mode) -> Geometry {
             pane: None,
         };
         // A wide terminal: the selected agent's card beside the list, the full height.
-        if width >= SIDE_PANE_W && avail >= MIN_CARD_H + 1 {
+        if width >= SIDE_PANE_W && avail > MIN_CARD_H {
             let list_w = (width * 3 / 5).max(84);
             return Geometry {
                 rows: usize::from(avail - 1),
