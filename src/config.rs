@@ -220,6 +220,9 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
             ),
         );
     }
+    if let Err((key, why)) = crate::ui::theme::Palette::of(&c.theme) {
+        return err("theme.colors", &key, why);
+    }
     if c.notify.on_death.first().is_some_and(|p| p.is_empty()) {
         return err(
             "notify",

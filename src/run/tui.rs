@@ -174,7 +174,7 @@ pub async fn dashboard(
         tmux.socket().display()
     );
     let look = Look {
-        theme: Theme::from_env(),
+        theme: Theme::from_env(&config.theme),
         home: std::env::var("HOME").ok(),
         tz: super::time_zone(),
     };

@@ -30,7 +30,7 @@ impl Look {
     /// Plain settings for tests: colour on, no home, UTC.
     pub fn plain() -> Look {
         Look {
-            theme: Theme { color: true },
+            theme: Theme::dark(true),
             home: None,
             tz: jiff::tz::TimeZone::UTC,
         }

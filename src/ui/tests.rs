@@ -209,7 +209,7 @@ fn the_crash_banner_uses_the_alarm_style_and_a_finished_card_does_not() {
 fn no_color_keeps_the_banner_loud_without_colour() {
     let s = fleet((200, 50));
     let look = Look {
-        theme: super::theme::Theme { color: false },
+        theme: super::theme::Theme::dark(false),
         ..Look::plain()
     };
     let t = render(&s, 200, 50, &look);
@@ -1498,4 +1498,94 @@ fn a_stop_on_purpose_is_drawn_calm_not_as_an_alarm() {
         t.backend()
     );
     insta::assert_snapshot!(t.backend());
+}
+
+/// Each row's text, then its runs of style (`x..x fg/bg +modifiers`), for a snapshot of
+/// what the colours are as well as the words.
+fn styled(t: &Terminal<TestBackend>) -> String {
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let text: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        out.push_str(&format!("{text}\n"));
+        let mut x = 0;
+        let mut runs = Vec::new();
+        while x < buf.area.width {
+            let c = &buf[(x, y)];
+            let key = (c.fg, c.bg, c.modifier);
+            let start = x;
+            while x < buf.area.width && {
+                let d = &buf[(x, y)];
+                (d.fg, d.bg, d.modifier) == key
+            } {
+                x += 1;
+            }
+            if key
+                != (
+                    Color::Reset,
+                    Color::Reset,
+                    ratatui::style::Modifier::empty(),
+                )
+            {
+                runs.push(format!("{start}..{x} {:?}/{:?} {:?}", key.0, key.1, key.2));
+            }
+        }
+        if !runs.is_empty() {
+            out.push_str(&format!("    {}\n", runs.join(" · ")));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_light_theme_has_no_light_grey_or_yellow_text_and_its_colours_are_settable() {
+    let light = crate::core::settings::ThemeConfig {
+        name: crate::core::settings::ThemeName::Light,
+        colors: [("waiting".to_string(), "#875f00".to_string())].into(),
+    };
+    let look = Look {
+        theme: super::theme::Theme {
+            color: true,
+            pal: super::theme::Palette::of(&light).unwrap(),
+        },
+        ..Look::plain()
+    };
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut s = fleet((w, h));
+        s.grid.mode = crate::core::layout::Mode::List;
+        let t = render(&s, w, h, &look);
+        let buf = t.backend().buffer();
+        for y in 0..h {
+            for x in 0..w {
+                let c = &buf[(x, y)];
+                // Unreadable on white: light grey, yellow, white on no background.
+                let bad = matches!(c.fg, Color::Gray | Color::Yellow | Color::LightYellow)
+                    || (c.fg == Color::White && c.bg == Color::Reset);
+                assert!(
+                    !bad,
+                    "{:?} on {:?} at {x},{y}: {:?}",
+                    c.fg,
+                    c.bg,
+                    c.symbol()
+                );
+            }
+        }
+        insta::assert_snapshot!(format!("light_list_{w}x{h}"), styled(&t));
+    }
+    // Set in the config: a role's colour, checked when read.
+    let bad = crate::core::settings::ThemeConfig {
+        colors: [("waitng".to_string(), "red".to_string())].into(),
+        ..Default::default()
+    };
+    let (key, why) = super::theme::Palette::of(&bad).unwrap_err();
+    assert_eq!(key, "waitng");
+    assert!(why.contains("the roles are alarm"), "{why}");
+    let bad = crate::core::settings::ThemeConfig {
+        colors: [("dim".to_string(), "greyish".to_string())].into(),
+        ..Default::default()
+    };
+    assert!(super::theme::Palette::of(&bad)
+        .unwrap_err()
+        .1
+        .contains("is not a colour"));
 }

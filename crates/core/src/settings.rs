@@ -41,6 +41,8 @@ pub struct Config {
     /// `[context]`: context windows by model, and when a context counts as full.
     pub context: Context,
     pub notify: Notify,
+    /// `[theme]`: the colours, for a dark or a light terminal, each settable.
+    pub theme: ThemeConfig,
     /// `[[hosts]]`: tmux servers on other machines, reached with ssh, watched beside the
     /// local one.
     pub hosts: Vec<Host>,
@@ -202,6 +204,24 @@ impl Default for Notify {
     }
 }
 
+/// `[theme]`: `name` picks the colours for a dark or a light terminal; `colors` sets any
+/// role's colour over them (`waiting = "#d78700"`, `dim = "245"`, `alarm = "red"`). The
+/// names are checked by the binary, which knows colours.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThemeConfig {
+    pub name: ThemeName,
+    pub colors: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeName {
+    #[default]
+    Dark,
+    Light,
+}
+
 /// `[crash_records]`: how many dead panes' outputs are kept, at most.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -242,6 +262,7 @@ impl Default for Config {
             crash_records: CrashRecords::default(),
             context: Context::default(),
             notify: Notify::default(),
+            theme: ThemeConfig::default(),
             hosts: Vec::new(),
         }
     }
