@@ -40,6 +40,8 @@ pub struct Io {
     pub stores: crate::adapters::discover::Dirs,
     /// The agents' own files followed for what they spend.
     spend: Arc<crate::adapters::spend::Follower>,
+    /// The agent kinds a new agent (`s`) is started as; `None`: none is started here.
+    agents: Option<crate::core::agent::Agents>,
     /// When a heard pane's start or stop last woke the loop.
     heard_at: std::sync::Arc<std::sync::Mutex<tokio::time::Instant>>,
 }
@@ -61,8 +63,36 @@ impl Io {
             elector: None,
             stores: Default::default(),
             spend: Default::default(),
+            agents: None,
             heard_at: std::sync::Arc::new(std::sync::Mutex::new(tokio::time::Instant::now())),
         }
+    }
+
+    /// Starts the agent asked for with `s`, as `agentwatch spawn` does; its pane, or why
+    /// not in the words `spawn` uses.
+    async fn start(&self, ask: crate::core::msg::StartAsk) -> Result<PaneId, String> {
+        let Some(agents) = &self.agents else {
+            return Err("agents are not started from here".into());
+        };
+        let home = std::env::var("HOME").ok();
+        let dir = match (ask.dir.strip_prefix('~'), home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{home}{rest}")
+            }
+            _ => ask.dir.clone(),
+        };
+        let req = crate::commands::spawn::Request {
+            remote: false,
+            agent: ask.agent,
+            cwd: Some(PathBuf::from(dir)).filter(|d| !d.as_os_str().is_empty()),
+            name: ask.name,
+            session: ask.session,
+            args: Vec::new(),
+        };
+        let id = crate::commands::spawn::spawn(self.tmux(), &req, agents)
+            .await
+            .map_err(|e| e.to_string())?;
+        PaneId::parse(&id).ok_or_else(|| format!("tmux answered {id:?}, not a pane id"))
     }
 
     /// The agents' session folders, when not where their environment says (tests).
@@ -88,6 +118,12 @@ impl Io {
 
     pub fn with_roster(mut self, path: Option<PathBuf>) -> Io {
         self.roster = path;
+        self
+    }
+
+    /// Agents are started here (`s`), as these kinds.
+    pub fn with_agents(mut self, agents: crate::core::agent::Agents) -> Io {
+        self.agents = Some(agents);
         self
     }
 
@@ -390,6 +426,7 @@ impl Io {
                     result,
                 }
             }
+            Effect::Start(ask) => Msg::Started(self.start(ask).await),
             Effect::Recreate(plans) => {
                 let mut results = Vec::new();
                 for p in plans {

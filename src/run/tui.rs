@@ -268,6 +268,7 @@ pub async fn dashboard(
         .with_spend_cache(crate::adapters::spend::Follower::default_cache())
         .with_roster(crate::adapters::store::roster::default_path())
         .with_notify(config.notify.clone())
+        .with_agents(config.agents())
         .with_crash_cap(&config.crash_records)
         .with_elector(elector)
         .with_remotes(super::remote_probers(config)),

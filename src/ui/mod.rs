@@ -5,6 +5,7 @@ pub mod help;
 pub mod list;
 pub mod lost;
 pub mod peek;
+pub mod start;
 pub mod theme;
 
 use ratatui::buffer::Buffer;
@@ -84,6 +85,9 @@ impl Widget for Screen<'_> {
             } else {
                 render_grid(state, self.look, area, buf);
             }
+        }
+        if let (Some(form), false) = (&state.start, full_screen) {
+            start::render(form, self.look, area, buf);
         }
         if state.overlays.show_help {
             help::render(self.look, state, area, buf);

@@ -171,16 +171,16 @@ fn help_says_the_auto_resume_policy_of_the_live_config_for_the_selected_agent() 
     let toml = "[agents.codex.auto_resume]\nmax_attempts = 9\n";
     let over: crate::config::Config = toml::from_str(toml).unwrap();
     config.agents = over.agents;
-    let mut s = State::new(&config, false, "/tmp/s".into(), (80, 24));
+    let mut s = State::new(&config, false, "/tmp/s".into(), (80, 30));
     poll(&mut s, vec![pane(1, 0, "claude"), pane(2, 1, "codex")], T0);
     s.update(Msg::Action(Action::Help), T0);
-    let t = render(&s, 80, 24, &Look::plain());
+    let t = render(&s, 80, 30, &Look::plain());
     assert!(find(&t, "after 5s, 7s, at most 2 times").is_some());
     // The codex card has a policy of its own.
     s.update(Msg::Action(Action::Help), T0);
     s.update(Msg::Action(Action::Down), T0);
     s.update(Msg::Action(Action::Help), T0);
-    let t = render(&s, 80, 24, &Look::plain());
+    let t = render(&s, 80, 30, &Look::plain());
     assert!(find(&t, "after 5s, 7s, at most 9 times").is_some());
 }
 
@@ -829,6 +829,24 @@ mod views {
             key(&mut s, KeyCode::Char('?'));
             s
         }));
+        v.push(("start", {
+            let mut s = twelve(size);
+            key(&mut s, KeyCode::Char('s'));
+            key(&mut s, KeyCode::Tab);
+            key(&mut s, KeyCode::Tab);
+            typed(&mut s, "review");
+            s
+        }));
+        v.push(("start_refused", {
+            let mut s = twelve(size);
+            key(&mut s, KeyCode::Char('s'));
+            key(&mut s, KeyCode::Enter);
+            s.update(
+                Msg::Started(Err("claude not found on PATH: install claude, or set start = [\"/path/to/claude\", ...] in [agents.claude]".into())),
+                s.now,
+            );
+            s
+        }));
         v.push(("lost", lost(size)));
         v.push(("lost_recreated", {
             // All three back: said as done, not as "0 agents lost".
@@ -1102,6 +1120,62 @@ mod views {
     }
 
     #[test]
+    fn s_starts_an_agent_like_the_selected_one_and_selects_it_once_it_shows() {
+        let mut s = twelve((80, 24));
+        let sel = s.selected_index().unwrap();
+        let (kind, dir) = (
+            s.cards[sel].agent.clone().unwrap(),
+            s.cards[sel].pane.cwd().to_string(),
+        );
+        key(&mut s, KeyCode::Char('s'));
+        let form = s.start.as_ref().expect("the form is open");
+        assert_eq!(
+            (form.kind(), form.dir.as_str()),
+            (kind.as_str(), dir.as_str())
+        );
+        // Another kind, a name; keys go to the form, not the grid (q does not quit).
+        key(&mut s, KeyCode::Right);
+        let other = s.start.as_ref().unwrap().kind().to_string();
+        assert_ne!(other, kind);
+        key(&mut s, KeyCode::Tab);
+        key(&mut s, KeyCode::Tab);
+        typed(&mut s, "q review");
+        assert!(!s.quit);
+        let fx = s.update(Msg::Key(Key::new(KeyCode::Enter)), s.now);
+        let ask = fx
+            .iter()
+            .find_map(|e| match e {
+                crate::core::msg::Effect::Start(a) => Some(a.clone()),
+                _ => None,
+            })
+            .expect("a start asked for");
+        assert_eq!(ask.agent, other);
+        assert_eq!(ask.dir, dir);
+        assert_eq!(ask.name.as_deref(), Some("q review"));
+        assert_eq!(ask.session, "agents");
+        // Refused: said on the form, which stays to be mended.
+        s.update(Msg::Started(Err("no such directory".into())), s.now);
+        assert_eq!(
+            s.start.as_ref().and_then(|f| f.error.as_deref()),
+            Some("no such directory")
+        );
+        // Started: the form closes, and the new pane is selected once a poll shows it.
+        key(&mut s, KeyCode::Enter);
+        s.update(Msg::Started(Ok(PaneId(99))), s.now);
+        assert!(s.start.is_none());
+        let mut panes: Vec<_> = s.cards.iter().map(|c| c.pane.clone()).collect();
+        panes.push(pane(99, 99, "claude"));
+        let at = s.now + 1_000;
+        s.update(Msg::Tick, at);
+        s.update(Msg::polled(Ok(obs(panes))), at);
+        assert_eq!(s.grid.selected, Some(PaneId(99)));
+        // Esc closes it unstarted.
+        key(&mut s, KeyCode::Char('s'));
+        key(&mut s, KeyCode::Esc);
+        assert!(s.start.is_none());
+    }
+
+    #[test]
     fn v_switches_the_view_and_a_filter_does_not_flip_it_back() {
         let mut s = twelve((80, 24));
         assert_eq!(s.grid.mode, Mode::Auto);
@@ -1180,10 +1254,10 @@ mod views {
 
     #[test]
     fn help_says_auto_resume_is_off_once_a_turned_it_off() {
-        let mut s = twelve((80, 24));
+        let mut s = twelve((80, 30));
         key(&mut s, KeyCode::Char('A'));
         key(&mut s, KeyCode::Char('?'));
-        let t = render(&s, 80, 24, &Look::plain());
+        let t = render(&s, 80, 30, &Look::plain());
         assert!(find(&t, "Auto-resume is off for every agent").is_some());
     }
 

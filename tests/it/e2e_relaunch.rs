@@ -88,3 +88,48 @@ fn r_on_a_claude_without_an_id_says_so_and_starts_nothing() {
     ui.wait_for_text("started fresh: new session", *WAIT);
     assert_eq!(argv(&server.wait_log(&pane, 2)[1])[0], "--session-id");
 }
+
+#[test]
+fn s_starts_a_new_agent_from_the_dashboard_where_the_selected_one_works() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "say ready\nhang\n");
+    let first = server.new_window(&["claude"]);
+    let dir = server.pane_field(&first, "#{pane_current_path}");
+    let ui = server.start_agentwatch(100, 30, &[], &["-c", &no_auto(&server)]);
+    ui.wait_for_text("● running", *WAIT);
+    ui.send_keys(&["s"]);
+    ui.wait_for_text("start an agent", *WAIT);
+    // The window's name, then Enter.
+    ui.send_keys(&["Tab", "Tab"]);
+    ui.send_text("second");
+    ui.send_keys(&["Enter"]);
+    // A window of its own in the session spawn uses, with what resuming it needs recorded.
+    let deadline = std::time::Instant::now() + *WAIT;
+    let pane = loop {
+        let out = server.tmux_ok(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "#{session_name} #{window_name} #{pane_id}",
+        ]);
+        if let Some(l) = out.lines().find(|l| l.starts_with("agents second ")) {
+            break l.rsplit(' ').next().unwrap().to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "no new window: {out}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_agent}"), "claude");
+    assert_eq!(server.pane_field(&pane, "#{pane_current_path}"), dir);
+    let id = server.pane_field(&pane, "#{@agentwatch_session_id}");
+    let runs = server.wait_log(&pane, 1);
+    assert_eq!(argv(&runs[0]), ["--session-id", id.as_str()]);
+    // It shows, selected (its card is the one drawn thick), and the form is gone.
+    ui.wait_for(&format!("{pane} selected"), *WAIT, |screen| {
+        !screen.contains("start an agent")
+            && screen
+                .lines()
+                .any(|l| l.starts_with('┏') && l.contains(&format!("· {pane}")))
+    });
+    ui.send_keys(&["q"]);
+    assert_eq!(ui.wait_exit(*WAIT), "status 0");
+}

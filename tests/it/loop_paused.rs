@@ -107,6 +107,7 @@ impl Answer for Fake {
             | Effect::LoadRoster
             | Effect::SaveRoster(_)
             | Effect::Recreate(_)
+            | Effect::Start(_)
             | Effect::Notify { .. }
             | Effect::Elect
             | Effect::ReadJournal { .. }

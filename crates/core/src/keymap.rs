@@ -145,6 +145,13 @@ pub const GRID: &[Binding] = &[
         Some("fresh"),
     ),
     b(
+        &[Char('s')],
+        "s",
+        Action::Start,
+        "start a new agent: kind, directory, window name (as spawn does)",
+        Some("start"),
+    ),
+    b(
         &[Char('/')],
         "/",
         Action::Filter,

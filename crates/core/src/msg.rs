@@ -46,6 +46,8 @@ pub enum Action {
     No,
     /// `p`: open the peek view on the selected pane.
     Peek,
+    /// `s`: start a new agent (kind, directory, name), as `spawn` does.
+    Start,
     /// `n`/Tab: select the next agent that needs its user.
     NextNeed,
     /// `x`: close a dead pane (asks once).
@@ -195,6 +197,8 @@ pub enum Msg {
     },
     /// The roster saved by an earlier run, for this socket.
     RosterLoaded(Option<Roster>),
+    /// The agent asked for with `s` started (its pane), or why not.
+    Started(Result<PaneId, String>),
     /// The lost agents were recreated: per target, the new pane id or why not.
     Recreated(Vec<(String, Result<String, RecreateError>)>),
     /// Who supervises the server now.
@@ -236,6 +240,17 @@ impl Msg {
             result: result.map(Box::new),
         }
     }
+}
+
+/// A new agent to start from the dashboard (`s`), as `agentwatch spawn` starts one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartAsk {
+    pub agent: String,
+    /// As typed: `~` is the home directory.
+    pub dir: String,
+    /// `None`: the kind's name.
+    pub name: Option<String>,
+    pub session: String,
 }
 
 /// One lost agent to bring back: where, and with what.
@@ -406,6 +421,8 @@ pub enum Effect {
     LoadRoster,
     /// Save (or, with `None`, forget) the roster of agents lost with this server.
     SaveRoster(Option<Roster>),
+    /// Start a new agent in a window of its own; answers [`Msg::Started`].
+    Start(StartAsk),
     /// Open a window per agent with its resume command; answers [`Msg::Recreated`].
     Recreate(Vec<Recreate>),
     /// `kill-pane` a dead pane; answers [`Msg::Closed`].

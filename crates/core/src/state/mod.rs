@@ -92,6 +92,8 @@ pub struct State {
     attending: Option<(bool, Vec<PaneId>)>,
     /// The peek view, when open.
     pub peek: Option<crate::peek_model::Peek>,
+    /// The form that starts a new agent (`s`), while open.
+    pub start: Option<start::StartForm>,
     /// agentwatch's own pane, when it runs inside the watched server (for `g`).
     pub client: Option<crate::msg::Viewer>,
     /// It runs inside another tmux server than the one it watches: `g` cannot switch
@@ -174,6 +176,7 @@ impl State {
             context: config.context.clone(),
             attending: None,
             peek: None,
+            start: None,
             client: None,
             in_other_tmux: false,
         }
@@ -253,6 +256,7 @@ impl State {
             Msg::Polled { server, result } => self.polled(server, result.map(|o| *o), now, &mut fx),
             Msg::RosterLoaded(r) => self.roster_loaded(r),
             Msg::Recreated(results) => self.recreated(results, &mut fx),
+            Msg::Started(result) => self.started(result),
             Msg::Screens(result) => {
                 let pending = std::mem::take(&mut self.reads.capture_pending);
                 match result {
@@ -352,6 +356,7 @@ mod limits;
 mod spend;
 pub use limits::Limit;
 pub use spend::{SpendAsk, Spent, SPEND_EVERY_MS};
+pub mod start;
 mod story;
 pub use story::{story, supervisor_name};
 mod launcher;

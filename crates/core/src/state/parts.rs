@@ -43,6 +43,8 @@ pub struct Grid {
     pub home: Option<String>,
     /// A chosen card the filter hid: chosen again when the filter lets it through.
     pub(super) hidden_choice: Option<PaneId>,
+    /// An agent just started here: selected as soon as it shows.
+    pub(super) want: Option<PaneId>,
     /// The last click: on which pane, when (for a double click).
     pub(super) last_click: Option<(PaneId, Millis)>,
 }
@@ -53,6 +55,7 @@ impl Grid {
             selected: None,
             chosen: false,
             first_shown: None,
+            want: None,
             scroll: 0,
             mode,
             order,

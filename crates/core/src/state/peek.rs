@@ -32,6 +32,10 @@ impl State {
     }
 
     pub(super) fn key(&mut self, ev: Key, now: Millis, fx: &mut Vec<Effect>) {
+        if self.start.is_some() {
+            self.start_key(&ev, fx);
+            return;
+        }
         if let Some(p) = self.peek.as_mut() {
             if let Some(typed) = p.typing.as_mut() {
                 match ev.code {

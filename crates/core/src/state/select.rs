@@ -61,6 +61,15 @@ impl State {
                 .map(|(i, _)| i),
         );
         self.grid.shown = shown;
+        // An agent just started here is the choice once it shows.
+        if let Some(id) = self.grid.want {
+            if self.grid.shown.iter().any(|&i| self.cards[i].pane.id == id) {
+                self.grid.selected = Some(id);
+                self.grid.chosen = true;
+                self.grid.hidden_choice = None;
+                self.grid.want = None;
+            }
+        }
         // The card chosen before the filter hid it comes back with it.
         if let Some(id) = self.grid.hidden_choice {
             if self.grid.shown.iter().any(|&i| self.cards[i].pane.id == id) {
@@ -137,6 +146,10 @@ impl State {
             (Action::Back, _) => {
                 // Esc clears the filter.
                 self.grid.filter.clear();
+                return;
+            }
+            (Action::Start, _) => {
+                self.open_start();
                 return;
             }
             (Action::Filter, _) => {
