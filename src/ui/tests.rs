@@ -1663,3 +1663,107 @@ fn a_light_theme_has_no_light_grey_or_yellow_text_and_its_colours_are_settable()
         .1
         .contains("is not a colour"));
 }
+
+/// Nine agents in every state that matters for "who needs me, and what happens next",
+/// in the attention order: waiting at a prompt, crashed with no id, gave up, resuming,
+/// idle, working, not known, finished, stopped on purpose.
+fn attention_scene(size: (u16, u16)) -> State {
+    let mut s = state(size);
+    s.grid.order = crate::core::settings::Order::Attention;
+    let kinds = [
+        "claude", "codex", "gemini", "aider", "claude", "claude", "claude", "opencode", "claude",
+    ];
+    let names = [
+        "api", "web", "docs", "infra", "review", "nightly", "search", "mobile", "auth",
+    ];
+    let mut o = obs(kinds
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut p = pane(i as u32 + 1, i as u32, k);
+            p.window_name = names[i].into();
+            p.opts.agent = k.to_string();
+            p.opts.session_id = format!("{:08x}-4f7b-4a43-9d55-3f1f1b7f0a11", i + 1);
+            p
+        })
+        .collect());
+    // The crashed claude in `auth` never had its id recorded.
+    o.listing.panes[8].opts.session_id.clear();
+    // gemini spent its budget already.
+    o.listing.panes[2].opts.attempts = "3".into();
+    for i in 1..=9u32 {
+        o.started.insert(PaneId(i), T0 - 600_000 * u64::from(i));
+        o.activity.insert(PaneId(i), T0 / 1000 - 30);
+    }
+    o.started.insert(PaneId(3), T0 + 30_000);
+    s.update(Msg::Tick, T0);
+    s.update(Msg::polled(Ok(o.clone())), T0);
+    let mut panes = o.listing.panes.clone();
+    panes[1] = dead(panes[1].clone(), Some(1), None);
+    panes[2] = dead(panes[2].clone(), None, Some(9));
+    panes[3] = dead(panes[3].clone(), Some(0), None);
+    panes[5] = dead(panes[5].clone(), None, Some(15));
+    panes[8] = dead(panes[8].clone(), Some(1), None);
+    for p in panes.iter_mut().filter(|p| p.dead) {
+        p.dead_time = Some((T0 + 60_000) / 1000);
+        p.opts.cwd = format!("/home/u/src/proj{}", p.id.0);
+    }
+    let mut o2 = o.clone();
+    o2.listing.panes = panes;
+    let at = T0 + 60_000;
+    let fx = s.update(Msg::polled(Ok(o2)), at);
+    crate::core::testkit::answer_tails(&mut s, fx, "", at);
+    let prompt = "╭────────────────────────────────╮\n│ Bash command                   │\n│                                │\n│   rm -rf build/                │\n│   Remove the build directory   │\n│                                │\n│ Do you want to proceed?        │\n│ ❯ 1. Yes                       │\n│   2. No                        │\n╰────────────────────────────────╯";
+    let screens: Vec<(u32, &str)> = vec![
+        (1, "⠋ Working… (12s · esc to interrupt)"),
+        (5, prompt),
+        (7, "> "),
+        (8, "opencode ready"),
+    ];
+    let map = || -> std::collections::HashMap<PaneId, String> {
+        screens
+            .iter()
+            .map(|(i, t)| (PaneId(*i), t.to_string()))
+            .collect()
+    };
+    s.update(Msg::Looked(Ok(map())), at + 100);
+    s.update(Msg::Screens(Ok(map())), at + 100);
+    s.update(Msg::Tick, at + 1_000);
+    s
+}
+
+#[test]
+fn the_attention_order_and_every_rows_next_step_at_80x24_and_160x45() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut s = attention_scene((w, h));
+        insta::assert_snapshot!(
+            format!("attention_{w}x{h}"),
+            render(&s, w, h, &Look::plain()).backend()
+        );
+        // The prompt selected: its preview says what it asks, and where the list has a
+        // column for it, so does its row.
+        s.grid.selected = Some(PaneId(5));
+        insta::assert_snapshot!(
+            format!("attention_waiting_{w}x{h}"),
+            render(&s, w, h, &Look::plain()).backend()
+        );
+        // codex resumed: out of the dead group at once, with the working ones.
+        let at = s.now + 2_000;
+        let mut panes: Vec<_> = s.cards.iter().map(|c| c.pane.clone()).collect();
+        let codex = panes.iter_mut().find(|p| p.id == PaneId(2)).unwrap();
+        *codex = pane(2, 1, "codex");
+        codex.window_name = "web".into();
+        codex.pid = Some(7777);
+        s.update(Msg::Tick, at);
+        s.update(Msg::polled(Ok(obs(panes))), at);
+        let order: Vec<u32> = s.cards.iter().map(|c| c.pane.id.0).collect();
+        let codex_at = order.iter().position(|&i| i == 2).unwrap();
+        let finished_at = order.iter().position(|&i| i == 4).unwrap();
+        let waiting_at = order.iter().position(|&i| i == 5).unwrap();
+        assert!(codex_at > waiting_at && codex_at < finished_at, "{order:?}");
+        insta::assert_snapshot!(
+            format!("attention_resumed_{w}x{h}"),
+            render(&s, w, h, &Look::plain()).backend()
+        );
+    }
+}
