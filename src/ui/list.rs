@@ -219,11 +219,14 @@ fn columns(state: &State, look: &Look, w: usize) -> Vec<(Col, usize)> {
                 .grid
                 .shown
                 .iter()
-                .any(|&i| state.cards[i].spend.is_some())
+                .any(|&i| !spent_cell(&state.cards[i], state).is_empty())
         {
             continue;
         }
+        // Never narrower than its name: `spe…` over a column tells nothing.
         let (min, most) = want(col);
+        let name = width(col.name());
+        let (min, most) = (min.max(name), most.max(name));
         if used + min < w {
             used += min + 1;
             chosen.push((col, min, most));
