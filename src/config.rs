@@ -230,6 +230,19 @@ fn validate(c: &Config, text: &str, file: &Path) -> Result<(), ConfigError> {
             "the program (first word) must not be empty".into(),
         );
     }
+    if let Some(why) = c.notify.webhook_problem() {
+        return err("notify", "webhook", why);
+    }
+    if c.notify.webhook_collapse_secs > MAX_COLLAPSE_SECS {
+        return err(
+            "notify",
+            "webhook_collapse_secs",
+            format!(
+                "{} is too long: at most {MAX_COLLAPSE_SECS} seconds (0 sends each look's news at once)",
+                c.notify.webhook_collapse_secs
+            ),
+        );
+    }
     for (i, h) in c.hosts.iter().enumerate() {
         if let Some(why) = h.problem() {
             return err(
@@ -497,6 +510,28 @@ mod tests {
         let claude = a.get("claude").unwrap();
         assert_eq!(claude.resume, vec!["claude", "-r", "{session_id}"]);
         assert_eq!(claude.id, IdShape::Uuid);
+    }
+
+    #[test]
+    fn a_webhook_that_is_no_http_url_is_refused_naming_the_key_and_the_fix() {
+        let ok =
+            parse_str("[notify]\nwebhook = \"https://ntfy.sh/t\"\nwebhook_collapse_secs = 0\n")
+                .unwrap();
+        assert_eq!(ok.notify.webhook, "https://ntfy.sh/t");
+        assert_eq!(ok.notify.webhook_collapse_secs, 0);
+        let e = parse_str("tick_ms = 500\n\n[notify]\nbell = false\nwebhook = \"ntfy.sh/t\"\n")
+            .unwrap_err();
+        assert_eq!((e.key.as_str(), e.line, e.column), ("notify.webhook", 5, 1));
+        assert!(e.message.contains("e.g. webhook = \"https://"), "{e}");
+        let e = parse_str("[notify]\nwebhook = \"https://x/a b\"\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("notify.webhook: a URL holds no spaces"),
+            "{e}"
+        );
+        let e = parse_str("[notify]\nwebhook_collapse_secs = 301\n").unwrap_err();
+        assert_eq!(e.key, "notify.webhook_collapse_secs");
+        assert!(e.message.contains("at most 300"), "{e}");
     }
 
     #[test]

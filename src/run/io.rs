@@ -363,6 +363,8 @@ impl Io {
                             bell: cfg.bell,
                             desktop: false,
                             on_death: Vec::new(),
+                            webhook: String::new(),
+                            ..cfg.clone()
                         }
                     } else {
                         cfg

@@ -192,7 +192,15 @@ pub struct Notify {
     /// A command (argv, never a shell string) run once per death with the event as JSON on
     /// its stdin, e.g. ["/home/me/bin/page-me"].
     pub on_death: Vec<String>,
+    /// An http:// or https:// address each announcement is POSTed to as JSON (through
+    /// curl, by the supervising instance only); empty: none.
+    pub webhook: String,
+    /// How long after an event others are gathered into the same POST, in seconds.
+    pub webhook_collapse_secs: u64,
 }
+
+/// The longest `webhook_collapse_secs`: news held back longer is late news.
+pub const MAX_COLLAPSE_SECS: u64 = 300;
 
 impl Default for Notify {
     fn default() -> Self {
@@ -200,6 +208,8 @@ impl Default for Notify {
             bell: true,
             desktop: false,
             on_death: Vec::new(),
+            webhook: String::new(),
+            webhook_collapse_secs: 3,
         }
     }
 }
@@ -220,6 +230,37 @@ pub enum ThemeName {
     #[default]
     Dark,
     Light,
+}
+
+impl Notify {
+    /// What is wrong with `webhook`, if anything (an empty one is no webhook).
+    pub fn webhook_problem(&self) -> Option<String> {
+        let url = self.webhook.as_str();
+        if url.is_empty() {
+            return None;
+        }
+        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Some(
+                "a URL holds no spaces, tabs, line breaks or control characters: write a space as %20"
+                    .into(),
+            );
+        }
+        let lower = url.to_ascii_lowercase();
+        let Some(rest) = ["https://", "http://"]
+            .iter()
+            .find_map(|scheme| lower.strip_prefix(scheme))
+        else {
+            return Some(format!(
+                "{url:?} is not an http:// or https:// URL: give the whole address, e.g. webhook = \"https://ntfy.sh/my-topic\""
+            ));
+        };
+        if rest.is_empty() || rest.starts_with(['/', '?', '#']) {
+            return Some(format!(
+                "{url:?} names no host: give the whole address, e.g. webhook = \"https://ntfy.sh/my-topic\""
+            ));
+        }
+        None
+    }
 }
 
 /// `[crash_records]`: how many dead panes' outputs are kept, at most.
@@ -474,5 +515,54 @@ impl Config {
             }
         }
         Agents::new(defs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(url: &str) -> Option<String> {
+        Notify {
+            webhook: url.into(),
+            ..Notify::default()
+        }
+        .webhook_problem()
+    }
+
+    #[test]
+    fn a_webhook_is_a_whole_http_or_https_address_or_nothing() {
+        for ok in [
+            "",
+            "https://ntfy.sh/my-topic",
+            "http://127.0.0.1:8080/hook",
+            "HTTPS://hooks.slack.com/services/T0/B0/x",
+            "https://ntfy.sh/t?tpl=yes&m={{.text}}",
+        ] {
+            assert_eq!(hook(ok), None, "{ok}");
+        }
+        let no_scheme = hook("ntfy.sh/my-topic").unwrap_or_default();
+        assert!(
+            no_scheme.contains("not an http:// or https:// URL"),
+            "{no_scheme}"
+        );
+        assert!(
+            no_scheme.contains("https://ntfy.sh/my-topic"),
+            "{no_scheme}"
+        );
+        assert!(hook("ftp://host/x").is_some());
+        assert!(hook("file:///etc/passwd").is_some());
+        let no_host = hook("https://").unwrap_or_default();
+        assert!(no_host.contains("names no host"), "{no_host}");
+        assert!(hook("http:///path").is_some());
+        for bad in [
+            "https://ntfy.sh/my topic",
+            "https://ntfy.sh/x\n",
+            "https://ntfy.sh/\tx",
+            "https://ntfy.sh/x\u{7f}",
+        ] {
+            let why = hook(bad).unwrap_or_default();
+            assert!(why.contains("no spaces"), "{bad:?}: {why}");
+        }
     }
 }
