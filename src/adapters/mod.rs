@@ -35,3 +35,16 @@ pub fn wall_ms() -> crate::core::time::Millis {
         .map(|d| d.as_millis() as crate::core::time::Millis)
         .unwrap_or(0)
 }
+
+/// This machine's name (`gethostname`); empty if it cannot be read.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    if rc == 0 {
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    }
+}

@@ -230,16 +230,7 @@ pub async fn look(
 
 /// This machine's name, as a lease names it.
 fn this_host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let host = if rc == 0 {
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    } else {
-        String::new()
-    };
-    lease::plain(&host)
+    lease::plain(&crate::adapters::host_name())
 }
 
 /// The holder runs on this machine and its process is gone.
