@@ -11,33 +11,45 @@ use tokio::io::AsyncWriteExt;
 use crate::config::Notify;
 use crate::core::msg::Event;
 
+/// Who an event is about, as a notification names it: `claude work:1.0`.
+pub fn who(e: &Event) -> String {
+    format!(
+        "{} {}",
+        e.agent.as_deref().unwrap_or("agent"),
+        e.target.as_deref().unwrap_or(&e.pane)
+    )
+}
+
+/// What happened, as a notification says it: `login needed · process exited (code 1)`,
+/// `waiting for input: Do you want to proceed?`.
+pub fn what(e: &Event) -> String {
+    match e.event.as_str() {
+        "gave_up" => "auto-resume gave up".to_string(),
+        "waiting" => format!("waiting for input: {}", e.detail.as_deref().unwrap_or("")),
+        "limited" => format!("at its usage limit: {}", e.detail.as_deref().unwrap_or("")),
+        _ => {
+            let what = e.detail.clone().unwrap_or_else(|| e.event.clone());
+            // Why first, where it says more than the exit.
+            match e
+                .cause
+                .as_deref()
+                .and_then(crate::core::cause::Cause::parse)
+                .filter(|c| c.is_telling())
+            {
+                Some(c) => format!("{} · {what}", c.label()),
+                None => what,
+            }
+        }
+    }
+}
+
+/// One event's line: `claude work:1.0: process exited (code 1)`.
+pub fn line(e: &Event) -> String {
+    format!("{}: {}", who(e), what(e))
+}
+
 /// The title and body of one notification for a batch of events (a storm is one summary).
 pub fn summary(events: &[Event]) -> (String, String) {
-    let line = |e: &Event| {
-        format!(
-            "{} {}: {}",
-            e.agent.as_deref().unwrap_or("agent"),
-            e.target.as_deref().unwrap_or(&e.pane),
-            match e.event.as_str() {
-                "gave_up" => "auto-resume gave up".to_string(),
-                "waiting" => format!("waiting for input: {}", e.detail.as_deref().unwrap_or("")),
-                "limited" => format!("at its usage limit: {}", e.detail.as_deref().unwrap_or("")),
-                _ => {
-                    let what = e.detail.clone().unwrap_or_else(|| e.event.clone());
-                    // Why first, where it says more than the exit.
-                    match e
-                        .cause
-                        .as_deref()
-                        .and_then(crate::core::cause::Cause::parse)
-                        .filter(|c| c.is_telling())
-                    {
-                        Some(c) => format!("{} · {what}", c.label()),
-                        None => what,
-                    }
-                }
-            }
-        )
-    };
     match events {
         [one] => (
             match one.event.as_str() {
