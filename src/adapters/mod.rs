@@ -25,6 +25,8 @@ pub mod spend;
 pub mod store;
 /// tmux: the async client, control mode, the listing format.
 pub mod tmux;
+/// Webhooks: every announcement POSTed as JSON through curl, a burst as one POST.
+pub mod webhook;
 /// Finding programs on PATH.
 pub mod which;
 

@@ -33,6 +33,8 @@ pub struct Io {
     pub roster: Option<PathBuf>,
     /// How deaths are announced; `None`: not at all (one-shot commands, tests).
     pub notify: Option<crate::config::Notify>,
+    /// The sender of `[notify] webhook`, started with the first announcement it sends.
+    webhook: std::sync::OnceLock<crate::adapters::webhook::Webhook>,
     pub clock: Clock,
     /// Who supervises the server; `None`: this instance does, alone.
     pub elector: Option<super::elector::Elector>,
@@ -59,6 +61,7 @@ impl Io {
             journal: None,
             roster: None,
             notify: None,
+            webhook: std::sync::OnceLock::new(),
             clock: Clock::start(),
             elector: None,
             stores: Default::default(),
@@ -148,11 +151,15 @@ impl Io {
         self.prober.tmux()
     }
 
-    /// Gives up the claim on the server, if this instance holds it (it is quitting).
+    /// Gives up the claim on the server, if this instance holds it (it is quitting), and
+    /// sends what the webhook has gathered.
     pub async fn release(&self) {
         if let Some(e) = &self.elector {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(1), e.release(self.tmux()))
                 .await;
+        }
+        if let Some(w) = self.webhook.get() {
+            w.finish(std::time::Duration::from_secs(2)).await;
         }
     }
 
@@ -358,6 +365,18 @@ impl Io {
             }
             Effect::Notify { events, bell_only } => {
                 if let Some(cfg) = &self.notify {
+                    // The supervisor's alone (every dashboard would POST the same death), and
+                    // about every pane: a phone is not looking at any.
+                    if !bell_only && !cfg.webhook.is_empty() {
+                        self.webhook
+                            .get_or_init(|| {
+                                crate::adapters::webhook::Webhook::start(
+                                    cfg.webhook.clone(),
+                                    std::time::Duration::from_secs(cfg.webhook_collapse_secs),
+                                )
+                            })
+                            .send(&events);
+                    }
                     let cfg = if bell_only {
                         &crate::config::Notify {
                             bell: cfg.bell,
