@@ -251,6 +251,15 @@ pub async fn run(tmux: &Tmux, ctx: &Context<'_>) -> Vec<Check> {
             Some("fix the key named above, or move the file away to use defaults".into()),
         ),
     });
+    // The webhook, where one is set: curl sends it.
+    if let Ok((config, _)) = &ctx.config {
+        if !config.notify.webhook.is_empty() {
+            out.push(webhook_check(
+                &config.notify.webhook,
+                crate::adapters::which::find_program("curl"),
+            ));
+        }
+    }
     match &ctx.state_dir {
         Some(dir) => {
             out.push(store_check("journal", &dir.join("journal.jsonl"), false));
@@ -308,6 +317,29 @@ fn store_check(what: &str, path: &Path, dir: bool) -> Check {
             } else {
                 fix("make it writable (and free some space), or set XDG_STATE_HOME / XDG_DATA_HOME")
             },
+        ),
+    }
+}
+
+/// Whether `[notify] webhook` can be sent: curl, found or not (the URL shown as its scheme
+/// and host only).
+fn webhook_check(url: &str, curl: Option<std::path::PathBuf>) -> Check {
+    let to = crate::adapters::webhook::sender::shown(url);
+    match curl {
+        Some(path) => Check::new(
+            Level::Ok,
+            "webhook",
+            format!("{to}, sent through {}", path.display()),
+            None,
+        ),
+        None => Check::new(
+            Level::Warn,
+            "webhook",
+            format!("{to} cannot be sent: {}", not_installed("curl")),
+            Some(
+                "install curl to send [notify] webhook notifications (apt-get install curl, brew install curl)"
+                    .into(),
+            ),
         ),
     }
 }

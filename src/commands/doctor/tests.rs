@@ -47,6 +47,23 @@ fn a_store_path_that_is_a_directory_fails_and_a_file_or_a_free_path_passes() {
 }
 
 #[test]
+fn a_webhook_says_whether_curl_can_send_it_and_keeps_its_secrets() {
+    let url = "https://me:pw@ntfy.sh/secret-topic?tpl=yes";
+    let sent = webhook_check(url, Some("/usr/bin/curl".into()));
+    assert_eq!(
+        sent.line(),
+        "✔ webhook: https://ntfy.sh, sent through /usr/bin/curl"
+    );
+    let missing = webhook_check(url, None);
+    assert_eq!(missing.level, Level::Warn);
+    assert_eq!(
+        missing.line(),
+        "! webhook: https://ntfy.sh cannot be sent: not installed (curl not found on PATH)\n    \
+         fix: install curl to send [notify] webhook notifications (apt-get install curl, brew install curl)"
+    );
+}
+
+#[test]
 fn passthrough_off_is_said_with_its_fix() {
     let off = passthrough_check("off");
     assert_eq!(off.level, Level::Warn);
