@@ -45,3 +45,4 @@ mod stores_tmux;
 mod transport_tmux;
 mod tree_tmux;
 mod two_instances_tmux;
+mod webhook_tmux;
