@@ -95,6 +95,9 @@ impl Widget for Screen<'_> {
     }
 }
 
+/// Said in the header while auto-resume is off for every agent.
+const AUTO_OFF: &str = " · auto-resume off (A)";
+
 fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let t = &look.theme;
     let c = state.counts();
@@ -138,10 +141,18 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         c.finished
     );
     let room = usize::from(area.width);
-    let terse = !alarms.is_empty()
+    // What the header says after the counts that must not be cut either: auto-resume off,
+    // tmux not answering.
+    let musts = usize::from(!state.supervision.auto_on) * w(AUTO_OFF)
+        + match &state.servers.local().link {
+            Link::Down(e) => w(&e.to_string()) + 3,
+            _ => 0,
+        };
+    let terse = (!alarms.is_empty() || musts > 0)
         && spans.iter().map(|s| w(&s.content)).sum::<usize>()
             + w(&counts_full)
             + alarms.iter().map(|(_, short)| w(short)).sum::<usize>()
+            + musts
             > room;
     if of_dead.is_empty() || terse {
         spans.push(st(format!(" · {} dead", c.dead)));
@@ -167,7 +178,7 @@ fn render_header(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
         )));
     }
     if !state.supervision.auto_on {
-        spans.push(st(" · auto-resume off (A)".into()));
+        spans.push(st(AUTO_OFF.into()));
     }
     for wave in state.supervision.waves.values() {
         spans.push(st(format!(

@@ -1253,6 +1253,16 @@ mod views {
     }
 
     #[test]
+    fn the_header_says_auto_resume_is_off_whole_at_80_columns() {
+        let mut s = twelve((80, 24));
+        key(&mut s, KeyCode::Char('A'));
+        let t = render(&s, 80, 24, &Look::plain());
+        let header = row(&t, 0);
+        assert!(header.contains("auto-resume off (A)"), "{header}");
+        assert!(header.contains("2 dead"), "the counts stay, shorter: {header}");
+    }
+
+    #[test]
     fn help_says_auto_resume_is_off_once_a_turned_it_off() {
         let mut s = twelve((80, 30));
         key(&mut s, KeyCode::Char('A'));
