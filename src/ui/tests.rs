@@ -1259,7 +1259,10 @@ mod views {
         let t = render(&s, 80, 24, &Look::plain());
         let header = row(&t, 0);
         assert!(header.contains("auto-resume off (A)"), "{header}");
-        assert!(header.contains("2 dead"), "the counts stay, shorter: {header}");
+        assert!(
+            header.contains("2 dead"),
+            "the counts stay, shorter: {header}"
+        );
     }
 
     #[test]
