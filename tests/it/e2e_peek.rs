@@ -101,7 +101,7 @@ fn peek_shows_the_last_words_and_g_the_first_retained_line_and_the_record_surviv
     // Back to the grid, relaunch, and the crash record holds the last line.
     ui.send_keys(&["Escape"]);
     // The grid's footer (the peek view's has no filter).
-    ui.wait_for_text("r relaunch  / filter", *WAIT);
+    ui.wait_for_text("r relaunch  s start  / filter", *WAIT);
     ui.send_keys(&["r"]);
     ui.wait_for_text("resumed 0e6a1c1e", *WAIT);
     let dir = server.dir.path().join("data/agentwatch/crashes");
