@@ -164,10 +164,23 @@ async fn deliver(url: &str, post: &Post, events: usize) {
     }
 }
 
-/// One POST through curl: the JSON on its stdin (never in its argv), the answer's status
-/// read back; Ok for a 2xx.
+/// curl's config text (`--config -`) for one POST: the URL, its title and its body, kept
+/// out of curl's argv (a webhook's URL is often its secret, and argv is public in `ps`).
+fn curl_config(url: &str, post: &Post) -> String {
+    // A quoted value in curl's config: backslash and quote escaped; JSON holds no raw line
+    // breaks, and a header's value none.
+    let quoted = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    format!(
+        "url = {}\nheader = {}\ndata-binary = {}\n",
+        quoted(url),
+        quoted(&format!("Title: {}", header_value(&post.title))),
+        quoted(&post.body.to_string())
+    )
+}
+
+/// One POST through curl: URL, title and JSON on its stdin (never in its argv), the
+/// answer's status read back; Ok for a 2xx.
 async fn attempt_post(curl: &Path, url: &str, post: &Post) -> Result<(), String> {
-    let title = format!("Title: {}", header_value(&post.title));
     let max = ATTEMPT_SECS.to_string();
     let mut child = tokio::process::Command::new(curl)
         .args([
@@ -186,12 +199,8 @@ async fn attempt_post(curl: &Path, url: &str, post: &Post) -> Result<(), String>
             "POST",
             "-H",
             "Content-Type: application/json",
-            "-H",
-            &title,
-            "--data-binary",
-            "@-",
-            "--url",
-            url,
+            "--config",
+            "-",
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -200,8 +209,7 @@ async fn attempt_post(curl: &Path, url: &str, post: &Post) -> Result<(), String>
         .spawn()
         .map_err(|e| format!("cannot run curl: {e}"))?;
     if let Some(mut stdin) = child.stdin.take() {
-        // A server that refuses at once leaves the body unread: the status says why.
-        let _ = stdin.write_all(post.body.to_string().as_bytes()).await;
+        let _ = stdin.write_all(curl_config(url, post).as_bytes()).await;
     }
     let out = tokio::time::timeout(
         Duration::from_secs(ATTEMPT_SECS + 5),
@@ -246,6 +254,44 @@ pub fn shown(url: &str) -> String {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn the_url_title_and_body_go_to_curl_as_quoted_config_not_argv() {
+        let post = Post {
+            title: "agentwatch: an agent died".into(),
+            body: serde_json::json!({"text": "say \"hi\" \\ then\nmore ✖"}),
+        };
+        let url = "https://:tk_secret@ntfy.sh/t?tpl=yes&m={{.text}}";
+        let cfg = curl_config(url, &post);
+        // Read back as curl reads a quoted value: \\ and \" are the escapes.
+        let unquote = |v: &str| {
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap();
+            let mut out = String::new();
+            let mut chars = v.chars();
+            while let Some(c) = chars.next() {
+                out.push(if c == '\\' { chars.next().unwrap() } else { c });
+            }
+            out
+        };
+        let lines: Vec<(&str, String)> = cfg
+            .lines()
+            .map(|l| {
+                let (k, v) = l.split_once(" = ").unwrap();
+                (k, unquote(v))
+            })
+            .collect();
+        assert_eq!(lines[0], ("url", url.to_string()));
+        assert_eq!(
+            lines[1],
+            ("header", "Title: agentwatch: an agent died".to_string())
+        );
+        assert_eq!(lines[2].0, "data-binary");
+        let body: serde_json::Value = serde_json::from_str(&lines[2].1).unwrap();
+        assert_eq!(body, post.body);
+    }
 
     #[test]
     fn a_url_is_logged_as_its_scheme_and_host_only() {
