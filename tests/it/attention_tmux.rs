@@ -421,3 +421,32 @@ fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
         std::thread::sleep(std::time::Duration::from_millis(1_100));
     }
 }
+
+#[test]
+fn a_dashboard_opened_later_says_the_same_age_as_the_supervisor() {
+    let server = TmuxServer::start();
+    // Working, its spinner redrawn, for half a minute.
+    server.write_plan("claude", "churn 30 30\n");
+    let pane = server.new_window(&["claude"]);
+    let first = server.start_agentwatch(120, 40, &[], &[]);
+    first.wait_for_text("· working", *WAIT);
+    server.wait_until("the supervisor's verdict is on the pane", *WAIT, || {
+        server
+            .pane_field(&pane, "#{@agentwatch_verdict}")
+            .starts_with("working ")
+    });
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    // A second dashboard, beside the first: the work began 6 s ago for it too.
+    let second = server.start_agentwatch_named("ui2", 120, 40, &[], &[]);
+    let age = |screen: &str| -> Option<u64> {
+        let at = screen.find("· working ")? + "· working ".len();
+        screen[at..].split('s').next()?.trim().parse().ok()
+    };
+    let screen = second.wait_for("its age", *WAIT, |s| age(s).is_some());
+    let (later, then) = (age(&screen).unwrap(), age(&first.screen()).unwrap_or(0));
+    assert!(
+        later >= 5,
+        "the second dashboard says working {later}s:\n{screen}"
+    );
+    assert!(later.abs_diff(then) <= 2, "{later}s against {then}s");
+}
