@@ -55,8 +55,10 @@ pub const SCENARIOS: &[(&str, &str, &str)] = &[
 /// The kinds the script is installed as.
 const KINDS: &[&str] = &["claude", "codex", "gemini", "aider"];
 
-/// The demo's config: quick retries so the crash loop plays out in about half a minute.
-const CONFIG: &str = "[auto_resume]\nbackoff_secs = [2, 5, 10]\n";
+/// The demo's config: quick retries so the crash loop plays out in about half a minute,
+/// for the transient causes (an overloaded API, a network error) too, which otherwise wait
+/// 30 s, 2 and 5 minutes.
+const CONFIG: &str = "[auto_resume]\nbackoff_secs = [2, 5, 10]\nslow_backoff_secs = [4, 8, 12]\n";
 
 /// How long one tmux or `agentwatch spawn` call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -559,5 +561,6 @@ mod tests {
     fn the_config_parses() {
         let c = crate::config::parse(CONFIG, Path::new("demo.toml")).unwrap();
         assert_eq!(c.auto_resume.backoff_secs, [2, 5, 10]);
+        assert_eq!(c.auto_resume.slow_backoff_secs, [4, 8, 12]);
     }
 }
