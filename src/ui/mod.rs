@@ -451,6 +451,18 @@ pub fn card_ctx<'a>(state: &'a State, look: &'a Look, i: usize) -> CardCtx<'a> {
     }
 }
 
+/// A box `w` wide and `h` tall (at most the area's height) in the middle of `area`, for an
+/// overlay.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let (w, h) = (w.min(area.width), h.min(area.height));
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
 /// The list's preview pane: the selected agent's card, with as much of its screen as fits.
 fn render_pane(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
     let (Some(p), Some(i)) = (state.geometry().pane, state.selected_index()) else {

@@ -51,13 +51,7 @@ pub fn render(form: &StartForm, look: &Look, area: Rect, buf: &mut Buffer) {
         ),
         t.dim(),
     ));
-    let h = (lines.len() as u16 + 2).min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
+    let rect = super::centered(area, w, lines.len() as u16 + 2);
     Clear.render(rect, buf);
     let title = fit(" start an agent (as agentwatch spawn) ", inner);
     Paragraph::new(lines)
