@@ -53,6 +53,14 @@ pub fn until(t: Millis, now: Millis) -> String {
     }
 }
 
+/// `in 3s`, `now`: a resume's countdown, in whole seconds rounded up.
+fn countdown(due: Millis, now: Millis) -> String {
+    match due.saturating_sub(now).div_ceil(1000) {
+        0 => "now".to_string(),
+        secs => format!("in {secs}s"),
+    }
+}
+
 fn exit_short(card: &Card) -> String {
     match card.life {
         Life::Dead(e) => e.short(),
@@ -359,16 +367,11 @@ pub fn notice(card: &Card, ctx: &CardCtx) -> Option<(String, bool)> {
                 ));
             }
             Auto::Scheduled { attempt, due } => {
-                let secs = due.saturating_sub(ctx.now).div_ceil(1000);
-                let when = if secs == 0 {
-                    "now".to_string()
-                } else {
-                    format!("in {secs}s")
-                };
                 return Some((
                     format!(
-                        "{} · auto-resume {attempt}/{max} {when} · c cancels",
-                        exit_short(card)
+                        "{} · auto-resume {attempt}/{max} {} · c cancels",
+                        exit_short(card),
+                        countdown(*due, ctx.now)
                     ),
                     false,
                 ));
@@ -480,15 +483,10 @@ pub fn next_step(card: &Card, ctx: &CardCtx) -> Option<(String, Style)> {
         Auto::Scheduled { due, .. } if card.at_limit_reset(ctx.now, ctx.limit_margin) => {
             (format!("resumes {}", clock(*due, ctx.tz)), notice)
         }
-        Auto::Scheduled { attempt, due } => {
-            let secs = due.saturating_sub(ctx.now).div_ceil(1000);
-            let when = if secs == 0 {
-                "now".to_string()
-            } else {
-                format!("in {secs}s")
-            };
-            (format!("resuming {attempt}/{max} {when}"), notice)
-        }
+        Auto::Scheduled { attempt, due } => (
+            format!("resuming {attempt}/{max} {}", countdown(*due, ctx.now)),
+            notice,
+        ),
         Auto::Resuming { attempt } => (format!("resuming {attempt}/{max}…"), notice),
         Auto::Held(Hold::GaveUp { .. }) => ("gave up · r".into(), alarm),
         Auto::Held(Hold::NoSession(_)) => ("no such session".into(), alarm),
