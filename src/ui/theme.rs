@@ -63,8 +63,8 @@ impl Palette {
         dim: Color::Indexed(240),
         border: Color::Indexed(248),
         selection: Color::Indexed(252),
-        header: Color::Indexed(238),
-        header_text: Color::White,
+        header: Color::Indexed(252),
+        header_text: Color::Black,
         key: Color::Indexed(25),
         notice: Color::Indexed(130),
     };
