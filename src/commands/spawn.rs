@@ -139,6 +139,25 @@ fn check_name(flag: &'static str, name: &str, session: bool) -> Result<(), Spawn
     Ok(())
 }
 
+impl SpawnError {
+    /// The error in the words of the dashboard's start form (`s`), whose lines are named
+    /// `directory`, `window name` and `tmux session`, not by `spawn`'s flags.
+    pub fn form_words(&self) -> String {
+        match self {
+            SpawnError::NoSuchDir(d) => format!("directory {}: no such directory", d.display()),
+            SpawnError::BadName { flag, name, why } => {
+                let line = match *flag {
+                    "--name" => "window name",
+                    "--target" => "tmux session",
+                    other => other,
+                };
+                format!("{line} {name:?}: {why}")
+            }
+            e => e.to_string(),
+        }
+    }
+}
+
 /// Starts the window; returns the new pane id (`%N`).
 pub async fn spawn(tmux: &Tmux, req: &Request, agents: &Agents) -> Result<String, SpawnError> {
     let new_id = uuid::Uuid::new_v4().to_string();
@@ -216,6 +235,25 @@ mod tests {
         assert!(opts.contains(&(Opt::SessionId, "ID-1".into())));
         assert!(opts.contains(&(ARGS_OPTION, r#"["--model","x y"]"#.into())));
         assert_eq!(opts[0], (Opt::RemainOnExit, "on".into()));
+    }
+
+    #[test]
+    fn the_start_form_is_told_in_its_own_words_not_spawns_flags() {
+        let mut defs = crate::core::agent::builtin();
+        defs[0].start = vec!["sh".into()];
+        let agents = Agents::new(defs);
+        let mut r = req("claude");
+        r.session = "a:b".into();
+        assert!(prepare(&r, &agents, "x")
+            .unwrap_err()
+            .form_words()
+            .starts_with("tmux session \"a:b\": tmux reads"));
+        let mut r = req("claude");
+        r.cwd = Some("/no/such/dir/here".into());
+        assert_eq!(
+            prepare(&r, &agents, "x").unwrap_err().form_words(),
+            "directory /no/such/dir/here: no such directory"
+        );
     }
 
     #[test]

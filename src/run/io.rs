@@ -94,7 +94,7 @@ impl Io {
         };
         let id = crate::commands::spawn::spawn(self.tmux(), &req, agents)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.form_words())?;
         PaneId::parse(&id).ok_or_else(|| format!("tmux answered {id:?}, not a pane id"))
     }
 

@@ -46,7 +46,7 @@ pub fn render(form: &StartForm, look: &Look, area: Rect, buf: &mut Buffer) {
     }
     lines.push(Line::styled(
         fit(
-            " Tab/↓↑ line · ←/→ kind · Enter starts · Esc cancels",
+            " Tab/↓↑ line · ←/→ kind · ^u clears · Enter starts · Esc cancels",
             inner,
         ),
         t.dim(),
