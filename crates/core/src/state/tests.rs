@@ -2494,3 +2494,28 @@ fn a_resumed_agent_leaves_the_dead_group_at_once() {
     assert_eq!(order, [PaneId(1), PaneId(2)]);
     assert_eq!(s.cards[1].order.0, s.cards[1].rank(false));
 }
+
+#[test]
+fn the_list_keeps_as_many_lines_of_the_selected_agent_as_its_preview_pane_shows() {
+    let mut s = state((120, 40));
+    s.grid.mode = crate::layout::Mode::List;
+    let panes: Vec<Pane> = (1..=5).map(|i| pane(i, i, "claude")).collect();
+    poll(&mut s, panes, T0);
+    let rows = s
+        .geometry()
+        .pane_lines()
+        .expect("a preview pane under the list");
+    let text: String = (1..=60).map(|n| format!("line {n}\n")).collect();
+    s.update(
+        Msg::Screens(Ok((1..=5).map(|i| (PaneId(i), text.clone())).collect())),
+        T0 + 10,
+    );
+    let sel = s.selected_index().unwrap();
+    assert_eq!(
+        s.cards[sel].preview.len(),
+        rows,
+        "as many as its card shows"
+    );
+    let other = (0..5).find(|&i| i != sel).unwrap();
+    assert_eq!(s.cards[other].preview.len(), crate::layout::LIST_PREVIEW);
+}
