@@ -52,6 +52,9 @@ pub struct Row {
     /// For `waiting`: the line on its screen (or a hook's reason) that says so (`Do you want
     /// to proceed?`).
     pub waiting_for: Option<String>,
+    /// For `waiting`: what its prompt asks, from the lines above its question (`Bash
+    /// command · rm -rf build/ · Remove the build directory`), where its screen shows it.
+    pub asks: Option<String>,
     /// Why a dead agent stopped: `usage_limit`, `auth`, `overloaded`, `network`,
     /// `out_of_memory`, `resume_rejected`, `deliberate`, `crash` or `unknown` (`null` while
     /// alive, or not read yet). A live agent at a limit (`limited`): `usage_limit`.
@@ -270,6 +273,7 @@ fn take_verdict(card: &mut Card, v: &Verdict) {
     }
     let report = crate::core::attention::Report::new(v.doing, v.told, v.why.clone());
     card.attention.now = Some((report, v.since));
+    card.attention.asked = v.asked.clone();
 }
 
 /// The core's state after one look: every pane read, the screens of agents seen for the
@@ -471,6 +475,11 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .waiting_for()
                     .filter(|_| c.life == Life::Running)
                     .map(str::to_string),
+                asks: c
+                    .attention
+                    .asked
+                    .clone()
+                    .filter(|_| c.life == Life::Running && c.attention.is(Doing::Waiting)),
                 cause: stop_of(c).map(|s| s.cause.word()).or_else(|| {
                     (c.life == Life::Running && c.attention.is(Doing::Limited))
                         .then_some(crate::core::cause::Cause::UsageLimit.word())
@@ -633,6 +642,7 @@ mod tests {
             died_at: None,
             reason: None,
             waiting_for: Some("\u{1b}]0;x\u{7}Do you want to proceed?".into()),
+            asks: None,
             cause: None,
             evidence: Vec::new(),
             resets_at: None,

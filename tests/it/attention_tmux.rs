@@ -399,7 +399,13 @@ fn a_one_shot_status_with_no_supervisor_reads_every_screen_not_the_first_two_hun
 #[test]
 fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
     let server = TmuxServer::start();
-    server.write_plan("claude", "print 3\nsay │ Do you want to proceed?\nhang\n");
+    // claude 2.1.197's permission prompt: a rule, what it asks, the question.
+    server.write_plan(
+        "claude",
+        "print 3\nsay ────────────────────────\nsay Bash command\nsay\n\
+         say rm -rf build/\nsay Remove the build directory\nsay\n\
+         say Do you want to proceed?\nsay ❯ 1. Yes\nsay 3. No\nhang\n",
+    );
     let pane = server.new_window(&["claude"]);
     let _ui = server.start_agentwatch(120, 40, &[], &[]);
     server.wait_until("the supervisor's verdict is on the pane", *WAIT, || {
@@ -418,6 +424,10 @@ fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
         assert_eq!(row["since"], want.as_str(), "{row} / {verdict}");
         assert_eq!(row["told"], told.as_str(), "{row}");
         assert_eq!(row["waiting_for"], "Do you want to proceed?", "{row}");
+        assert_eq!(
+            row["asks"], "Bash command · rm -rf build/ · Remove the build directory",
+            "{row}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(1_100));
     }
 }

@@ -112,43 +112,58 @@ impl Report {
 /// The supervisor's word on what a live agent does, kept on its pane
 /// (`@agentwatch_verdict`, beside the bare word of `@agentwatch_state` that status lines
 /// show) so that a one-shot `status` reports what the supervisor decided, since when it
-/// did, rather than deciding again from one look: `<word> <since ms> <told> <why>`.
+/// did, rather than deciding again from one look: `<word> <since ms> <told> <why>`, and
+/// after a tab what a prompt asks (see [`asked`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub doing: Doing,
     pub since: Millis,
     pub told: Told,
     pub why: String,
+    /// What the prompt it waits at asks.
+    pub asked: Option<String>,
 }
 
 impl Verdict {
-    pub fn of(report: &Report, since: Millis) -> Verdict {
+    pub fn of(report: &Report, since: Millis, asked: Option<&str>) -> Verdict {
         Verdict {
             doing: report.doing,
             since,
             told: report.told,
             why: report.why.clone(),
+            asked: asked.map(str::to_string),
         }
     }
 
-    /// Whether it says what `report` since `since` says (as written: the line's control
-    /// characters are spaces).
-    pub fn says(&self, report: &Report, since: Millis) -> bool {
+    /// Whether it says what `report` since `since` says, asking `asked` (as written: the
+    /// line's control characters are spaces).
+    pub fn says(&self, report: &Report, since: Millis, asked: Option<&str>) -> bool {
         self.doing == report.doing
             && self.since == since
             && self.told == report.told
             && one_line(&report.why).eq(self.why.chars())
+            && match (&self.asked, asked) {
+                (Some(a), Some(b)) => one_line(b).eq(a.chars()),
+                (None, None) => true,
+                _ => false,
+            }
     }
 
-    /// The option's value: one line, control characters of the line it quotes made spaces.
+    /// The option's value: one line, control characters of the lines it quotes made
+    /// spaces; what a prompt asks after a tab.
     pub fn value(&self) -> String {
-        format!(
+        let mut v = format!(
             "{} {} {} {}",
             self.doing.word(),
             self.since,
             self.told.word(),
             one_line(&self.why).collect::<String>()
-        )
+        );
+        if let Some(a) = &self.asked {
+            v.push('\t');
+            v.extend(one_line(a));
+        }
+        v
     }
 
     pub fn parse(value: &str) -> Option<Verdict> {
@@ -168,11 +183,17 @@ impl Verdict {
             "screen" => Told::Screen,
             _ => return None,
         };
+        let rest = f.next().unwrap_or_default();
+        let (why, asked) = match rest.split_once('\t') {
+            Some((why, asked)) => (why, Some(asked.to_string()).filter(|a| !a.is_empty())),
+            None => (rest, None),
+        };
         Some(Verdict {
             doing,
             since,
             told,
-            why: f.next().unwrap_or_default().to_string(),
+            why: why.to_string(),
+            asked,
         })
     }
 }
@@ -317,7 +338,9 @@ pub struct Attention {
 impl Attention {
     /// What was decided, as the supervisor keeps it on the pane.
     pub fn verdict(&self) -> Option<Verdict> {
-        self.now.as_ref().map(|(v, t)| Verdict::of(v, *t))
+        self.now
+            .as_ref()
+            .map(|(v, t)| Verdict::of(v, *t, self.asked.as_deref()))
     }
 
     /// The decided state and since when; `None` when it cannot be told.

@@ -65,6 +65,7 @@ fn a_verdict_is_one_line_that_reads_back_as_written() {
         since: 1_796_194_514_699,
         told: Told::Screen,
         why: "Do you want to proceed?\tnow\n".into(),
+        asked: None,
     };
     assert_eq!(
         v.value(),
@@ -84,8 +85,26 @@ fn a_verdict_is_one_line_that_reads_back_as_written() {
         Told::Screen,
         "Do you want to proceed?\tnow\n",
     );
-    assert!(back.says(&report, v.since), "what it was written from");
-    assert!(!back.says(&report, v.since + 1));
+    assert!(
+        back.says(&report, v.since, None),
+        "what it was written from"
+    );
+    assert!(!back.says(&report, v.since + 1, None));
+    // What the prompt asks, after a tab; an older value without one reads as asking
+    // nothing.
+    let asks = Verdict {
+        asked: Some("Bash command · rm -rf build/\n".into()),
+        ..v.clone()
+    };
+    assert!(asks.value().ends_with("now\tBash command · rm -rf build/"));
+    let back = Verdict::parse(&asks.value()).unwrap();
+    assert_eq!(back.asked.as_deref(), Some("Bash command · rm -rf build/"));
+    assert_eq!(back.why, "Do you want to proceed? now");
+    assert!(back.says(&report, v.since, Some("Bash command · rm -rf build/\n")));
+    assert!(
+        !back.says(&report, v.since, None),
+        "a change of what it asks is news"
+    );
     for bad in ["", "dead 5 screen x", "idle x screen", "idle 5 psychic x"] {
         assert_eq!(Verdict::parse(bad), None, "{bad}");
     }

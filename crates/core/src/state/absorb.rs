@@ -335,14 +335,24 @@ impl State {
                 }
                 // Compared as decided, formatted only when it changed (every card, every
                 // poll).
+                // What a prompt asks, kept with the verdict for `status` (only while it
+                // waits).
+                let asked = card
+                    .attention
+                    .asked
+                    .as_deref()
+                    .filter(|_| card.attention.is(Doing::Waiting));
                 let now = card
                     .attention
                     .now
                     .as_ref()
                     .filter(|_| card.life == Life::Running);
                 match (now, self.supervision.verdicts.get(&p.id)) {
-                    (Some((r, t)), said) if said.is_none_or(|v| !v.says(r, *t)) => {
-                        set(Opt::Verdict, &crate::attention::Verdict::of(r, *t).value());
+                    (Some((r, t)), said) if said.is_none_or(|v| !v.says(r, *t, asked)) => {
+                        set(
+                            Opt::Verdict,
+                            &crate::attention::Verdict::of(r, *t, asked).value(),
+                        );
                     }
                     (None, Some(_)) => set(Opt::Verdict, ""),
                     _ => {}

@@ -1559,6 +1559,7 @@ fn a_dashboard_opened_later_dates_what_it_sees_from_the_supervisors_verdict() {
         since: T0,
         told: crate::attention::Told::Screen,
         why: "Do you want to proceed?".into(),
+        asked: None,
     };
     let look = |s: &mut State, verdict: &str, at: Millis| {
         let mut p = pane(1, 1, "claude");
