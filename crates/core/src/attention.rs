@@ -312,10 +312,6 @@ pub struct Attention {
     pub screen: Option<Report>,
     /// What the prompt it waits at asks, as its screen showed it (see [`asked`]).
     pub asked: Option<String>,
-    /// The supervisor's verdict on its pane, while this instance has decided nothing yet:
-    /// the same state found dates from the verdict's `since`, so every dashboard says the
-    /// same age (one opened later does not start at 0 s).
-    pub shared: Option<Verdict>,
     /// What the agent's own state file says, and the pid it is about.
     pub file: Option<Report>,
     pub file_pid: Option<u32>,
@@ -341,6 +337,21 @@ impl Attention {
         self.now
             .as_ref()
             .map(|(v, t)| Verdict::of(v, *t, self.asked.as_deref()))
+    }
+
+    /// Beside a live supervisor: the state it decided too dates from when it did (its
+    /// `verdict` on the pane), when that is earlier and about this run (`start`), so every
+    /// dashboard says the same age (one opened later does not start at 0 s). A verdict
+    /// is read only while its supervisor lives: one left by a supervisor that quit is old.
+    pub fn date_from(&mut self, verdict: &str, start: Option<Millis>) {
+        let Some((r, since)) = self.now.as_mut() else {
+            return;
+        };
+        if let Some(v) = Verdict::parse(verdict) {
+            if v.doing == r.doing && v.since < *since && v.since >= start.unwrap_or(0) {
+                *since = v.since;
+            }
+        }
     }
 
     /// The decided state and since when; `None` when it cannot be told.
@@ -650,12 +661,6 @@ impl Attention {
                     _ => now,
                 };
                 let since = since.max(start.unwrap_or(0)).min(now);
-                // First decided here, and the supervisor said the same earlier, about this
-                // run: since then.
-                let shared = self.shared.take().filter(|sh| {
-                    old.is_none() && sh.doing == v.doing && sh.since >= start.unwrap_or(0)
-                });
-                let since = shared.map_or(since, |sh| sh.since.min(since));
                 self.now = Some((v.clone(), since));
                 Some(Some(v))
             }

@@ -98,11 +98,10 @@ impl State {
     /// journaled; the cards take their places in the order.
     pub(super) fn settle_attention(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         let mut edges = Vec::new();
+        // Beside a live supervisor, its verdicts date what both see.
+        let beside = !self.supervision.supervising && self.supervision.supervisor.is_some();
         for card in &mut self.cards {
             let first = card.attention.now.is_none();
-            if first && card.attention.changed && card.life == Life::Running {
-                card.attention.shared = crate::attention::Verdict::parse(&card.pane.opts.verdict);
-            }
             if let Some(edge) = card.attention.settle(now, card.started_at) {
                 fx.push(Effect::Log(Log::info(format!(
                     "{}: {}",
@@ -115,6 +114,10 @@ impl State {
                     ))
                 ))));
                 edges.push((card.pane.id, edge, first));
+            }
+            if beside && card.life == Life::Running && !card.pane.opts.verdict.is_empty() {
+                card.attention
+                    .date_from(&card.pane.opts.verdict, card.started_at);
             }
         }
         for (id, edge, first) in edges {

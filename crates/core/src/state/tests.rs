@@ -1579,14 +1579,37 @@ fn a_dashboard_opened_later_dates_what_it_sees_from_the_supervisors_verdict() {
         );
         s.cards[0].attention.state()
     };
-    let mut s = state((120, 40));
+    // Beside a live supervisor (a daemon).
+    let beside = || {
+        let mut s = state((120, 40));
+        s.update(
+            Msg::Elected(crate::msg::Election {
+                mine: false,
+                by: Some(crate::msg::Supervisor {
+                    pid: 77,
+                    daemon: true,
+                    since: T0 - 900_000,
+                }),
+                took_over: None,
+            }),
+            later,
+        );
+        s
+    };
+    let mut s = beside();
     assert_eq!(
         look(&mut s, &verdict.value(), later),
         Some((Doing::Waiting, T0)),
         "the same age as the supervisor's dashboard"
     );
-    // A verdict about an earlier run of the pane, or another state, is not taken.
+    // A verdict left by a supervisor that quit is old news: not taken with none alive.
     let mut s = state((120, 40));
+    assert_eq!(
+        look(&mut s, &verdict.value(), later),
+        Some((Doing::Waiting, later + 10))
+    );
+    // A verdict about an earlier run of the pane, or another state, is not taken.
+    let mut s = beside();
     let old = crate::attention::Verdict {
         since: T0 - 700_000,
         ..verdict.clone()
@@ -1595,7 +1618,7 @@ fn a_dashboard_opened_later_dates_what_it_sees_from_the_supervisors_verdict() {
         look(&mut s, &old.value(), later).map(|(_, t)| t),
         Some(T0 - 700_000)
     );
-    let mut s = state((120, 40));
+    let mut s = beside();
     let working = crate::attention::Verdict {
         doing: Doing::Working,
         ..verdict
