@@ -94,6 +94,10 @@ fn s_starts_a_new_agent_from_the_dashboard_where_the_selected_one_works() {
     let server = TmuxServer::start();
     server.write_plan("claude", "say ready\nhang\n");
     let first = server.new_window(&["claude"]);
+    // tmux 3.5a says a new pane's directory only once it has read it.
+    server.wait_until("the first pane's directory", *WAIT, || {
+        !server.pane_field(&first, "#{pane_current_path}").is_empty()
+    });
     let dir = server.pane_field(&first, "#{pane_current_path}");
     let ui = server.start_agentwatch(100, 30, &[], &["-c", &no_auto(&server)]);
     ui.wait_for_text("● running", *WAIT);
@@ -119,7 +123,7 @@ fn s_starts_a_new_agent_from_the_dashboard_where_the_selected_one_works() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(server.pane_field(&pane, "#{@agentwatch_agent}"), "claude");
-    assert_eq!(server.pane_field(&pane, "#{pane_current_path}"), dir);
+    assert_eq!(server.pane_field(&pane, "#{@agentwatch_cwd}"), dir);
     let id = server.pane_field(&pane, "#{@agentwatch_session_id}");
     let runs = server.wait_log(&pane, 1);
     assert_eq!(argv(&runs[0]), ["--session-id", id.as_str()]);
