@@ -294,7 +294,7 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
         let last = wrapped.len().min(2).saturating_sub(1);
         for (n, l) in wrapped.iter().take(2).enumerate() {
             let l = if n == last && wrapped.len() > 2 {
-                fit(
+                crate::core::text::fit_keep_end(
                     &format!("{l} {}", wrapped[2..].join(" ")),
                     w.saturating_sub(2),
                 )

@@ -407,7 +407,7 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
                 spans.push(Span::raw(" · "));
             }
             spans.push(Span::styled(
-                text,
+                crate::core::text::fit_keep_end(&text, w.saturating_sub(2)),
                 if alarm { t.alarm() } else { t.notice() },
             ));
         }

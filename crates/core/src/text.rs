@@ -110,6 +110,28 @@ pub fn fit_left(s: &str, cols: usize) -> String {
     format!("…{}", take_cols_end(&clean, cols - 1))
 }
 
+/// Cuts a notice in its middle, keeping its last clause whole (after its last `: ` or
+/// ` · `): that is where its key hint is (`… R starts a fresh session`, `… c cancels`).
+/// As [`fit`] when even the clause does not fit.
+pub fn fit_keep_end(s: &str, cols: usize) -> String {
+    let clean = printable(s);
+    if width(&clean) <= cols {
+        return clean;
+    }
+    let cut = [": ", " · "]
+        .iter()
+        .filter_map(|sep| clean.rfind(sep).map(|at| at + sep.len()))
+        .max();
+    match cut {
+        Some(at) if width(&clean[at..]) + 2 <= cols => {
+            let tail = &clean[at..];
+            let head = fit(&clean[..at], cols - width(tail));
+            format!("{head}{tail}")
+        }
+        _ => fit(&clean, cols),
+    }
+}
+
 /// `s` fit to exactly `cols` columns: cut with `…`, or padded with spaces.
 pub fn pad(s: &str, cols: usize) -> String {
     let mut out = fit(s, cols);
@@ -163,6 +185,18 @@ pub fn short_id(id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_notice_cut_in_its_middle_keeps_its_key_hint() {
+        let s = "no session id: opencode keeps them in its database, not read here: R starts a fresh session";
+        let cut = super::fit_keep_end(s, 60);
+        assert_eq!(super::width(&cut), 60);
+        assert!(cut.ends_with("…R starts a fresh session"), "{cut}");
+        assert!(cut.starts_with("no session id: opencode"), "{cut}");
+        assert_eq!(super::fit_keep_end("short: r", 60), "short: r");
+        // No room even for the hint: cut at the end as usual.
+        assert_eq!(super::fit_keep_end(s, 10), super::fit(s, 10));
+    }
+
     use super::*;
 
     #[test]
