@@ -457,6 +457,10 @@ def run_build(d, srv, name, aw, secs):
     dl = sorted(died[p][0] - killed[p] for p in killed if p in died)
     r["deaths"], r["deaths_seen"] = len(killed), len(dl)
     r["died_p50"], r["died_p95"] = pct(dl, 0.5), pct(dl, 0.95)
+    # When agentwatch saw each death (the event's own time): its line is written once the
+    # pane's last lines were read, 200 ms later, to say why it stopped (issue 30).
+    sl = sorted(died[p][1] - killed[p] for p in killed if p in died and died[p][1] is not None)
+    r["seen_p50"], r["seen_p95"] = pct(sl, 0.5), pct(sl, 0.95)
     r["spurious_died"] = sorted(p for p in died if p not in killed)
     with open(errlog) as f:
         r["warn"] = [l for l in f.read().splitlines() if " WARN " in l or " ERROR " in l]
@@ -482,7 +486,8 @@ def line(r):
     s += (f"cpu: agentwatch={r['aw_cpu']:.2f}% children={r['ch_cpu']:.2f}% tmux={r['tmux_cpu']:.2f}% "
           f"(without agentwatch {r['tmux_base']:.2f}%) "
           f"total={r['total']:.2f}%  rss={r['rss']:.1f}MiB  tmux spawns/min={r['spawns_min']:.0f}  "
-          f"deaths seen {r['deaths_seen']}/{r['deaths']} p50={fmt(r['died_p50'])} p95={fmt(r['died_p95'])} ms  "
+          f"deaths seen {r['deaths_seen']}/{r['deaths']} p50={fmt(r['died_p50'])} p95={fmt(r['died_p95'])} ms "
+          f"(seen at p50={fmt(r['seen_p50'])} p95={fmt(r['seen_p95'])} ms)  "
           f"exit={r['exit']}")
     return s
 
@@ -581,13 +586,15 @@ def main():
                   f"| {fmt(r.get('st_p50'))} / {fmt(r.get('st_max'))} |")
         print()
     print("| panes (churn) | build | warm-up s | agentwatch CPU % | children CPU % | tmux CPU % | total % "
-          "| tmux without agentwatch % | RSS MiB | spawns/min | deaths seen | died p50 / p95 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| tmux without agentwatch % | RSS MiB | spawns/min | deaths seen | died p50 / p95 ms "
+          "| seen p50 / p95 ms |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         settle = fmt(r["settle"], ".1f", f">{SETTLE_CAP:.0f} ({r['known']}/{r['n']})")
         print(f"| {r['n']} ({r['churn']}) | {r['name']} | {settle} | {r['aw_cpu']:.2f} | {r['ch_cpu']:.2f} "
               f"| {r['tmux_cpu']:.2f} | {r['total']:.2f} | {r['tmux_base']:.2f} | {r['rss']:.1f} | {r['spawns_min']:.0f} "
-              f"| {r['deaths_seen']}/{r['deaths']} | {fmt(r['died_p50'])} / {fmt(r['died_p95'])} |")
+              f"| {r['deaths_seen']}/{r['deaths']} | {fmt(r['died_p50'])} / {fmt(r['died_p95'])} "
+              f"| {fmt(r['seen_p50'])} / {fmt(r['seen_p95'])} |")
 
 
 if __name__ == "__main__":
