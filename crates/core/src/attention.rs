@@ -166,8 +166,10 @@ impl Verdict {
         v
     }
 
-    pub fn parse(value: &str) -> Option<Verdict> {
-        let mut f = value.splitn(4, ' ');
+    /// What it says and since when, read without copying its words (every card, every
+    /// settle, beside a supervisor).
+    pub fn doing_since(value: &str) -> Option<(Doing, Millis)> {
+        let mut f = value.splitn(3, ' ');
         let doing = match f.next()? {
             "working" => Doing::Working,
             "waiting" => Doing::Waiting,
@@ -175,7 +177,12 @@ impl Verdict {
             "limited" => Doing::Limited,
             _ => return None,
         };
-        let since = f.next()?.parse().ok()?;
+        Some((doing, f.next()?.parse().ok()?))
+    }
+
+    pub fn parse(value: &str) -> Option<Verdict> {
+        let (doing, since) = Verdict::doing_since(value)?;
+        let mut f = value.splitn(4, ' ').skip(2);
         let told = match f.next()? {
             "file" => Told::File,
             "hook" => Told::Hook,
@@ -347,9 +354,9 @@ impl Attention {
         let Some((r, since)) = self.now.as_mut() else {
             return;
         };
-        if let Some(v) = Verdict::parse(verdict) {
-            if v.doing == r.doing && v.since < *since && v.since >= start.unwrap_or(0) {
-                *since = v.since;
+        if let Some((doing, at)) = Verdict::doing_since(verdict) {
+            if doing == r.doing && at < *since && at >= start.unwrap_or(0) {
+                *since = at;
             }
         }
     }
