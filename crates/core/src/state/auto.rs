@@ -176,7 +176,7 @@ impl State {
         c.auto = judged::on_pane(c).unwrap_or_default();
         if let (false, Life::Dead(exit)) = (c.judged == Judged::Done, c.life) {
             c.judged = Judged::Done;
-            if c.seen_alive && !exit.is_clean() {
+            if c.seen_alive && !c.stopped_on_purpose() {
                 let mut ev = self.event(&self.cards[i], "died", now);
                 ev.detail = Some(exit.describe());
                 self.supervision.notes.push(ev);
@@ -275,7 +275,9 @@ impl State {
         if !rejudge {
             let mut ev = self.event(card, "died", card.seen_dead_at.unwrap_or(now));
             ev.detail = Some(exit.describe());
-            if !exit.is_clean() {
+            // A clean exit or a stop on purpose (the user's own Ctrl-C, a SIGTERM) is
+            // journaled, never announced: nobody needs to hear of what they did.
+            if !card.stopped_on_purpose() {
                 self.supervision.notes.push(ev.clone());
             }
             fx.push(Effect::Journal(ev));

@@ -167,6 +167,32 @@ fn a_deliberate_stop_needs_no_output_read() {
 }
 
 #[test]
+fn a_stop_on_purpose_is_journaled_and_not_announced_a_crash_is_both() {
+    for (code, announced) in [(143, false), (1, true)] {
+        let (mut w, mut s) = supervisor_with("");
+        w.look(&mut s, T0);
+        w.kill(code);
+        let mut notified = Vec::new();
+        for t in [T0 + 500, T0 + 1_000] {
+            let fx = s.update(Msg::Tick, t);
+            w.apply(&mut s, fx, t);
+            let fx = s.update(Msg::polled(Ok(w.obs())), t);
+            notified.extend(fx.iter().filter_map(|e| match e {
+                Effect::Notify { events, .. } => Some(events.len()),
+                _ => None,
+            }));
+            w.apply(&mut s, fx, t);
+        }
+        assert_eq!(
+            w.journal.iter().filter(|e| e.event == "died").count(),
+            1,
+            "exit {code}"
+        );
+        assert_eq!(!notified.is_empty(), announced, "exit {code}: {notified:?}");
+    }
+}
+
+#[test]
 fn the_agents_own_record_tells_a_cause_its_screen_does_not() {
     // Its pane shows nothing useful; its transcript ends with the refused key.
     let (mut w, mut s) = supervisor_with("bye\n");
