@@ -477,9 +477,9 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .map(str::to_string),
                 asks: c
                     .attention
-                    .asked
-                    .clone()
-                    .filter(|_| c.life == Life::Running && c.attention.is(Doing::Waiting)),
+                    .asks()
+                    .filter(|_| c.life == Life::Running)
+                    .map(str::to_string),
                 cause: stop_of(c).map(|s| s.cause.word()).or_else(|| {
                     (c.life == Life::Running && c.attention.is(Doing::Limited))
                         .then_some(crate::core::cause::Cause::UsageLimit.word())

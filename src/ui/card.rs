@@ -303,7 +303,7 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
             };
             lines.push(Line::from(Span::styled(format!(" {l}"), style)));
         }
-    } else if let (Some(asked), true) = (&card.attention.asked, card.attention.is(Doing::Waiting)) {
+    } else if let Some(asked) = card.attention.asks() {
         // What the prompt asks (the command to approve), which its last lines may not show.
         lines.push(Line::from(Span::styled(
             format!(" asks: {}", fit(asked, w.saturating_sub(8))),

@@ -303,10 +303,8 @@ fn cell(i: usize, col: Col, state: &State, look: &Look, chosen: bool) -> (String
         }
         // What a prompt asks, where it waits at one; else its last words (a dialog's
         // border says nothing).
-        Col::Last => match card.attention.asked.as_deref() {
-            Some(asked) if card.attention.is(crate::core::attention::Doing::Waiting) => {
-                (format!("asks: {asked}"), t.waiting())
-            }
+        Col::Last => match card.attention.asks() {
+            Some(asked) => (format!("asks: {asked}"), t.waiting()),
             _ => (
                 card.preview
                     .iter()

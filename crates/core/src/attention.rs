@@ -339,13 +339,6 @@ pub struct Attention {
 }
 
 impl Attention {
-    /// What was decided, as the supervisor keeps it on the pane.
-    pub fn verdict(&self) -> Option<Verdict> {
-        self.now
-            .as_ref()
-            .map(|(v, t)| Verdict::of(v, *t, self.asked.as_deref()))
-    }
-
     /// Beside a live supervisor: the state it decided too dates from when it did (its
     /// `verdict` on the pane), when that is earlier and about this run (`start`), so every
     /// dashboard says the same age (one opened later does not start at 0 s). A verdict
@@ -376,6 +369,11 @@ impl Attention {
             Some((v, _)) if v.doing == Doing::Waiting => Some(&v.why),
             _ => None,
         }
+    }
+
+    /// What the prompt it waits at asks (see [`asked`]), while it waits.
+    pub fn asks(&self) -> Option<&str> {
+        self.asked.as_deref().filter(|_| self.is(Doing::Waiting))
     }
 
     /// Whether its screen is due a look: its output stopped (or is known and has not been

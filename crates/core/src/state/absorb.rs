@@ -337,11 +337,7 @@ impl State {
                 // poll).
                 // What a prompt asks, kept with the verdict for `status` (only while it
                 // waits).
-                let asked = card
-                    .attention
-                    .asked
-                    .as_deref()
-                    .filter(|_| card.attention.is(Doing::Waiting));
+                let asked = card.attention.asks();
                 let now = card
                     .attention
                     .now
