@@ -262,17 +262,11 @@ impl State {
                 match result {
                     Ok(map) => {
                         // The list's preview pane shows more of the selected agent.
-                        let pane = self.reads.pane;
                         for card in &mut self.cards {
                             match map.get(&card.pane.id) {
                                 Some(text) => {
-                                    let lines = match pane {
-                                        Some((n, id)) if id == card.pane.id => {
-                                            n.max(self.reads.preview_lines)
-                                        }
-                                        _ => self.reads.preview_lines,
-                                    };
-                                    card.preview = last_lines(text, lines);
+                                    card.preview =
+                                        last_lines(text, self.reads.lines_for(card.pane.id));
                                 }
                                 // Asked and not answered (its group failed, or the pane
                                 // went): asked again, after the usual interval.

@@ -107,6 +107,17 @@ pub struct Reads {
     pub(super) spend_at: Option<Millis>,
 }
 
+impl Reads {
+    /// Output lines kept of pane `id`'s screen: the preview pane's for the agent it shows,
+    /// else a card's or a list line's.
+    pub(super) fn lines_for(&self, id: PaneId) -> usize {
+        match self.pane {
+            Some((n, shown)) if shown == id => n.max(self.preview_lines),
+            _ => self.preview_lines,
+        }
+    }
+}
+
 impl Default for Reads {
     fn default() -> Reads {
         Reads {

@@ -41,10 +41,7 @@ impl State {
             if due {
                 card.preview_sig = Some(sig);
                 card.preview_at = now;
-                let lines = match pane {
-                    Some((n, id)) if id == card.pane.id => n.max(lines),
-                    _ => lines,
-                };
+                let lines = self.reads.lines_for(card.pane.id);
                 let history = if card.pane.dead {
                     lines + DEAD_PREVIEW_HISTORY
                 } else {

@@ -65,9 +65,8 @@ impl State {
         if let Some(id) = self.grid.want {
             if self.grid.shown.iter().any(|&i| self.cards[i].pane.id == id) {
                 self.grid.selected = Some(id);
-                self.grid.chosen = true;
-                self.grid.hidden_choice = None;
                 self.grid.want = None;
+                self.choose_selected();
             }
         }
         // The card chosen before the filter hid it comes back with it.
