@@ -14,7 +14,6 @@ use crate::core::pane::{Exit, PaneId, ServerId};
 use crate::core::state::State;
 use crate::core::supervisor::Hold;
 use crate::run::Clock;
-use std::collections::HashMap;
 
 /// Screens read in one round trip.
 const LOOK_AT_ONCE: usize = 200;
@@ -189,15 +188,11 @@ pub async fn snapshot(
     let supervised = claim.as_ref().is_none_or(|c| c.holder().is_some());
     // What the live supervisor decided each agent does, and since when: reported as it is
     // (every reader says the same), not decided again from one look at the screens.
-    let verdicts = if claim.as_ref().is_some_and(|c| c.holder().is_some()) {
-        verdicts(prober).await
-    } else {
-        HashMap::new()
-    };
-    let mut state = look_as(config, prober, remotes, all, supervised, &verdicts).await?;
+    let held = claim.as_ref().is_some_and(|c| c.holder().is_some());
+    let mut state = look_as(config, prober, remotes, all, supervised, held).await?;
     for c in &mut state.cards {
-        if let Some(v) = verdicts.get(&c.pane.id) {
-            take_verdict(c, v);
+        if let Some(v) = verdict(c, held) {
+            take_verdict(c, &v);
         }
     }
     let down = state
@@ -226,27 +221,13 @@ pub async fn snapshot(
     })
 }
 
-/// The supervisor's verdicts on this server's panes (`@agentwatch_verdict`), by pane.
-async fn verdicts(prober: &Prober) -> HashMap<PaneId, Verdict> {
-    let Ok(out) = prober
-        .tmux()
-        .run([
-            "list-panes",
-            "-a",
-            "-F",
-            "#{pane_id} #{@agentwatch_verdict}",
-        ])
-        .await
-    else {
-        return HashMap::new();
-    };
-    String::from_utf8_lossy(&out)
-        .lines()
-        .filter_map(|l| {
-            let (id, v) = l.split_once(' ')?;
-            Some((PaneId::parse(id)?, Verdict::parse(v)?))
-        })
-        .collect()
+/// The live supervisor's verdict on a pane of this server (`@agentwatch_verdict`, read
+/// with the pane's other options), where one `held` the claim.
+fn verdict(card: &Card, held: bool) -> Option<Verdict> {
+    if !held || !card.pane.id.server().is_local() {
+        return None;
+    }
+    Verdict::parse(&card.pane.opts.verdict)
 }
 
 /// Whether the supervisor's verdict on a live agent is taken: where the pane option
@@ -286,7 +267,7 @@ pub async fn look(
     remotes: &[Prober],
     all: bool,
 ) -> Result<State, TmuxError> {
-    look_as(config, prober, remotes, all, true, &HashMap::new()).await
+    look_as(config, prober, remotes, all, true, false).await
 }
 
 /// [`look`], judging deaths as the supervisor would (`supervised`), or as nobody does.
@@ -296,7 +277,7 @@ async fn look_as(
     remotes: &[Prober],
     all: bool,
     supervised: bool,
-    verdicts: &HashMap<PaneId, Verdict>,
+    held: bool,
 ) -> Result<State, TmuxError> {
     let clock = Clock::start();
     let mut state = State::new(
@@ -371,10 +352,8 @@ async fn look_as(
             // Those it says wait or idle; those it says work are read for a new prompt.
             let settled = |id: &PaneId| {
                 let card = state.cards.iter().find(|c| c.pane.id == *id);
-                match (card, verdicts.get(id)) {
-                    (Some(c), Some(v)) => accepted(c, v) && v.doing != Doing::Working,
-                    _ => false,
-                }
+                card.and_then(|c| Some((c, verdict(c, held)?)))
+                    .is_some_and(|(c, v)| accepted(c, &v) && v.doing != Doing::Working)
             };
             let due: Vec<PaneId> = state
                 .looks_due()
