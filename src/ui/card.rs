@@ -70,6 +70,17 @@ fn exit_short(card: &Card) -> String {
 
 pub use crate::core::time::clock;
 
+/// When `continue` is typed into an agent whose limit resets at `t`: the reset plus the
+/// margin, to the second where the margin is not whole minutes.
+fn continue_at(t: Millis, ctx: &CardCtx) -> String {
+    let at = t + ctx.limit_margin;
+    if ctx.limit_margin % 60_000 == 0 {
+        crate::core::time::clock_or_date(at, ctx.now, ctx.tz)
+    } else {
+        crate::core::time::clock_secs(at, ctx.tz)
+    }
+}
+
 /// The state line: the loud banner for a death, a quiet line otherwise.
 pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
     let ago = |t: Option<Millis>| t.map(|t| duration(ctx.now.saturating_sub(t)));
@@ -83,14 +94,7 @@ pub fn status_line(card: &Card, ctx: &CardCtx) -> (String, Style) {
                     let next = match ctx.resets {
                         Some(t) if t > ctx.now => {
                             let then = if ctx.continues {
-                                // To the second where the margin is not whole minutes.
-                                let at = t + ctx.limit_margin;
-                                let at = if ctx.limit_margin % 60_000 == 0 {
-                                    clock(at, ctx.tz)
-                                } else {
-                                    crate::core::time::clock_secs(at, ctx.tz)
-                                };
-                                format!("continues at {at}")
+                                format!("continues at {}", continue_at(t, ctx))
                             } else {
                                 "C continues it then".to_string()
                             };
@@ -290,17 +294,13 @@ pub fn render(card: &Card, ctx: &CardCtx, area: Rect, buf: &mut Buffer) {
     if let Some((text, alarm)) = notice(card, ctx) {
         // Whole, on a second line where it must be: its key hint ends it.
         let style = if alarm { t.alarm() } else { t.notice() };
-        let wrapped = crate::core::text::wrap(&text, w.saturating_sub(2));
-        let last = wrapped.len().min(2).saturating_sub(1);
-        for (n, l) in wrapped.iter().take(2).enumerate() {
-            let l = if n == last && wrapped.len() > 2 {
-                crate::core::text::fit_keep_end(
-                    &format!("{l} {}", wrapped[2..].join(" ")),
-                    w.saturating_sub(2),
-                )
-            } else {
-                l.clone()
-            };
+        let cols = w.saturating_sub(2);
+        let mut wrapped = crate::core::text::wrap(&text, cols);
+        if wrapped.len() > 2 {
+            let rest = wrapped.split_off(1).join(" ");
+            wrapped.push(crate::core::text::fit_keep_end(&rest, cols));
+        }
+        for l in wrapped {
             lines.push(Line::from(Span::styled(format!(" {l}"), style)));
         }
     } else if let Some(asked) = card.attention.asks() {
@@ -462,18 +462,23 @@ pub fn next_step(card: &Card, ctx: &CardCtx) -> Option<(String, Style)> {
             return None;
         }
         return Some(match ctx.resets {
-            Some(r) if r > ctx.now && ctx.continues => (
-                format!("continues {}", clock(r + ctx.limit_margin, ctx.tz)),
-                notice,
+            Some(r) if r > ctx.now && ctx.continues => {
+                (format!("continues {}", continue_at(r, ctx)), notice)
+            }
+            Some(r) if r > ctx.now => (
+                format!(
+                    "C: continue {}",
+                    crate::core::time::clock_or_date(r, ctx.now, ctx.tz)
+                ),
+                dim,
             ),
-            Some(r) if r > ctx.now => (format!("C: continue {}", clock(r, ctx.tz)), dim),
             _ => ("reset passed: look".into(), t.waiting()),
         });
     }
     if !card.life.is_dead() || card.life.is_finished() {
         return None;
     }
-    if crate::core::resume::orphans_words(card).is_some() {
+    if !card.orphans.is_empty() {
         return Some(("leftovers: x ends".into(), alarm));
     }
     Some(match &card.auto {

@@ -260,7 +260,7 @@ fn next_cell(i: usize, state: &State, look: &Look) -> (String, Style) {
     let card = &state.cards[i];
     // Most cards, looked at cheaply: a live agent not at a limit has no next step.
     let may = card.relaunch.is_some()
-        || card.life.is_dead()
+        || (card.life.is_dead() && !card.life.is_finished())
         || card.attention.is(crate::core::attention::Doing::Limited);
     if card.agent.is_none() || !may {
         return (String::new(), Style::new());

@@ -25,7 +25,8 @@ pub fn render(form: &StartForm, look: &Look, area: Rect, buf: &mut Buffer) {
                 &tilde(&form.dir, look.home.as_deref()),
                 value_w.saturating_sub(1),
             ),
-            _ => fit(form.value(f), value_w.saturating_sub(1)),
+            // Cut at the start: typing goes on at its end.
+            _ => fit_left(form.value(f), value_w.saturating_sub(1)),
         };
         let cursor = if here && f != Field::Kind { "█" } else { "" };
         let style = if here { t.key() } else { Style::new() };
