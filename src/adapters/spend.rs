@@ -230,8 +230,9 @@ fn grow(f: &mut Followed, kind: Kind, path: &Path, budget: &mut u64) -> std::io:
     file.seek(SeekFrom::Start(f.offset))?;
     let mut left = (len - f.offset).min(*budget);
     *budget -= left;
-    // A megabyte at a time: the memory of a read does not grow with the file.
-    let mut buf = vec![0u8; CHUNK];
+    // A megabyte at a time: the memory of a read does not grow with the file (and a few
+    // lines appended cost a few kilobytes, not a megabyte zeroed).
+    let mut buf = vec![0u8; usize::try_from(left).unwrap_or(CHUNK).min(CHUNK)];
     while left > 0 {
         let want = usize::try_from(left).unwrap_or(CHUNK).min(CHUNK);
         let n = file.read(&mut buf[..want])?;

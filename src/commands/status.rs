@@ -65,7 +65,7 @@ pub struct Row {
     pub resets_at: Option<String>,
     /// What it spent, from its own file (claude's transcript, codex's rollout): each
     /// message counted once. `null` where nothing can be read.
-    pub tokens: Option<TokensOut>,
+    pub tokens: Option<crate::core::spend::Tokens>,
     /// The context it holds now, its window where known, and the share of it.
     pub context: Option<ContextOut>,
     /// The model of its newest message, where its file says.
@@ -80,15 +80,6 @@ pub struct Row {
     /// The process the pane's records are about (the agent's run at a prompt or under a
     /// wrapper, else the pane's process): its pid and, where known, when it started.
     pub occupant: Option<Occupant>,
-}
-
-/// Tokens, as `status --json` gives them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TokensOut {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_creation: u64,
 }
 
 /// The context in use, as `status --json` gives it.
@@ -472,12 +463,7 @@ fn rows(state: &State, all: bool) -> Vec<Row> {
                     .and_then(|s| s.resets_at)
                     .or_else(|| state.limit_resets(c))
                     .map(|t| crate::core::time::rfc3339(t, &jiff::tz::TimeZone::UTC)),
-                tokens: c.spend.as_ref().map(|s| TokensOut {
-                    input: s.tokens.input,
-                    output: s.tokens.output,
-                    cache_read: s.tokens.cache_read,
-                    cache_creation: s.tokens.cache_creation,
-                }),
+                tokens: c.spend.as_ref().map(|s| s.tokens),
                 context: c.spend.as_ref().and_then(|s| {
                     let window = state.context_window(s);
                     Some(ContextOut {
