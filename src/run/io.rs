@@ -77,17 +77,10 @@ impl Io {
         let Some(agents) = &self.agents else {
             return Err("agents are not started from here".into());
         };
-        let home = std::env::var("HOME").ok();
-        let dir = match (ask.dir.strip_prefix('~'), home) {
-            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                format!("{home}{rest}")
-            }
-            _ => ask.dir.clone(),
-        };
         let req = crate::commands::spawn::Request {
             remote: false,
             agent: ask.agent,
-            cwd: Some(PathBuf::from(dir)).filter(|d| !d.as_os_str().is_empty()),
+            cwd: Some(PathBuf::from(ask.dir)),
             name: ask.name,
             session: ask.session,
             args: Vec::new(),
@@ -383,7 +376,7 @@ impl Io {
                             desktop: false,
                             on_death: Vec::new(),
                             webhook: String::new(),
-                            ..cfg.clone()
+                            webhook_collapse_secs: 0,
                         }
                     } else {
                         cfg

@@ -1169,8 +1169,32 @@ mod views {
         s.update(Msg::Tick, at);
         s.update(Msg::polled(Ok(obs(panes))), at);
         assert_eq!(s.grid.selected, Some(PaneId(99)));
-        // Esc closes it unstarted.
+        // No directory is refused on the form; `~` is the home directory.
+        s.grid.home = Some("/home/u".into());
         key(&mut s, KeyCode::Char('s'));
+        key(&mut s, KeyCode::Tab);
+        s.update(
+            Msg::Key(Key {
+                code: KeyCode::Char('u'),
+                ctrl: true,
+            }),
+            s.now,
+        );
+        let fx = s.update(Msg::Key(Key::new(KeyCode::Enter)), s.now);
+        assert!(!fx
+            .iter()
+            .any(|e| matches!(e, crate::core::msg::Effect::Start(_))));
+        let said = s.start.as_ref().and_then(|f| f.error.clone());
+        assert!(said.is_some_and(|e| e.starts_with("directory: give one")));
+        typed(&mut s, "~/src/x");
+        let fx = s.update(Msg::Key(Key::new(KeyCode::Enter)), s.now);
+        let dir = fx.iter().find_map(|e| match e {
+            crate::core::msg::Effect::Start(a) => Some(a.dir.clone()),
+            _ => None,
+        });
+        assert_eq!(dir.as_deref(), Some("/home/u/src/x"));
+        s.update(Msg::Started(Err("no".into())), s.now);
+        // Esc closes it unstarted.
         key(&mut s, KeyCode::Esc);
         assert!(s.start.is_none());
     }

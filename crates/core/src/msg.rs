@@ -246,7 +246,7 @@ impl Msg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartAsk {
     pub agent: String,
-    /// As typed: `~` is the home directory.
+    /// The directory, `~` read as the home directory.
     pub dir: String,
     /// `None`: the kind's name.
     pub name: Option<String>,

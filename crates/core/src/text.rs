@@ -30,6 +30,15 @@ pub fn tilde(path: &str, home: Option<&str>) -> String {
     }
 }
 
+/// A path as typed, `~` (alone or before a `/`) read as the home directory: the opposite
+/// of [`tilde`].
+pub fn untilde(path: &str, home: Option<&str>) -> String {
+    match (path.strip_prefix('~'), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{h}{rest}"),
+        _ => path.to_string(),
+    }
+}
+
 /// `s` for a terminal: control characters (C0, DEL, C1: ESC, BEL, newline...) shown as `?`,
 /// as the dashboard shows them, so that nothing from a pane (a directory, a window name, a
 /// session id) can move the cursor, ring, or split a line of `status` or `events`.
@@ -185,6 +194,20 @@ pub fn short_id(id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_typed_home_is_read_back_as_the_home_directory() {
+        let home = Some("/home/u");
+        assert_eq!(super::untilde("~", home), "/home/u");
+        assert_eq!(super::untilde("~/src", home), "/home/u/src");
+        assert_eq!(super::untilde("~bob/src", home), "~bob/src");
+        assert_eq!(super::untilde("/srv", home), "/srv");
+        assert_eq!(super::untilde("~/src", None), "~/src");
+        assert_eq!(
+            super::untilde(&super::tilde("/home/u/a", home), home),
+            "/home/u/a"
+        );
+    }
+
     #[test]
     fn a_notice_cut_in_its_middle_keeps_its_key_hint() {
         let s = "no session id: opencode keeps them in its database, not read here: R starts a fresh session";

@@ -112,6 +112,7 @@ impl State {
 
     /// A key while the form is open: it takes every key.
     pub(super) fn start_key(&mut self, ev: &Key, fx: &mut Vec<Effect>) {
+        let home = self.grid.home.as_deref();
         let Some(f) = self.start.as_mut() else {
             return;
         };
@@ -146,12 +147,16 @@ impl State {
                     t.push(c);
                 }
             }
+            // No directory is no guess (the dashboard's own would be one): said on the form.
+            KeyCode::Enter if f.dir.trim().is_empty() => {
+                f.error = Some("directory: give one (~ is your home directory)".into());
+            }
             KeyCode::Enter => {
                 f.error = None;
                 f.busy = true;
                 fx.push(Effect::Start(StartAsk {
                     agent: f.kind().to_string(),
-                    dir: f.dir.trim().to_string(),
+                    dir: crate::text::untilde(f.dir.trim(), home),
                     name: Some(f.name.trim().to_string()).filter(|n| !n.is_empty()),
                     session: f.session.trim().to_string(),
                 }));
