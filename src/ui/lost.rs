@@ -109,7 +109,8 @@ pub fn render(state: &State, look: &Look, area: Rect, buf: &mut Buffer) {
             t.alarm(),
         )));
     } else {
-        if n > 0 {
+        // Offered only where it would recreate one.
+        if can > 0 {
             lines.push(Line::raw(fit(
                 " R recreates every agent that has a session id, each resuming its own session in its own directory.",
                 w,

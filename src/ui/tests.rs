@@ -848,6 +848,16 @@ mod views {
             s
         }));
         v.push(("lost", lost(size)));
+        v.push(("lost_unrecreatable", {
+            // No agent has a session id: R is not offered.
+            let mut s = lost(size);
+            if let Some(r) = s.lost.roster.as_mut() {
+                for a in &mut r.agents {
+                    a.session_id = None;
+                }
+            }
+            s
+        }));
         v.push(("lost_recreated", {
             // All three back: said as done, not as "0 agents lost".
             let mut s = lost(size);
