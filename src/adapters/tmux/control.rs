@@ -35,14 +35,20 @@ pub struct ErrorBlock(pub String);
 /// others (`if-shell`, `source-file`, an alias of several) answers with more blocks and
 /// must not be sent.
 struct Request {
+    /// One or more lines, each ending in a newline.
     line: String,
+    /// The blocks they give back: one a line, or one a command of a `a ; b` line.
     commands: usize,
+    /// A `a ; b ; c` line: tmux stops at the first command that fails, and its block is
+    /// the last.
+    list: bool,
     reply: oneshot::Sender<Vec<Block>>,
 }
 
 /// A request whose blocks are being read.
 struct Pending {
     commands: usize,
+    list: bool,
     blocks: Vec<Block>,
     reply: oneshot::Sender<Vec<Block>>,
 }
@@ -239,15 +245,11 @@ impl Control {
         let alive = Arc::new(AtomicBool::new(true));
         let serial = SERIAL.fetch_add(1, Ordering::SeqCst);
         notices.attached(serial, &attached.0, &attached.1);
-        tokio::spawn(pump(
-            child,
-            stdin,
-            reader,
-            rx,
-            Arc::clone(&alive),
-            notices,
-            serial,
-        ));
+        let pumped = pump(stdin, reader, rx, Arc::clone(&alive), notices, serial);
+        tokio::spawn(async move {
+            pumped.await;
+            let _ = child.start_kill();
+        });
         Ok(Control { tx, alive, serial })
     }
 
@@ -265,19 +267,24 @@ impl Control {
         blocks.pop().ok_or_else(dead)
     }
 
-    /// Sends several commands, one line each, all at once, and waits for their blocks: one
-    /// round trip for the lot, however many there are. `timeout` is for the whole batch.
+    /// Sends several commands, one line each, in one write, and waits for their blocks: one
+    /// round trip and one wake-up of the server for the lot, however many there are (a
+    /// command that fails stops none of the others). `timeout` is for the whole batch.
     pub async fn run_many<S: AsRef<str>>(
         &self,
         commands: &[&[S]],
         timeout: Duration,
     ) -> Result<Vec<Block>, TmuxError> {
-        let mut waits = Vec::with_capacity(commands.len());
-        for args in commands {
-            let line = format!("{}\n", command_line(args)?);
-            waits.push(self.send(line, 1)?);
+        if commands.is_empty() {
+            return Ok(Vec::new());
         }
-        self.wait(waits, timeout).await
+        let mut lines = String::new();
+        for args in commands {
+            lines.push_str(&command_line(args)?);
+            lines.push('\n');
+        }
+        let wait = self.send(lines, commands.len(), false)?;
+        self.wait(vec![wait], timeout).await
     }
 
     /// Sends the commands as one line, `a ; b ; c`, as a tmux command line runs them: queued
@@ -297,7 +304,7 @@ impl Control {
         for args in commands {
             line.push(command_line(args)?);
         }
-        let wait = self.send(format!("{}\n", line.join(" ; ")), commands.len())?;
+        let wait = self.send(format!("{}\n", line.join(" ; ")), commands.len(), true)?;
         self.wait(vec![wait], timeout).await
     }
 
@@ -305,12 +312,14 @@ impl Control {
         &self,
         line: String,
         commands: usize,
+        list: bool,
     ) -> Result<oneshot::Receiver<Vec<Block>>, TmuxError> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request {
                 line,
                 commands,
+                list,
                 reply,
             })
             .map_err(|_| dead())?;
@@ -484,9 +493,8 @@ impl Parser {
 
 /// Owns the client: writes requests, matches blocks to them in order.
 async fn pump(
-    mut child: tokio::process::Child,
-    mut stdin: tokio::process::ChildStdin,
-    mut reader: BufReader<tokio::process::ChildStdout>,
+    mut stdin: impl tokio::io::AsyncWrite + Unpin,
+    mut reader: impl tokio::io::AsyncBufRead + Unpin,
     mut rx: mpsc::UnboundedReceiver<Request>,
     alive: Arc<AtomicBool>,
     notices: Arc<Notices>,
@@ -500,14 +508,27 @@ async fn pump(
         tokio::select! {
             req = rx.recv() => {
                 let Some(req) = req else { break };
-                if stdin.write_all(req.line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                // Every request queued now goes in one write: tmux reads it at one wake-up
+                // and runs its lines in one pass, and each wake-up of a server costs it a
+                // walk over all its panes (1.6 ms at 1000 panes, against 0.15 ms for a short
+                // command in a batch).
+                let mut out = req.line.into_bytes();
+                let mut reqs = vec![(req.commands, req.list, req.reply)];
+                while let Ok(more) = rx.try_recv() {
+                    out.extend_from_slice(more.line.as_bytes());
+                    reqs.push((more.commands, more.list, more.reply));
+                }
+                if stdin.write_all(&out).await.is_err() || stdin.flush().await.is_err() {
                     break;
                 }
-                waiting.push_back(Pending {
-                    commands: req.commands,
-                    blocks: Vec::with_capacity(req.commands),
-                    reply: req.reply,
-                });
+                for (commands, list, reply) in reqs {
+                    waiting.push_back(Pending {
+                        commands,
+                        list,
+                        blocks: Vec::with_capacity(commands),
+                        reply,
+                    });
+                }
             }
             n = reader.read_until(b'\n', &mut line) => {
                 match n {
@@ -521,7 +542,7 @@ async fn pump(
                         if let Some(front) = waiting.front_mut() {
                             let failed = block.is_err();
                             front.blocks.push(block);
-                            if failed || front.blocks.len() >= front.commands {
+                            if (failed && front.list) || front.blocks.len() >= front.commands {
                                 if let Some(done) = waiting.pop_front() {
                                     let _ = done.reply.send(done.blocks);
                                 }
@@ -548,7 +569,6 @@ async fn pump(
         }
     }
     alive.store(false, Ordering::SeqCst);
-    let _ = child.start_kill();
     // Pending requests see their sender dropped: "connection closed".
 }
 
@@ -631,6 +651,128 @@ mod tests {
         ] {
             let _ = feed(&mut p, junk);
         }
+    }
+
+    /// Records each write the pump makes, as tmux would read it.
+    #[derive(Clone, Default)]
+    struct Writes(Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+    impl tokio::io::AsyncWrite for Writes {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.0.lock().unwrap().push(buf.to_vec());
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A connection whose writes are recorded; the server's side of its output.
+    fn connection() -> (Arc<Control>, Writes, tokio::io::DuplexStream) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let writes = Writes::default();
+        let alive = Arc::new(AtomicBool::new(true));
+        let (server, client) = tokio::io::duplex(4096);
+        tokio::spawn(pump(
+            writes.clone(),
+            BufReader::new(client),
+            rx,
+            Arc::clone(&alive),
+            Arc::new(Notices::default()),
+            1,
+        ));
+        let c = Control {
+            tx,
+            alive,
+            serial: 1,
+        };
+        (Arc::new(c), writes, server)
+    }
+
+    /// Once the pump has written what it was asked, the server answers `replies`.
+    async fn answer(writes: &Writes, server: &mut tokio::io::DuplexStream, replies: &[u8]) {
+        while writes.0.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        server.write_all(replies).await.unwrap();
+    }
+
+    const THREE: &[u8] = b"%begin 1 1 1\na\n%end 1 1 1\n%begin 1 2 1\nno such pane\n%error 1 2 1\n\
+%begin 1 3 1\nc\n%end 1 3 1\n";
+    const T: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn a_batch_is_one_write_and_a_failure_in_it_stops_nothing() {
+        let (c, writes, mut server) = connection();
+        let asked = tokio::spawn(async move {
+            c.run_many(
+                &[&["display-message", "-p", "a"], &["x", "-t", "%9"], &["y"]],
+                T,
+            )
+            .await
+        });
+        answer(&writes, &mut server, THREE).await;
+        let blocks = asked.await.unwrap().unwrap();
+        assert_eq!(
+            *writes.0.lock().unwrap(),
+            [b"'display-message' '-p' 'a'\n'x' '-t' '%9'\n'y'\n".to_vec()],
+            "one write: tmux reads the batch at one wake-up"
+        );
+        assert_eq!(
+            blocks,
+            [
+                Ok(b"a\n".to_vec()),
+                Err(ErrorBlock("no such pane".into())),
+                Ok(b"c\n".to_vec())
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn requests_queued_together_go_in_one_write_and_get_their_own_blocks() {
+        let (c, writes, mut server) = connection();
+        let asked = tokio::spawn(async move {
+            tokio::join!(c.run(&["a"], T), c.run_many(&[&["b"], &["c"]], T))
+        });
+        answer(&writes, &mut server, THREE).await;
+        let (a, b) = asked.await.unwrap();
+        assert_eq!(*writes.0.lock().unwrap(), [b"'a'\n'b'\n'c'\n".to_vec()]);
+        assert_eq!(a.unwrap(), Ok(b"a\n".to_vec()));
+        assert_eq!(
+            b.unwrap(),
+            [Err(ErrorBlock("no such pane".into())), Ok(b"c\n".to_vec())]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_list_stops_at_its_first_failure_and_the_next_request_reads_on() {
+        let (c, writes, mut server) = connection();
+        let asked = tokio::spawn(async move {
+            tokio::join!(
+                c.run_list(&[&["a"], &["b"], &["never run"]], T),
+                c.run(&["c"], T)
+            )
+        });
+        answer(&writes, &mut server, THREE).await;
+        let (list, after) = asked.await.unwrap();
+        assert_eq!(
+            list.unwrap(),
+            [Ok(b"a\n".to_vec()), Err(ErrorBlock("no such pane".into()))]
+        );
+        assert_eq!(after.unwrap(), Ok(b"c\n".to_vec()));
     }
 
     #[test]
