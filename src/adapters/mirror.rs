@@ -122,7 +122,15 @@ impl Ask {
                 &format::format_of(format::BRIEF),
             ]));
         }
-        let whole = format::list_panes_format();
+        if !self.fetch.is_empty() {
+            c.push(s(&[
+                "set-option",
+                "-s",
+                &format::record_option(),
+                &format::list_panes_format(),
+            ]));
+        }
+        let whole = format::record_ref();
         for id in &self.fetch {
             c.push(s(&["display-message", "-p", "-t", &id.to_string(), &whole]));
         }
@@ -625,5 +633,36 @@ mod tests {
         assert!(!m.ask(t0 + Duration::from_millis(500), &heard, &[]).full);
         // Remembered, though heard once.
         assert!(m.ask(t0 + FULL_AFTER_RENAME, &Heard::default(), &[]).full);
+    }
+
+    #[test]
+    fn the_cards_on_screen_are_read_in_one_read_of_the_server() {
+        // tmux's client hands a control connection's input to the server 4 KB at a time,
+        // a wake-up of a server of 1000 panes each: a dashboard's read of the 12 rows on
+        // screen and the selected card, with the head and a brief listing, is one.
+        let ask = Ask {
+            head: true,
+            brief: true,
+            fetch: (1..=13).map(|n| PaneId(n + 1000)).collect(),
+            ..Ask::default()
+        };
+        let bytes: usize = ask
+            .commands()
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|a| crate::adapters::tmux::control::quote(a).unwrap().len() + 1)
+                    .sum::<usize>()
+            })
+            .sum();
+        assert!(bytes < 4096, "{bytes} bytes");
+        // Each read names the format, held in this process's option set just before.
+        let c = ask.commands();
+        let set = c.iter().position(|c| c[0] == "set-option").unwrap();
+        assert_eq!(c[set][2], format::record_option());
+        assert!(c[set + 1..]
+            .iter()
+            .all(|c| c[0] == "display-message" && c[4] == format::record_ref()));
+        assert_eq!(c.len(), set + 1 + 13);
     }
 }

@@ -151,6 +151,14 @@ impl Io {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(1), e.release(self.tmux()))
                 .await;
         }
+        let forget = std::iter::once(&self.prober)
+            .chain(self.remotes.iter())
+            .map(|p| p.tmux().forget_record());
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(1),
+            futures_util::future::join_all(forget),
+        )
+        .await;
         if let Some(w) = self.webhook.get() {
             w.finish(std::time::Duration::from_secs(2)).await;
         }

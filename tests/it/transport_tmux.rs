@@ -177,3 +177,31 @@ async fn a_command_list_is_one_line_that_stops_at_the_first_failure_and_keeps_re
         .unwrap();
     assert_eq!(next, [Ok(b"next\n".to_vec()), Ok(Vec::new())]);
 }
+
+#[test]
+fn the_cards_on_screen_are_read_through_a_format_kept_in_the_server_and_gone_after_quitting() {
+    let server = TmuxServer::start();
+    server.write_plan("claude", "hang\n");
+    let pane = server.new_window(&["claude"]);
+    let (ui, _) = start(&server, &[]);
+    ui.wait_for_text("● running", *WAIT);
+    // The dashboard reads its card once a second by naming its format, kept in a server
+    // option of its own: a hook's word that only a whole record carries reaches the card.
+    let records = || {
+        server
+            .tmux_ok(&["show-options", "-s"])
+            .lines()
+            .filter(|l| l.starts_with("@agentwatch_record_"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    support::wait_until("the record format is in the server", *WAIT, || {
+        records().len() == 1
+    });
+    assert!(records()[0].contains("#{pane_id}"), "{:?}", records());
+    server.tmux_ok(&["set-option", "-p", "-t", &pane, "@pane_status", "waiting"]);
+    ui.wait_for_text("waiting", *WAIT);
+    ui.send_keys(&["q"]);
+    ui.wait_exit(*WAIT);
+    assert_eq!(records(), Vec::<String>::new(), "unset on the way out");
+}

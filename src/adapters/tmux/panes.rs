@@ -24,6 +24,13 @@ impl Tmux {
             .map(|_| ())
     }
 
+    /// Unsets this process's record format ([`super::format::record_option`]): it is
+    /// quitting.
+    pub async fn forget_record(&self) {
+        let name = super::format::record_option();
+        let _ = self.run(["set-option", "-su", name.as_str()]).await;
+    }
+
     /// Asks the server to send itself SIGCHLD (`#{pid}` is its own pid wherever it runs),
     /// for a server on another host, whose pid is not this machine's to signal.
     pub async fn kick_itself(&self) -> Result<(), TmuxError> {
