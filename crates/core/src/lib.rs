@@ -38,6 +38,8 @@ pub mod occupant;
 pub mod pane;
 /// The peek view's model: parsed output, scrolling, search.
 pub mod peek_model;
+/// A fast hash for what no adversary chooses (the screen's fingerprint).
+pub mod quick_hash;
 /// Whether a planned relaunch may run, and how, on the facts gathered just before.
 pub mod relaunch;
 /// Pure relaunch planning: argv, directory and session id, or why not.

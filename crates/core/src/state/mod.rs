@@ -381,7 +381,7 @@ impl State {
     /// about once a second, not on every poll.
     pub fn fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = crate::quick_hash::QuickHasher::default();
         (self.now / 1000).hash(&mut h);
         (
             self.size,
