@@ -224,9 +224,12 @@ impl Mirror {
     /// Takes in what tmux answered to `ask`. Returns the panes the brief listing showed to be
     /// new or changed that were not read whole yet: ask for them before the listing is used.
     pub fn take(&mut self, ask: &Ask, batch: Batch, now: Instant) -> Vec<PaneId> {
-        // The head alone changes no pane.
+        // The head alone changes no pane. Panes read one by one are written into the list
+        // handed out (below); a listing makes it anew.
         if ask.full || ask.brief || !ask.fetch.is_empty() {
-            self.shared = None;
+            if ask.full || ask.brief {
+                self.shared = None;
+            }
             self.told += 1;
         }
         if let Some((pid, auto)) = batch.head {
@@ -256,12 +259,31 @@ impl Mirror {
         // Asked for and not there: the pane is gone (unless its record could not be read).
         if batch.malformed == 0 {
             for id in ask.fetch.iter().filter(|id| !fetched.contains(id)) {
-                self.panes.remove(id);
+                if self.panes.remove(id).is_some() {
+                    self.shared = None;
+                }
             }
         }
         self.malformed = self.malformed.max(batch.malformed);
         for p in batch.panes {
-            self.panes.insert(p.id, p);
+            if self.panes.insert(p.id, p).is_none() {
+                self.shared = None;
+            }
+        }
+        // Only panes read whole changed: they are written into the list in place (it is no
+        // longer shared once a poll is over) instead of making it anew from every pane (a
+        // dashboard reads the cards on screen every second: 1000 clones each time).
+        if !ask.full && !ask.brief && !fetched.is_empty() {
+            if let Some(list) = self.shared.as_mut() {
+                for p in std::sync::Arc::make_mut(list)
+                    .iter_mut()
+                    .filter(|p| fetched.contains(&p.id))
+                {
+                    if let Some(new) = self.panes.get(&p.id) {
+                        p.clone_from(new);
+                    }
+                }
+            }
         }
         let mut more = Vec::new();
         if ask.brief {
@@ -664,5 +686,43 @@ mod tests {
             .iter()
             .all(|c| c[0] == "display-message" && c[4] == format::record_ref()));
         assert_eq!(c.len(), set + 1 + 13);
+    }
+
+    #[test]
+    fn panes_read_one_by_one_are_written_into_the_list_handed_out() {
+        let t0 = Instant::now();
+        let mut m = Mirror::default();
+        full(&mut m, (1..=3).map(|i| pane(i, 100 + i)).collect(), t0);
+        let before = m.panes();
+        drop(before);
+        let fetch = |m: &mut Mirror, panes: Vec<Pane>| {
+            let ask = Ask {
+                fetch: vec![PaneId(2), PaneId(3)],
+                ..Ask::default()
+            };
+            let batch = Batch {
+                panes,
+                ..Batch::default()
+            };
+            m.take(&ask, batch, t0);
+        };
+        let mut two = pane(2, 102);
+        two.current_command = "bash".into();
+        fetch(&mut m, vec![two, pane(3, 103)]);
+        let after = m.panes();
+        assert_eq!(
+            ids(&Listing {
+                panes: after.to_vec(),
+                ..Listing::default()
+            }),
+            [1, 2, 3]
+        );
+        assert_eq!(after[1].current_command, "bash");
+        drop(after);
+        // One asked for and not there: gone from the list too.
+        fetch(&mut m, vec![pane(2, 102)]);
+        let l = m.listing();
+        assert_eq!(ids(&l), [1, 2]);
+        assert_eq!(l.panes[1].current_command, "claude");
     }
 }
