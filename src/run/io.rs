@@ -343,13 +343,16 @@ impl Io {
             }
             Effect::Log(line) => {
                 match line.level {
+                    crate::core::msg::Level::Debug => tracing::debug!("{}", line.text),
                     crate::core::msg::Level::Info => tracing::info!("{}", line.text),
                     crate::core::msg::Level::Warn => tracing::warn!("{}", line.text),
                 }
                 return None;
             }
             Effect::Journal(event) => {
-                tracing::info!("{} {} {:?}", event.event, event.pane, event.detail);
+                // The journal is the record; the log echoes it only when asked (an agent at
+                // work journals an edge every few seconds, and the log is never rotated).
+                tracing::debug!("{} {} {:?}", event.event, event.pane, event.detail);
                 let path = self.journal.as_ref()?;
                 let result = crate::adapters::store::journal::append(path, &event).map_err(|e| {
                     tracing::warn!("journal {}: {e}", path.display());

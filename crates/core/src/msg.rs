@@ -319,6 +319,9 @@ pub struct DiscoverRequest {
 /// How much a log line matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
+    /// What happens all the time (an agent's every edge between work and a prompt): the
+    /// journal keeps it; the log has it with `AGENTWATCH_LOG=debug`.
+    Debug,
     Info,
     Warn,
 }
@@ -331,6 +334,13 @@ pub struct Log {
 }
 
 impl Log {
+    pub fn debug(text: impl Into<String>) -> Log {
+        Log {
+            level: Level::Debug,
+            text: text.into(),
+        }
+    }
+
     pub fn info(text: impl Into<String>) -> Log {
         Log {
             level: Level::Info,

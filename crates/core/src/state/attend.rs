@@ -103,7 +103,7 @@ impl State {
         for card in &mut self.cards {
             let first = card.attention.now.is_none();
             if let Some(edge) = card.attention.settle(now, card.started_at) {
-                fx.push(Effect::Log(Log::info(format!(
+                fx.push(Effect::Log(Log::debug(format!(
                     "{}: {}",
                     card.pane.id,
                     edge.as_ref().map_or("not known".to_string(), |v| format!(

@@ -1474,7 +1474,18 @@ fn an_edge_back_to_what_the_pane_option_still_says_is_journaled_all_the_same() {
     let prompt = Msg::Looked(Ok(
         [(PaneId(1), "Do you want to proceed?".to_string())].into()
     ));
-    assert_eq!(journaled(&s.update(prompt, T0 + 3_010)), ["waiting"]);
+    let fx = s.update(prompt, T0 + 3_010);
+    assert_eq!(journaled(&fx), ["waiting"]);
+    // The journal keeps the edge; the log has it only when asked for (it is never
+    // rotated, and a busy agent has an edge every few seconds).
+    let logged: Vec<_> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Log(l) if l.text.contains("waiting") => Some(l.level),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logged, [crate::msg::Level::Debug]);
     assert_eq!(journaled(&poll(&mut s, 200, T0 + 3_300)), ["working"]);
 }
 
