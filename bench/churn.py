@@ -30,7 +30,8 @@ Env: UI=1 the dashboard (160x45, in a private tmux server of its own) instead of
 SESSIONS=1 one session per agent instead of N windows in one session; BUSY=1 no churn panes
 (every pane busy-looking and silent: the cost case); CHURN="3 7" the phase bounds (s);
 SPIN_MS=100 how often a working churn pane redraws its spinner line;
-STATUS_SECS=20; DEATHS=5; BASE_SECS=10; FAKE=/path/to/fake_agent (default target/release/examples/fake_agent);
+STATUS_SECS=20; DEATHS=5; BASE_SECS=10; AFTER_SETTLE=3 (s from every pane known to the window:
+longer leaves agentwatch's start, which reads every pane whole, out of the window); FAKE=/path/to/fake_agent (default target/release/examples/fake_agent);
 KEEP=1 keeps the temp dirs (journals, truth, logs) and prints where they are.
 Kills only processes it started, only its own servers; never the default tmux server.
 """
@@ -59,7 +60,7 @@ DEATH_WAIT = 3.0
 HEADER_EVERY = 0.5
 TAIL_EVERY = 0.015
 SETTLE_CAP = 120.0
-AFTER_SETTLE = 3.0
+AFTER_SETTLE = float(os.environ.get("AFTER_SETTLE", "3"))
 BATCH = 50
 BUSY_LINE = "✻ Working… (3s · esc to interrupt)"
 CONFIG = "tick_ms = 500\n[auto_resume]\nenabled = false\n[notify]\nbell = false\n"
