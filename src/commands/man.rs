@@ -288,7 +288,8 @@ fn files() -> Roff {
         ),
         (
             "$XDG_STATE_HOME/agentwatch/agentwatch.log",
-            "The log of the dashboard and the daemon.",
+            "The log of the dashboard and the daemon. AGENTWATCH_LOG=debug adds every \
+             agent's edge between work and a prompt (the journal has them anyway).",
         ),
         (
             "$XDG_STATE_HOME/agentwatch/lost-agents.json",
@@ -304,6 +305,12 @@ fn files() -> Roff {
             "Locks (default /tmp/agentwatch-UID/): whether a daemon runs for each tmux \
              server's path. Who supervises a server is kept in the server itself (the server \
              option @agentwatch_lease), where every path to it finds it.",
+        ),
+        (
+            "server option @agentwatch_record_NONCE",
+            "The format one running agentwatch reads panes whole with, set in each server \
+             it watches and unset when it quits; one left by an agentwatch that was killed \
+             is harmless (tmux set -su removes it).",
         ),
     ] {
         item(&mut roff, path, text, None);
