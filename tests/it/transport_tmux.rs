@@ -205,3 +205,39 @@ fn the_cards_on_screen_are_read_through_a_format_kept_in_the_server_and_gone_aft
     ui.wait_exit(*WAIT);
     assert_eq!(records(), Vec::<String>::new(), "unset on the way out");
 }
+
+/// Two tasks that ask at the same moment share one write, so the server wakes once for both
+/// (a wake-up walks all its panes): a call waiting for its answer does not hold the
+/// connection, and each still gets its own answer.
+#[tokio::test]
+async fn asks_made_at_once_by_two_tasks_share_one_write_and_get_their_own_answers() {
+    use agentwatch::adapters::tmux::client::Tmux;
+    use std::sync::atomic::Ordering;
+    let server = TmuxServer::start();
+    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
+        .with_env(server.env_pairs())
+        .with_control_mode(true);
+    let say = |what: &str| {
+        vec![vec![
+            "display-message".into(),
+            "-p".into(),
+            what.to_string(),
+        ]]
+    };
+    // Connected by the first call.
+    assert_eq!(tmux.ask(&say("first")).await.unwrap(), b"first\n");
+    let before = tmux.notices().writes.load(Ordering::SeqCst);
+    assert!(before >= 1, "the first call went over control mode");
+    let (say_a, say_b) = (say("a"), say("b"));
+    let (a, b) = tokio::join!(tmux.ask(&say_a), tmux.ask(&say_b));
+    assert_eq!(a.unwrap(), b"a\n");
+    assert_eq!(b.unwrap(), b"b\n");
+    assert_eq!(
+        tmux.notices().writes.load(Ordering::SeqCst) - before,
+        1,
+        "the second ask went out with the first, not after its answer"
+    );
+    // One after the other, each is its own write.
+    tmux.ask(&say("c")).await.unwrap();
+    assert_eq!(tmux.notices().writes.load(Ordering::SeqCst) - before, 2);
+}

@@ -37,7 +37,9 @@ pub enum Transport {
 #[derive(Debug)]
 struct Slot {
     enabled: bool,
-    conn: Option<super::control::Control>,
+    /// Shared with the calls under way on it: the slot is locked only to find or make the
+    /// connection, so calls of other tasks go out while one waits for its answer.
+    conn: Option<Arc<super::control::Control>>,
     /// Why the last connection failed (another host's calls say it while they wait).
     last_error: Option<TmuxError>,
     /// No new connection before this (backoff after a failure).
@@ -181,6 +183,41 @@ impl Tmux {
         commands: &[&[S]],
         lines: Lines,
     ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
+        let conn = match self.connection().await? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        // Not under the slot's lock: calls of other tasks go out while this one waits for
+        // its answer, and those queued at the same moment share one write (one wake-up of
+        // the server, which walks all its panes at each).
+        // A big batch (options for a thousand new panes) gets time in proportion.
+        let timeout = self.timeout + BATCH_PER_COMMAND * commands.len() as u32;
+        let sent = match lines {
+            Lines::Each => conn.run_many(commands, timeout).await,
+            Lines::One => conn.run_list(commands, timeout).await,
+        };
+        match sent {
+            Ok(blocks) => Some(Ok(blocks)),
+            Err(e) => {
+                let mut slot = self.control.lock().await;
+                // Another call on it may have given it up already (and made a new one).
+                if slot.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn)) {
+                    slot.conn = None;
+                    self.retry_later(&mut slot, &format!("control mode failed ({e})"));
+                    if self.remote() {
+                        slot.not_before = None;
+                        slot.last_error = Some(e.clone());
+                    }
+                }
+                self.remote().then_some(Err(e))
+            }
+        }
+    }
+
+    /// The live control connection, made now if there is none and none failed lately.
+    /// `None`: use a process for this call; `Some(Err)`: another host that cannot be
+    /// reached now (its calls say why rather than start a process each).
+    async fn connection(&self) -> Option<Result<Arc<super::control::Control>, TmuxError>> {
         let mut slot = self.control.lock().await;
         if !slot.enabled {
             return None;
@@ -204,7 +241,7 @@ impl Tmux {
             match self.connect().await {
                 Ok(c) => {
                     tracing::info!("transport: control mode ({})", self.socket.display());
-                    slot.conn = Some(c);
+                    slot.conn = Some(Arc::new(c));
                     slot.backoff = BACKOFF_MIN;
                     slot.not_before = None;
                     // What changed while there was no connection was not heard.
@@ -225,26 +262,7 @@ impl Tmux {
                 }
             }
         }
-        let conn = slot.conn.as_ref()?;
-        // A big batch (options for a thousand new panes) gets time in proportion.
-        let timeout = self.timeout + BATCH_PER_COMMAND * commands.len() as u32;
-        let sent = match lines {
-            Lines::Each => conn.run_many(commands, timeout).await,
-            Lines::One => conn.run_list(commands, timeout).await,
-        };
-        match sent {
-            Ok(blocks) => Some(Ok(blocks)),
-            Err(e) => {
-                slot.conn = None;
-                self.retry_later(&mut slot, &format!("control mode failed ({e})"));
-                if self.remote() {
-                    slot.not_before = None;
-                    slot.last_error = Some(e.clone());
-                    return Some(Err(e));
-                }
-                None
-            }
-        }
+        slot.conn.as_ref().map(|c| Ok(Arc::clone(c)))
     }
 
     /// What tmux's error words mean. A pane or window that is not there any more means the

@@ -70,6 +70,9 @@ pub struct Notices {
     pub heard: tokio::sync::Notify,
     /// When each pane last wrote, heard as `%output` (for the panes whose output is on).
     pub output: std::sync::Mutex<Output>,
+    /// Writes made to tmux over control connections so far: each is a wake-up of the
+    /// server (requests queued together share one).
+    pub writes: std::sync::atomic::AtomicU64,
 }
 
 /// When each pane last wrote, as one connection heard it (by pane number), and the session
@@ -521,6 +524,7 @@ async fn pump(
                 if stdin.write_all(&out).await.is_err() || stdin.flush().await.is_err() {
                     break;
                 }
+                notices.writes.fetch_add(1, Ordering::Relaxed);
                 for (commands, list, reply) in reqs {
                     waiting.push_back(Pending {
                         commands,
