@@ -78,10 +78,27 @@ impl State {
         let partial = obs.partial;
         let listed: std::collections::HashSet<PaneId> =
             obs.listing.panes.iter().map(|p| p.id).collect();
-        let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
-            .into_iter()
-            .partition(|c| c.pane.id.server() == srv && (!partial || listed.contains(&c.pane.id)));
-        let mut old: HashMap<PaneId, Card> = mine.into_iter().map(|c| (c.pane.id, c)).collect();
+        // A partial look (the cards on screen, read whole once a second) makes its few
+        // cards anew where they stand: the others are neither moved nor sorted again (a
+        // card is 1.5 KB; a thousand moved and sorted each second was a tenth of the
+        // dashboard's time).
+        let mut places: HashMap<PaneId, usize> = HashMap::new();
+        let (mut old, others): (HashMap<PaneId, Card>, Vec<Card>) = if partial {
+            let mut old = HashMap::new();
+            for (i, c) in self.cards.iter_mut().enumerate() {
+                if c.pane.id.server() == srv && listed.contains(&c.pane.id) {
+                    places.insert(c.pane.id, i);
+                    let vacant = observe(None, crate::pane::Pane::default(), None, None, 0);
+                    old.insert(c.pane.id, std::mem::replace(c, vacant));
+                }
+            }
+            (old, Vec::new())
+        } else {
+            let (mine, others): (Vec<Card>, Vec<Card>) = std::mem::take(&mut self.cards)
+                .into_iter()
+                .partition(|c| c.pane.id.server() == srv);
+            (mine.into_iter().map(|c| (c.pane.id, c)).collect(), others)
+        };
         let selected_pos = self
             .grid
             .selected
@@ -173,8 +190,29 @@ impl State {
                 .filter(|p| self.agents.by_proc(p).is_some())
                 .collect();
         }
-        cards.extend(others);
-        self.cards = cards;
+        if partial {
+            // Back in their places; a card no longer made (its pane is not an agent's now)
+            // leaves its place, a new one joins (and is sorted in below).
+            let mut fresh = Vec::new();
+            for card in cards {
+                match places.remove(&card.pane.id) {
+                    Some(i) => self.cards[i] = card,
+                    None => fresh.push(card),
+                }
+            }
+            if !places.is_empty() {
+                let vacated: std::collections::HashSet<usize> = places.into_values().collect();
+                let mut i = 0;
+                self.cards.retain(|_| {
+                    i += 1;
+                    !vacated.contains(&(i - 1))
+                });
+            }
+            self.cards.extend(fresh);
+        } else {
+            cards.extend(others);
+            self.cards = cards;
+        }
         self.sort_cards();
         if self.supervision.waits_told.len() > self.cards.len() {
             let ids: std::collections::HashSet<PaneId> =

@@ -2044,6 +2044,49 @@ fn a_partial_look_makes_only_its_panes_cards_anew() {
 }
 
 #[test]
+fn a_partial_look_remakes_its_cards_in_place_and_keeps_the_order() {
+    let mut s = state((120, 40));
+    let ids = |s: &State| s.cards.iter().map(|c| c.pane.id.0).collect::<Vec<_>>();
+    poll(&mut s, (1..=5).map(|i| pane(i, i, "claude")).collect(), T0);
+    assert_eq!(ids(&s), [1, 2, 3, 4, 5]);
+    let before: Vec<Card> = s.cards.clone();
+    // %3 renamed, %4 being closed, %6 new in window 0: read whole, the others not.
+    s.overlays.closing.insert(PaneId(4));
+    let mut renamed = pane(3, 3, "claude");
+    renamed.window_name = "renamed".into();
+    let mut o = obs(vec![renamed, pane(4, 4, "claude"), pane(6, 0, "claude")]);
+    o.partial = true;
+    s.update(Msg::Tick, T0 + 500);
+    s.update(Msg::polled(Ok(o)), T0 + 500);
+    assert_eq!(ids(&s), [6, 1, 2, 3, 5], "sorted as a full look would be");
+    let card = |id: u32| s.cards.iter().find(|c| c.pane.id == PaneId(id)).unwrap();
+    assert_eq!(card(3).pane.window_name, "renamed");
+    for (id, was) in [(1, &before[0]), (2, &before[1]), (5, &before[4])] {
+        assert_eq!(&card(id).pane, &was.pane, "%{id} stands as it was");
+        assert_eq!(card(id).started_at, was.started_at);
+    }
+    assert_eq!(
+        card(3).started_at,
+        before[2].started_at,
+        "made anew from its card"
+    );
+    assert!(
+        s.cards.iter().all(|c| c.pane.id != PaneId::default()),
+        "no vacant card left"
+    );
+    // Once a second: the list is not built anew (nor its thousand cards moved).
+    let list = s.cards.as_ptr();
+    let mut o = obs(vec![pane(3, 3, "claude")]);
+    o.partial = true;
+    s.update(Msg::Tick, T0 + 1_000);
+    s.update(Msg::polled(Ok(o)), T0 + 1_000);
+    assert_eq!(ids(&s), [6, 1, 2, 3, 5]);
+    let three = s.cards.iter().find(|c| c.pane.id == PaneId(3)).unwrap();
+    assert_eq!(three.pane.window_name, "w3");
+    assert!(std::ptr::eq(s.cards.as_ptr(), list), "remade in place");
+}
+
+#[test]
 fn a_screen_read_asks_for_the_hooked_panes_records_only() {
     let mut s = state((120, 40));
     s.headless = true;
