@@ -106,6 +106,8 @@ where
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut resized = false;
+    let mut shown_at = tokio::time::Instant::now();
     loop {
         let msg = tokio::select! {
             biased;
@@ -114,7 +116,7 @@ where
             _ = ticker.tick() => Msg::Tick,
             () = io.woken() => Msg::Wake,
         };
-        let resized = matches!(msg, Msg::Resize { .. });
+        resized |= matches!(msg, Msg::Resize { .. });
         let effects = state.update(msg, io.now());
         for effect in effects {
             if let Effect::Kick {
@@ -146,6 +148,16 @@ where
                 "agentwatch hit a bug (a panic, reported above) and stopped"
             ));
         }
-        front.show(state, resized)?;
+        // Shown once the answers that came in together are all taken in (a tick's poll,
+        // election and reads answer within a millisecond of each other, and each look at
+        // the state goes over every card), and at least once a frame while they pour in.
+        if rx.is_empty() || shown_at.elapsed() >= FRAME {
+            front.show(state, resized)?;
+            resized = false;
+            shown_at = tokio::time::Instant::now();
+        }
     }
 }
+
+/// The longest a stream of answers holds back the screen.
+const FRAME: Duration = Duration::from_millis(50);

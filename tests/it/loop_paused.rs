@@ -200,3 +200,83 @@ async fn keys_are_handled_while_a_poll_hangs() {
         "quit waited for the poll"
     );
 }
+
+/// Answers every effect of a tick at once (no time passes): the poll, the election, the
+/// first tick's roster and journal reads.
+struct Instant(Fake);
+
+impl Answer for Instant {
+    async fn answer(&self, effect: Effect) -> Option<Msg> {
+        match effect {
+            Effect::Elect => Some(Msg::Elected(agentwatch::core::msg::Election {
+                mine: true,
+                by: None,
+                took_over: None,
+            })),
+            Effect::LoadRoster => Some(Msg::RosterLoaded(None)),
+            Effect::ReadJournal { .. } => Some(Msg::JournalRead(Vec::new())),
+            Effect::Poll { .. } => Some(Msg::polled(Ok(Observation {
+                listing: Listing {
+                    panes: vec![self.0.pane()],
+                    server_pid: Some(1),
+                    malformed: 0,
+                    auto_all: String::new(),
+                },
+                ..Observation::default()
+            }))),
+            other => self.0.answer(other).await,
+        }
+    }
+
+    fn now(&self) -> Millis {
+        self.0.now()
+    }
+
+    async fn woken(&self) {
+        std::future::pending().await
+    }
+}
+
+/// What was shown: the number of cards at each showing.
+#[derive(Default)]
+struct Counted(Vec<usize>);
+
+impl agentwatch::run::event_loop::Frontend for Counted {
+    fn show(&mut self, state: &State, _: bool) -> color_eyre::Result<()> {
+        self.0.push(state.cards.len());
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn answers_that_come_in_together_are_shown_once() {
+    let clock = Clock::start();
+    let fake = Arc::new(Instant(Fake {
+        clock,
+        start: clock.now(),
+        dies_after: u64::MAX / 2,
+        poll_delay: Duration::ZERO,
+        relaunched_at: Mutex::new(Vec::new()),
+    }));
+    let mut state = State::new(&Config::default(), false, "x".into(), (80, 24));
+    state.supervision.elect = true;
+    let mut shown = Counted::default();
+    let ticks = 20;
+    agentwatch::run::event_loop::drive(
+        &mut shown,
+        &mut state,
+        fake,
+        Duration::from_millis(500),
+        quit_after(Duration::from_millis(500 * ticks - 250)),
+    )
+    .await
+    .unwrap();
+    // Each tick is shown, and its answers (a poll and an election, and what the poll's
+    // answer asks at once) once more: not once each.
+    let n = shown.0.len();
+    assert!(
+        (ticks as usize..=2 * ticks as usize + 2).contains(&n),
+        "shown {n} times in {ticks} ticks"
+    );
+    assert_eq!(shown.0.last(), Some(&1), "the last answer is on screen");
+}
