@@ -659,9 +659,10 @@ mod tests {
 
     #[test]
     fn the_cards_on_screen_are_read_in_one_read_of_the_server() {
-        // tmux's client hands a control connection's input to the server 4 KB at a time,
-        // a wake-up of a server of 1000 panes each: a dashboard's read of the 12 rows on
-        // screen and the selected card, with the head and a brief listing, is one.
+        // The tmux server reads a control client's input 4 KB at a time (libevent's
+        // largest read), a wake-up of a server of 1000 panes each: a dashboard's read of
+        // the 12 rows on screen and the selected card, with the head and a brief listing,
+        // is one.
         let ask = Ask {
             head: true,
             brief: true,

@@ -97,9 +97,10 @@ pub fn list_panes_format() -> String {
 /// The server option that holds this process's whole-record format ([`list_panes_format`]),
 /// set in the same batch as the panes asked one by one: each of them then names it
 /// (`#{E:@agentwatch_record_<nonce>}`, 40 bytes) instead of carrying the format (900
-/// bytes). tmux's client hands a control connection's commands to its server 4 KB at a time,
-/// and every wake-up of a server costs it a walk over all its panes (1.3-1.6 ms at 1000 panes:
-/// it polls every pane's terminal): 13 whole records took it 5 wake-ups, now 2. The name
+/// bytes). The tmux server reads a control client's commands 4 KB at a time (libevent's
+/// largest read), and every wake-up of a server costs it a walk over all its panes
+/// (1.3-1.6 ms at 1000 panes: it polls every pane's terminal): 13 whole records took it 5
+/// wake-ups, now 2. The name
 /// carries this process's nonce, so no other instance's format is ever used; it is unset when
 /// this process quits. The nonce is then in the server, where a process that can read it
 /// could as well set any option of its own.
