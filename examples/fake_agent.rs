@@ -26,6 +26,9 @@
 //!   `Error: Session not found: <id>` and exits 1; plan line `opencode-exit-line <id>` prints
 //!   what it prints on Ctrl-C (`Session   <title>`, `Continue  opencode -s <id>`).
 //!
+//! - Like claude 2.1.197 (`strace`: one 8-byte write to an eventfd a second while it
+//!   waits, nothing else), it writes 8 bytes a second off its terminal (to `/dev/null`) all
+//!   its life: what its processes wrote is not all work on its screen.
 //! - Why claude stops, as claude 2.1.197 says it (measured against a stub model server on
 //!   loopback): plan line `claude-limit MINUTES` draws its interactive usage-limit banner
 //!   (`  ⎿  You've hit your session limit · resets 9:23pm (UTC)`, the reset MINUTES on, up to
@@ -76,6 +79,15 @@ fn main() {
         println!("{name} 0.0.0 (fake agent)");
         return;
     }
+    std::thread::spawn(|| {
+        let Ok(mut null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+            return;
+        };
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let _ = null.write_all(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        }
+    });
     // The real agent process a launcher started (`child`): it runs until it is ended.
     if std::env::var_os("FAKE_AGENT_CHILD").is_some() {
         hang();
