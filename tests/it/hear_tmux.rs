@@ -103,34 +103,72 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
 }
 
 #[tokio::test]
-async fn a_pane_that_writes_for_long_is_sampled_and_its_stop_still_heard() {
+async fn a_pane_at_work_is_counted_not_copied_and_its_stop_is_heard_through_the_noise() {
     let server = TmuxServer::start();
-    // Writes every 100 ms for 3 s (long enough to be only sampled), then nothing.
-    let pane = server.new_window(&[
-        "sh",
-        "-c",
-        "i=0; while [ $i -lt 30 ]; do echo x; sleep 0.1; i=$((i+1)); done; exec sleep 1000",
-    ]);
+    let stop = server.dir.path().join("stopped");
+    // Writes every 20 ms for a few seconds (long enough to be only sampled), then only 8
+    // bytes to /dev/null every 300 ms (an idle claude writes to an eventfd every second),
+    // while a child of its writes all the time into a pipe (a tool it runs): neither is work
+    // on its terminal.
+    let script = format!(
+        "(while :; do echo y; sleep 0.05; done) | cat > /dev/null &
+         i=0; while [ $i -lt 200 ]; do echo x; sleep 0.02; i=$((i+1)); done
+         : > {stop}
+         while :; do printf 12345678 > /dev/null; sleep 0.3; done",
+        stop = stop.display()
+    );
+    let pane = server.new_window(&["sh", "-c", &script]);
+    let n = id(&pane).number();
     let prober = hearing(&server, &[&pane]);
+    let last_copied = || {
+        prober
+            .tmux()
+            .notices()
+            .output
+            .lock()
+            .unwrap()
+            .last
+            .get(&n)
+            .copied()
+    };
     let end = std::time::Instant::now() + *WAIT;
-    let mut seen_writing = false;
-    loop {
+    // Sampled by its count: while it writes, a second passes with no byte of it copied to
+    // the connection (windows of output would copy some every half second).
+    let mut counted = false;
+    let mut before = None;
+    while !stop.exists() {
+        assert!(std::time::Instant::now() < end, "it never stops writing");
+        let _ = prober.observe_hot(&[], true).await.unwrap();
+        let copied = last_copied();
+        if copied.is_some() && copied == before {
+            counted = true;
+        }
+        before = copied;
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+    }
+    assert!(
+        counted,
+        "its output was copied all along: never only counted"
+    );
+    let stopped = agentwatch::adapters::wall_ms();
+    // Its stop is heard: the last byte heard stays, half a second old and more.
+    let end = std::time::Instant::now() + *WAIT;
+    let last = loop {
         assert!(std::time::Instant::now() < end, "its stop is never heard");
         tokio::time::sleep(Duration::from_millis(100)).await;
         let obs = prober.observe_hot(&[], true).await.unwrap();
         let now = agentwatch::adapters::wall_ms();
-        let Some(Some(last)) = obs.heard.get(&id(&pane)).copied() else {
-            continue;
-        };
-        let quiet = now.saturating_sub(last) >= agentwatch::core::attention::QUIET_HEARD_MS;
-        seen_writing |= !quiet;
-        if seen_writing && quiet {
-            break;
+        if let Some(Some(last)) = obs.heard.get(&id(&pane)).copied() {
+            if now.saturating_sub(last) >= agentwatch::core::attention::QUIET_HEARD_MS {
+                break last;
+            }
         }
-    }
-    // It was heard writing, and then its last byte: no wake-up invents more.
-    let obs = prober.observe_hot(&[], true).await.unwrap();
-    let last = obs.heard[&id(&pane)].unwrap();
+    };
+    assert!(
+        last <= stopped + 100,
+        "heard as writing after it stopped: {last}, stopped {stopped}"
+    );
+    // No wake-up invents more, and the noise is not heard as work.
     tokio::time::sleep(Duration::from_millis(700)).await;
     let again = prober.observe_hot(&[], true).await.unwrap();
     assert_eq!(again.heard[&id(&pane)], Some(last), "quiet stays quiet");

@@ -13,3 +13,5 @@ pub(crate) mod remote;
 pub(crate) mod skew;
 /// Each pane's foreground process tree, walked from the process table.
 pub(crate) mod tree;
+/// How much the processes writing to a pane's terminal wrote.
+pub(crate) mod writes;

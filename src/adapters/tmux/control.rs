@@ -84,13 +84,11 @@ pub struct Output {
     /// A monotonic instant, as the loop's clock is: a wall clock stepped (NTP, a suspend)
     /// does not make a pane look as if it wrote in the future.
     pub last: std::collections::HashMap<u32, tokio::time::Instant>,
-    /// When each pane's current stretch of writing began (its first byte after half a
-    /// second without one).
-    pub writing: std::collections::HashMap<u32, tokio::time::Instant>,
     /// The session it is attached to, `$id` and name, as tmux last said
     /// (`%session-changed`, `%session-renamed`): `%output` comes for its panes only.
     pub session: Option<(String, String)>,
-    /// Panes only sampled (see `poll::hear`): their first byte in a window is no news.
+    /// Panes only sampled (see `poll::hear`), paused: a byte of theirs still under way when
+    /// they were paused is no news.
     pub sampled: std::collections::HashSet<u32>,
     /// Panes tmux said it paused (`%pause`): on request, or because their output waited
     /// unread past `pause-after` (then they are to be continued).
@@ -124,9 +122,6 @@ impl Notices {
         }
         let before = out.last.insert(pane, now);
         let start = before.is_none_or(|t| now.duration_since(t) >= quiet);
-        if start {
-            out.writing.insert(pane, now);
-        }
         let sampled = out.sampled.contains(&pane);
         drop(out);
         if start && !sampled {

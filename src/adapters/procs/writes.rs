@@ -1,0 +1,141 @@
+//! How much the processes writing to a pane's terminal wrote (`/proc/PID/io`'s `wchar`):
+//! an agent at work is sampled by this count, its output not copied over control mode at
+//! all (see `poll::hear`). Reads, decides nothing.
+
+use std::path::{Path, PathBuf};
+
+/// At most this many processes are looked at below one pane (a pane running a build may
+/// have hundreds; the agent and its wrapper are near the top).
+const LIMIT: usize = 64;
+
+/// The processes of a pane that write to its terminal: its own process, and those below it
+/// whose standard output is the pane's terminal (an agent under a wrapper or a
+/// shell, codex's binary under its node launcher). A tool an agent runs into a pipe, or a
+/// server writing a log file, is not one of them: what those write would say nothing of
+/// the agent. Empty where `/proc` does not tell (another user's processes, no terminal).
+pub(crate) fn terminal_writers(pane_pid: u32) -> Vec<u32> {
+    let Some(tty) = terminal_of(pane_pid) else {
+        return Vec::new();
+    };
+    let mut writers = Vec::new();
+    let mut todo = vec![pane_pid];
+    let mut seen = 0;
+    while let Some(pid) = todo.pop() {
+        seen += 1;
+        if seen > LIMIT {
+            break;
+        }
+        if writes_to(pid, &tty) {
+            writers.push(pid);
+        }
+        todo.extend(children(pid));
+    }
+    writers
+}
+
+/// What some processes wrote so far: bytes (`wchar`) and write calls (`syscw`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub(crate) bytes: u64,
+    pub(crate) calls: u64,
+}
+
+/// What `pids` wrote so far, all of them together (to any file: the terminal, and an idle
+/// claude's one 8-byte eventfd write a second); `None` when none of them is there any more
+/// or `/proc` does not say.
+pub(crate) fn written(pids: &[u32]) -> Option<Written> {
+    pids.iter()
+        .filter_map(|pid| {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+            parse_io(&text)
+        })
+        .fold(None, |sum: Option<Written>, w| {
+            let s = sum.unwrap_or_default();
+            Some(Written {
+                bytes: s.bytes + w.bytes,
+                calls: s.calls + w.calls,
+            })
+        })
+}
+
+/// The `wchar:` and `syscw:` lines of a `/proc/PID/io`.
+fn parse_io(io: &str) -> Option<Written> {
+    let field = |name: &str| {
+        io.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|n| n.trim().parse().ok())
+    };
+    Some(Written {
+        bytes: field("wchar:")?,
+        calls: field("syscw:")?,
+    })
+}
+
+/// The terminal a pane's own process was started on (tmux gives it the pane's terminal as
+/// its standard input, output and error).
+fn terminal_of(pid: u32) -> Option<PathBuf> {
+    (0..3).find_map(|fd| {
+        std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+            .ok()
+            .filter(|p| p.starts_with("/dev/pts") || p.starts_with("/dev/tty"))
+    })
+}
+
+/// Its standard output is `tty` (its standard error alone is not enough: a tool an agent
+/// runs into a pipe often keeps the terminal as its standard error, and says nothing there).
+fn writes_to(pid: u32, tty: &Path) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/fd/1")).is_ok_and(|p| p.as_path() == tty)
+}
+
+/// The children of every thread of `pid` (a process started by a worker thread is listed
+/// under that thread only).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bytes_and_calls_written_are_read_from_their_lines() {
+        let io = "rchar: 1200\nwchar: 345\nsyscr: 9\nsyscw: 7\nread_bytes: 0\n";
+        assert_eq!(
+            parse_io(io),
+            Some(Written {
+                bytes: 345,
+                calls: 7
+            })
+        );
+        assert_eq!(parse_io("rchar: 1\nwchar: 2\n"), None);
+    }
+
+    #[test]
+    fn a_process_on_a_pipe_is_no_terminal_writer_and_its_count_still_reads() {
+        // This test's process: its output is not a terminal under `cargo test` in CI, and
+        // where it is, it is its own; either way its count can be read.
+        let me = std::process::id();
+        assert!(written(&[me]).is_some());
+        assert_eq!(written(&[u32::MAX]), None, "no such process");
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(!writes_to(child.id(), Path::new("/dev/pts/0")));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
