@@ -324,8 +324,8 @@ impl Count {
 }
 
 /// Reads every sampled pane's count each [`SLICE`]: one that wrote next to nothing in its
-/// last slice (or whose writers are all gone) has stopped: it is continued (heard whole),
-/// and the loop is woken to look at it. Ends when none is sampled.
+/// last slice (or whose writers are all gone) has stopped: the loop is woken to continue it
+/// (heard whole) and look at it. Ends when none is sampled.
 async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
     loop {
         tokio::time::sleep(SLICE).await;
@@ -367,8 +367,9 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
         if stopped.is_empty() {
             continue;
         }
-        if !matches!(refresh(&tmux, &stopped, "continue").await, Some(Ok(_))) {
-            // Continued at the next poll, as a pane tmux paused is.
+        // Continued by the poll this wakes, as a pane tmux paused is: in the same command
+        // as the panes it pauses, one wake-up of the server for both.
+        {
             let mut out = output(&tmux);
             if out.serial == serial {
                 out.paused.extend(stopped);
@@ -409,23 +410,6 @@ fn judge(
         }
     }
     stopped
-}
-
-/// One `refresh-client` saying `what` (`continue`, `pause`) of each of `panes`.
-async fn refresh(
-    tmux: &Tmux,
-    panes: &[u32],
-    what: &str,
-) -> Option<
-    Result<Vec<crate::adapters::tmux::control::Block>, crate::adapters::tmux::client::TmuxError>,
-> {
-    let mut words: Vec<String> = vec!["refresh-client".into()];
-    for &n in panes {
-        words.push("-A".into());
-        words.push(format!("%{n}:{what}"));
-    }
-    let command: Vec<&str> = words.iter().map(String::as_str).collect();
-    tmux.to_control(&[&command]).await
 }
 
 /// When the loop is next to be woken to see a heard pane's output stop (half a second
