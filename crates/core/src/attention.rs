@@ -442,8 +442,10 @@ impl Attention {
     /// Takes in when its pane last wrote, heard as it happened (`None`: not since hearing
     /// began), at `now`; says whether the screen should be looked at now. Exact where
     /// [`Attention::saw_output`] has whole seconds: the output stops when half a second
-    /// passes without a byte ([`QUIET_HEARD_MS`]), and a wait dates from the last byte.
-    pub fn heard_output(&mut self, last: Option<Millis>, now: Millis) -> bool {
+    /// passes without a byte ([`QUIET_HEARD_MS`]), or at once where its stop is known
+    /// (`stopped`: what its processes wrote was counted quiet), and a wait dates from the
+    /// last byte.
+    pub fn heard_output(&mut self, last: Option<Millis>, now: Millis, stopped: bool) -> bool {
         if !self.heard {
             // Heard from now on: what was read of seconds says nothing of this.
             self.heard = true;
@@ -466,9 +468,15 @@ impl Attention {
                 self.looked = false;
                 self.screen = None;
                 self.overtake_hook(now);
+                if stopped {
+                    // It wrote since the last poll, and has stopped since.
+                    self.working_since = None;
+                    self.changed = true;
+                }
             }
             Some((at, _)) => {
-                if now.saturating_sub(at) >= QUIET_HEARD_MS && self.working_since.is_some() {
+                let quiet = stopped || now.saturating_sub(at) >= QUIET_HEARD_MS;
+                if quiet && self.working_since.is_some() {
                     self.working_since = None;
                     self.changed = true;
                 }
@@ -477,7 +485,7 @@ impl Attention {
             None => {
                 self.output = Some((at, at));
                 self.changed = true;
-                if last.is_some_and(|t| now.saturating_sub(t) < QUIET_HEARD_MS) {
+                if !stopped && last.is_some_and(|t| now.saturating_sub(t) < QUIET_HEARD_MS) {
                     self.working_since = Some(at.min(now));
                 }
             }

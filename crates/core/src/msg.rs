@@ -119,6 +119,10 @@ pub struct Observation {
     /// output times: a pane's output is known to the millisecond, and its stop within half
     /// a second.
     pub heard: HashMap<PaneId, Option<Millis>>,
+    /// Heard panes whose stop is already known where they are (what their processes wrote,
+    /// counted quiet for a slice): no half second to wait before their screen is looked at;
+    /// their time in `heard` is the last they were known to write.
+    pub stopped: std::collections::HashSet<PaneId>,
     /// Agents' own state files by the pid they are about (claude's `sessions/<pid>.json`).
     pub agent_files: Arc<HashMap<u32, crate::attention::AgentFile>>,
     /// Processes of a pane's agent run that outlived it outside the pane (reparented away

@@ -50,6 +50,9 @@ pub(super) struct Hearing {
     sampled: HashSet<u32>,
     /// What each sampled pane's terminal writers wrote, as of when.
     counts: HashMap<u32, Count>,
+    /// Panes whose count was quiet (their stop), and the last instant they were counted at
+    /// work: their stop is known, and a wait dates from then, until they write again.
+    quiet: HashMap<u32, tokio::time::Instant>,
     /// The sampler task is started.
     sampling: bool,
     /// The connection whose tmux refused `refresh-client -A` (before 3.2): not asked again.
@@ -71,6 +74,7 @@ impl Default for Hearing {
             armed: 0,
             sampled: HashSet::new(),
             counts: HashMap::new(),
+            quiet: HashMap::new(),
             sampling: false,
             refused: 0,
             epoch: (crate::adapters::wall_ms(), tokio::time::Instant::now()),
@@ -117,6 +121,7 @@ impl Hearing {
             self.told.clear();
             self.sampled.clear();
             self.counts.clear();
+            self.quiet.clear();
             self.flowing = false;
         }
         let mine: Vec<u32> = panes
@@ -131,6 +136,8 @@ impl Hearing {
             .retain(|n| live.contains(n) && want.contains(n));
         let sampled = &self.sampled;
         self.counts.retain(|n, _| sampled.contains(n));
+        self.quiet
+            .retain(|n, _| live.contains(n) && want.contains(n));
         // Nothing wanted in its session: `no-output` stays, and nothing is said.
         if !self.flowing && !mine.iter().any(|n| self.want.contains(n)) {
             return Vec::new();
@@ -150,18 +157,19 @@ fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
 }
 
 /// Brings the connection's on/off in line with what the core wants, and says when each
-/// heard pane last wrote (`None`: not since it was turned on). Empty without a control
-/// connection: then nothing is heard, and the core reads output times.
+/// heard pane last wrote (`None`: not since it was turned on), and which of them are known
+/// to have stopped ([`HeardPanes`]). Empty without a control connection: then nothing is heard,
+/// and the core reads output times.
 pub(super) async fn heard(
     tmux: &Tmux,
     hearing: &Arc<Mutex<Hearing>>,
     panes: &[Pane],
-) -> HashMap<PaneId, Option<Millis>> {
+) -> HeardPanes {
     let Some(serial) = tmux.hearing().await else {
-        return HashMap::new();
+        return HeardPanes::default();
     };
     if super::lock(hearing).refused == serial {
-        return HashMap::new();
+        return HeardPanes::default();
     }
     // The session it is attached to now, as tmux said (by id: a rename or a move to
     // another session is followed), and the panes tmux paused for it (it was not
@@ -170,7 +178,7 @@ pub(super) async fn heard(
         let mut out = output(tmux);
         match (&out.session, out.serial == serial) {
             (Some(s), true) => (s.clone(), out.paused.drain().collect::<Vec<u32>>()),
-            _ => return HashMap::new(),
+            _ => return HeardPanes::default(),
         }
     };
     let (orders, flowing, sample, counted, resume) = {
@@ -263,31 +271,43 @@ pub(super) async fn heard(
             }
         }
     }
-    let h = super::lock(hearing);
+    let mut h = super::lock(hearing);
     if h.serial != serial {
-        return HashMap::new();
+        return HeardPanes::default();
     }
     let mut out = output(tmux);
     if out.serial != serial {
-        return HashMap::new();
+        return HeardPanes::default();
     }
-    // Panes gone, or turned off: forgotten.
+    // Panes gone, or turned off: forgotten. A quiet one that wrote again: no longer.
     out.last.retain(|n, _| h.told.get(n) == Some(&true));
-    // A sampled pane wrote in its last window (else it would be heard whole again): at work
-    // as of now.
-    let now = h.now_ms();
-    h.told
-        .iter()
-        .filter(|(_, on)| **on)
-        .map(|(&n, _)| {
-            let last = if h.sampled.contains(&n) {
-                Some(now)
-            } else {
-                out.last.get(&n).map(|&at| h.ms(at))
-            };
-            (PaneId(n), last)
-        })
-        .collect()
+    let last = &out.last;
+    h.quiet
+        .retain(|n, at| last.get(n).is_none_or(|byte| byte <= at));
+    // A sampled pane: when it was last counted at work. A quiet one: the same, and its
+    // stop is known.
+    let mut heard = HeardPanes::default();
+    for (&n, _) in h.told.iter().filter(|(_, on)| **on) {
+        let at = match (h.counts.get(&n), h.quiet.get(&n)) {
+            (Some(c), _) => Some(c.at),
+            (None, Some(&at)) => {
+                heard.stopped.insert(PaneId(n));
+                Some(at)
+            }
+            (None, None) => out.last.get(&n).copied(),
+        };
+        heard.last.insert(PaneId(n), at.map(|at| h.ms(at)));
+    }
+    heard
+}
+
+/// What hearing tells of the heard panes.
+#[derive(Debug, Default)]
+pub(super) struct HeardPanes {
+    /// When each last wrote, as far as known (epoch ms; `None`: not since it was turned on).
+    pub(super) last: HashMap<PaneId, Option<Millis>>,
+    /// The ones whose stop is known: their count was quiet.
+    pub(super) stopped: std::collections::HashSet<PaneId>,
 }
 
 const QUIET: Duration = Duration::from_millis(QUIET_HEARD_MS);
@@ -355,12 +375,14 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
             }
             let now = tokio::time::Instant::now();
             let stopped = judge(&mut h.counts, &read, now);
-            for n in &stopped {
-                h.sampled.remove(n);
+            for &(n, at) in &stopped {
+                h.sampled.remove(&n);
+                h.quiet.insert(n, at);
             }
             h.share_sampled(&tmux, serial);
             stopped
                 .into_iter()
+                .map(|(n, _)| n)
                 .filter(|n| h.told.get(n) == Some(&true))
                 .collect()
         };
@@ -381,13 +403,13 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
 
 /// After a slice: the panes read that wrote less than [`QUIET_BYTES`] in fewer than
 /// [`QUIET_CALLS`] writes since their count was last read (or could not be read, or whose
-/// count went back: a writer gone) have stopped, and are no longer counted; the others'
-/// counts are as read now.
+/// count went back: a writer gone) have stopped, and are no longer counted: each with the
+/// last instant it was counted at work. The others' counts are as read now.
 fn judge(
     counts: &mut HashMap<u32, Count>,
     read: &[(u32, Option<Written>)],
     now: tokio::time::Instant,
-) -> Vec<u32> {
+) -> Vec<(u32, tokio::time::Instant)> {
     let mut stopped = Vec::new();
     for &(n, wrote) in read {
         let Some(c) = counts.get_mut(&n) else {
@@ -404,8 +426,8 @@ fn judge(
                 c.at = now;
             }
             _ => {
+                stopped.push((n, c.at));
                 counts.remove(&n);
-                stopped.push(n);
             }
         }
     }
@@ -414,19 +436,16 @@ fn judge(
 
 /// When the loop is next to be woken to see a heard pane's output stop (half a second
 /// after its last byte), unless a wake-up is already set for then or sooner.
-pub(super) fn wake_at(
-    hearing: &Mutex<Hearing>,
-    heard: &HashMap<PaneId, Option<Millis>>,
-    now: Millis,
-) -> Option<Millis> {
+pub(super) fn wake_at(hearing: &Mutex<Hearing>, heard: &HeardPanes, now: Millis) -> Option<Millis> {
     // In slots of 100 ms: a hundred agents stopping at different instants wake the loop a
     // few times, not a hundred.
     const SLOT: Millis = 100;
     let mut h = super::lock(hearing);
-    // A sampled pane's stop is told by the sampler.
+    // A sampled pane's stop is told by the sampler; a quiet one's is known.
     let due = heard
+        .last
         .iter()
-        .filter(|(id, _)| !h.sampled.contains(&id.number()))
+        .filter(|(id, _)| !h.sampled.contains(&id.number()) && !heard.stopped.contains(id))
         .filter_map(|(_, t)| *t)
         .map(|t| (t + QUIET_HEARD_MS).div_ceil(SLOT) * SLOT)
         .filter(|&d| d > now)
@@ -478,7 +497,11 @@ mod tests {
         ];
         let mut stopped = judge(&mut counts, &read, now);
         stopped.sort_unstable();
-        assert_eq!(stopped, [2, 3, 4, 5]);
+        assert_eq!(
+            stopped,
+            [(2, then), (3, then), (4, then), (5, then)],
+            "each with when it was last counted at work"
+        );
         assert!(!counts.contains_key(&8));
         assert_eq!(counts[&1].wrote, w(1_047, 11));
         assert_eq!(counts[&1].at, now);

@@ -264,7 +264,7 @@ impl Prober {
         // Panes heard as they write (this server's only: another host's output would come
         // over ssh), and a wake-up for when the last of them to write will have stopped.
         let hearing = if remote {
-            HashMap::new()
+            hear::HeardPanes::default()
         } else {
             hear::heard(&self.tmux, &self.hearing, &panes).await
         };
@@ -280,10 +280,11 @@ impl Prober {
         let obs = Observation {
             activity: panes
                 .iter()
-                .filter(|p| !p.dead && fresh(&p.id) && !hearing.contains_key(&p.id))
+                .filter(|p| !p.dead && fresh(&p.id) && !hearing.last.contains_key(&p.id))
                 .map(|p| (p.id, p.window_activity))
                 .collect(),
-            heard: hearing,
+            heard: hearing.last,
+            stopped: hearing.stopped,
             ..Observation::default()
         };
         if remote {

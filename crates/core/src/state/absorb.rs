@@ -20,6 +20,7 @@ impl State {
     ) {
         let activity = std::mem::take(&mut obs.activity);
         let heard = std::mem::take(&mut obs.heard);
+        let stopped = std::mem::take(&mut obs.stopped);
         let files = std::mem::take(&mut obs.agent_files);
         let trees = Arc::clone(&obs.tree);
         let server_pid = obs.listing.server_pid;
@@ -43,6 +44,7 @@ impl State {
         let written = super::attend::Written {
             times: &activity,
             heard: &heard,
+            stopped: &stopped,
         };
         self.after_look(
             srv, server_pid, &auto_all, marks, written, &files, &trees, now, fx,

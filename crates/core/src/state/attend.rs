@@ -9,6 +9,8 @@ use super::*;
 pub(super) struct Written<'a> {
     pub times: &'a HashMap<PaneId, u64>,
     pub heard: &'a HashMap<PaneId, Option<Millis>>,
+    /// Heard panes known to have stopped (see [`crate::msg::Observation::stopped`]).
+    pub stopped: &'a std::collections::HashSet<PaneId>,
 }
 
 impl State {
@@ -54,7 +56,7 @@ impl State {
             a.hook_says(&card.pane.hook_status, &card.pane.hook_reason, now);
             match written.heard.get(&card.pane.id) {
                 Some(&last) => {
-                    a.heard_output(last, now);
+                    a.heard_output(last, now, written.stopped.contains(&card.pane.id));
                 }
                 None => {
                     a.unheard();

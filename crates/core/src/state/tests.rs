@@ -1865,6 +1865,51 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
     assert_eq!(attend(&fx).map(|(often, _)| often), Some(true));
 }
 
+/// A poll in which agent pane %1's stop is known where it is (its writes counted quiet): it
+/// was last known to write at `last`.
+fn heard_stopped(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
+    let mut p = pane(1, 1, "claude");
+    p.opts.agent = "claude".into();
+    let mut o = obs(vec![p]);
+    o.heard.insert(PaneId(1), last);
+    o.stopped.insert(PaneId(1));
+    s.update(Msg::Tick, now);
+    s.update(Msg::polled(Ok(o)), now)
+}
+
+#[test]
+fn an_agent_whose_stop_is_known_is_looked_at_at_once_and_waits_from_its_last_count() {
+    let mut s = state((120, 40));
+    s.supervision.supervising = true;
+    assert_eq!(journaled(&heard(&mut s, Some(T0 - 100), T0)), ["working"]);
+    // Counted at work till T0 + 250; at T0 + 500 a quiet count: its screen is read at once,
+    // not half a second after T0 + 250.
+    assert!(looks(&heard(&mut s, Some(T0 + 250), T0 + 300)).is_empty());
+    assert!(looks(&heard(&mut s, Some(T0 + 250), T0 + 510)).is_empty());
+    assert_eq!(
+        looks(&heard_stopped(&mut s, Some(T0 + 250), T0 + 520)),
+        [PaneId(1)]
+    );
+    let prompt = Msg::Looked(Ok(
+        [(PaneId(1), "Do you want to proceed?".to_string())].into()
+    ));
+    assert_eq!(journaled(&s.update(prompt, T0 + 530)), ["waiting"]);
+    assert_eq!(
+        s.cards[0].attention.state(),
+        Some((Doing::Waiting, T0 + 250)),
+        "since it was last counted at work"
+    );
+    // At work again, counted, and stopped between two polls: looked at at once too.
+    assert_eq!(
+        journaled(&heard(&mut s, Some(T0 + 3_000), T0 + 3_050)),
+        ["working"]
+    );
+    assert_eq!(
+        looks(&heard_stopped(&mut s, Some(T0 + 3_250), T0 + 3_300)),
+        [PaneId(1)]
+    );
+}
+
 /// A poll that learnt nothing new of the panes (`same`): no panes, %1's output heard.
 fn heard_same(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
     let mut o = obs(vec![]);
