@@ -280,3 +280,34 @@ async fn answers_that_come_in_together_are_shown_once() {
     );
     assert_eq!(shown.0.last(), Some(&1), "the last answer is on screen");
 }
+
+/// Heard panes' starts and stops wake the loop at most five times a second, however many
+/// agents start and stop: each poll goes over every card, and pauses the panes that began
+/// to write in one command for all of them (a tmux of 300 panes pays for each).
+#[tokio::test(start_paused = true)]
+async fn starts_and_stops_heard_wake_the_loop_five_times_a_second_at_most() {
+    use agentwatch::adapters::poll::Prober;
+    use agentwatch::adapters::tmux::client::Tmux;
+    use agentwatch::run::Io;
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux::new(dir.path().join("none.sock"), Duration::from_secs(1));
+    let notices = Arc::clone(tmux.notices());
+    let io = Io::new(Prober::new(tmux), None);
+    // A hundred agents: a start or a stop every 20 ms.
+    let told = tokio::spawn(async move {
+        loop {
+            notices.heard.notify_one();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    let end = tokio::time::Instant::now() + Duration::from_secs(2);
+    let mut polls = 0;
+    loop {
+        tokio::select! {
+            () = Answer::woken(&io) => polls += 1,
+            () = tokio::time::sleep_until(end) => break,
+        }
+    }
+    told.abort();
+    assert!((8..=11).contains(&polls), "{polls} polls in 2 s");
+}
