@@ -1768,10 +1768,18 @@ fn output_times_are_wanted_often_only_while_an_agent_works_or_waits() {
 
 /// A poll in which agent pane %1's output is heard: it last wrote at `last`.
 fn heard(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
+    heard_as(s, last, now, false)
+}
+
+/// The same, `stopped`: its stop is known where it is (its writes counted quiet).
+fn heard_as(s: &mut State, last: Option<Millis>, now: Millis, stopped: bool) -> Vec<Effect> {
     let mut p = pane(1, 1, "claude");
     p.opts.agent = "claude".into();
     let mut o = obs(vec![p]);
     o.heard.insert(PaneId(1), last);
+    if stopped {
+        o.stopped.insert(PaneId(1));
+    }
     // A listing may carry the window's output time too: the heard time decides.
     o.activity.insert(PaneId(1), now / 1000);
     s.update(Msg::Tick, now);
@@ -1865,18 +1873,6 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
     assert_eq!(attend(&fx).map(|(often, _)| often), Some(true));
 }
 
-/// A poll in which agent pane %1's stop is known where it is (its writes counted quiet): it
-/// was last known to write at `last`.
-fn heard_stopped(s: &mut State, last: Option<Millis>, now: Millis) -> Vec<Effect> {
-    let mut p = pane(1, 1, "claude");
-    p.opts.agent = "claude".into();
-    let mut o = obs(vec![p]);
-    o.heard.insert(PaneId(1), last);
-    o.stopped.insert(PaneId(1));
-    s.update(Msg::Tick, now);
-    s.update(Msg::polled(Ok(o)), now)
-}
-
 #[test]
 fn an_agent_whose_stop_is_known_is_looked_at_at_once_and_waits_from_its_last_count() {
     let mut s = state((120, 40));
@@ -1887,7 +1883,7 @@ fn an_agent_whose_stop_is_known_is_looked_at_at_once_and_waits_from_its_last_cou
     assert!(looks(&heard(&mut s, Some(T0 + 250), T0 + 300)).is_empty());
     assert!(looks(&heard(&mut s, Some(T0 + 250), T0 + 510)).is_empty());
     assert_eq!(
-        looks(&heard_stopped(&mut s, Some(T0 + 250), T0 + 520)),
+        looks(&heard_as(&mut s, Some(T0 + 250), T0 + 520, true)),
         [PaneId(1)]
     );
     let prompt = Msg::Looked(Ok(
@@ -1905,7 +1901,7 @@ fn an_agent_whose_stop_is_known_is_looked_at_at_once_and_waits_from_its_last_cou
         ["working"]
     );
     assert_eq!(
-        looks(&heard_stopped(&mut s, Some(T0 + 3_250), T0 + 3_300)),
+        looks(&heard_as(&mut s, Some(T0 + 3_250), T0 + 3_300, true)),
         [PaneId(1)]
     );
 }
