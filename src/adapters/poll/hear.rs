@@ -317,6 +317,9 @@ const SLICE: Duration = Duration::from_millis(250);
 /// Measured on claude 2.1.197 (a stub model server on loopback, 250 ms slices): at work, its
 /// spinner writes 47-1700 bytes in 1-17 writes a slice, and 16 bytes in 2 writes at the
 /// least; at its permission prompt, 0, 8, 16 or 24 bytes in as many 8-byte eventfd writes.
+/// codex 0.171.0 at work writes 78 bytes in 3 writes a slice at the least; at its approval
+/// prompt nothing in three slices of four (55-63 bytes once a second): one quiet slice
+/// is a stop.
 /// A slice of a working agent under both only makes it heard whole until its next byte.
 pub(crate) const QUIET_BYTES: u64 = 40;
 pub(crate) const QUIET_CALLS: u64 = 4;
