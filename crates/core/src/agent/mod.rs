@@ -218,8 +218,14 @@ pub fn builtin() -> Vec<AgentDef> {
                     "No saved session found with ID",
                     "no rollout found for thread id",
                 ])
-                // Its first-run screens: login, API-key entry, folder trust.
+                // Its approval questions (the binary's own words), then its first-run
+                // screens: login, API-key entry, folder trust.
                 .waiting(&[
+                    "Would you like to run the following command?",
+                    "Would you like to make the following edits?",
+                    "Would you like to grant these permissions?",
+                    "Would you like to send input to the existing terminal?",
+                    "Press enter to confirm or esc to cancel",
                     "Trust this folder?",
                     "Choose how you want to use Codex.",
                     "Paste or type your API key below.",

@@ -351,6 +351,14 @@ fn the_real_screens_say_what_the_agent_does() {
         ),
         (
             "codex",
+            "codex 0.171.0 asking to run a command (a stub model server)",
+            include_str!(
+                "../../../../tests/fixtures/screens/codex-0.171.0-approval-exec-80x24.txt"
+            ),
+            Some("Would you like to run the following command?"),
+        ),
+        (
+            "codex",
             "codex 0.171.0 at its input box",
             include_str!(
                 "../../../../tests/fixtures/screens/codex-0.171.0-idle-provider-80x24.txt"
@@ -415,10 +423,11 @@ fn the_real_screens_say_what_the_agent_does() {
         Some(crate::attention::Doing::Working)
     );
     for (i, want) in [
-        (8, crate::attention::Doing::Idle),
-        (9, crate::attention::Doing::Working),
-        (13, crate::attention::Doing::Idle),
-        (14, crate::attention::Doing::Working),
+        (8, crate::attention::Doing::Waiting),
+        (9, crate::attention::Doing::Idle),
+        (10, crate::attention::Doing::Working),
+        (14, crate::attention::Doing::Idle),
+        (15, crate::attention::Doing::Working),
     ] {
         assert_eq!(
             doing(screens[i].0, screens[i].2),
