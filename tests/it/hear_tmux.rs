@@ -255,3 +255,70 @@ async fn a_look_that_learnt_nothing_hands_over_no_panes_and_still_hears_output()
         }
     }
 }
+
+#[tokio::test]
+async fn a_redraw_after_a_stop_is_not_work_and_work_after_it_is() {
+    let server = TmuxServer::start();
+    let dir = server.dir.path();
+    let (stop, again) = (dir.join("stopped"), dir.join("again"));
+    // At work, then quiet but for a 60-byte redraw once a second (codex at its approval
+    // prompt does so), then at work again.
+    let script = format!(
+        "i=0; while [ $i -lt 150 ]; do echo x; sleep 0.02; i=$((i+1)); done
+         : > {stop}
+         j=0; while [ $j -lt 4 ]; do
+           printf '\\0337%s\\0338' 012345678901234567890123456789012345678901234567890123456789
+           sleep 1; j=$((j+1))
+         done
+         : > {again}
+         while :; do echo y; sleep 0.02; done",
+        stop = stop.display(),
+        again = again.display()
+    );
+    let pane = server.new_window(&["sh", "-c", &script]);
+    let prober = hearing(&server, &[&pane]);
+    let end = std::time::Instant::now() + *WAIT;
+    // Its stop is known...
+    loop {
+        assert!(std::time::Instant::now() < end, "its stop is never known");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[], true).await.unwrap();
+        if stop.exists() && obs.stopped.contains(&id(&pane)) {
+            break;
+        }
+    }
+    // ...and stays known through the redraws: never said to be at work.
+    let mut polls = 0;
+    while !again.exists() {
+        assert!(std::time::Instant::now() < end, "it never works again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[], true).await.unwrap();
+        if again.exists() {
+            break;
+        }
+        polls += 1;
+        assert!(
+            obs.stopped.contains(&id(&pane)),
+            "a redraw taken for work: {:?}",
+            obs.heard.get(&id(&pane))
+        );
+    }
+    assert!(polls >= 20, "the redraws were watched: {polls} polls");
+    // At work again: said so within a second or so.
+    let back = agentwatch::adapters::wall_ms();
+    loop {
+        assert!(
+            std::time::Instant::now() < end,
+            "its work is never heard again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let obs = prober.observe_hot(&[], true).await.unwrap();
+        if !obs.stopped.contains(&id(&pane)) {
+            if let Some(Some(t)) = obs.heard.get(&id(&pane)) {
+                if *t >= back {
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -279,16 +279,24 @@ pub(super) async fn heard(
     if out.serial != serial {
         return HeardPanes::default();
     }
-    // Panes gone, or turned off: forgotten. A quiet one that wrote again: no longer.
+    // Panes gone, or turned off: forgotten. A quiet one that wrote again: no longer,
+    // unless what it wrote is still to be counted (a burst is not yet work).
     out.last.retain(|n, _| h.told.get(n) == Some(&true));
     let last = &out.last;
-    h.quiet
-        .retain(|n, at| last.get(n).is_none_or(|byte| byte <= at));
+    let Hearing { quiet, counts, .. } = &mut *h;
+    quiet.retain(|n, at| {
+        counts.get(n).is_some_and(|c| !c.judged) || last.get(n).is_none_or(|byte| byte <= at)
+    });
     // A sampled pane: when it was last counted at work. A quiet one: the same, and its
-    // stop is known.
+    // stop is known; so too for one quiet before whose new burst is not counted yet (codex
+    // at its approval prompt redraws once a second: not work, and said as nothing).
     let mut heard = HeardPanes::default();
     for (&n, _) in h.told.iter().filter(|(_, on)| **on) {
         let at = match (h.counts.get(&n), h.quiet.get(&n)) {
+            (Some(c), Some(&at)) if !c.judged => {
+                heard.stopped.insert(PaneId(n));
+                Some(at)
+            }
             (Some(c), _) => Some(c.at),
             (None, Some(&at)) => {
                 heard.stopped.insert(PaneId(n));
@@ -313,6 +321,9 @@ pub(super) struct HeardPanes {
 const QUIET: Duration = Duration::from_millis(QUIET_HEARD_MS);
 /// A sampled pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);
+/// A pane just sampled is first read this soon: whether its first bytes were work or a
+/// redraw is told quickly (a short slice taken for quiet only has its screen read).
+const FIRST: Duration = Duration::from_millis(100);
 /// Less than this written in a slice, in fewer than [`QUIET_CALLS`] writes, is a stop.
 /// Measured on claude 2.1.197 (a stub model server on loopback, 250 ms slices): at work, its
 /// spinner writes 47-1700 bytes in 1-17 writes a slice, and 16 bytes in 2 writes at the
@@ -330,6 +341,8 @@ struct Count {
     writers: Vec<u32>,
     wrote: Written,
     at: tokio::time::Instant,
+    /// Counted at work once at least: a first burst is not work until then.
+    judged: bool,
 }
 
 impl Count {
@@ -342,6 +355,7 @@ impl Count {
             writers,
             wrote,
             at: tokio::time::Instant::now(),
+            judged: false,
         })
     }
 }
@@ -362,7 +376,7 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
             let due: Vec<(u32, Vec<u32>)> = h
                 .counts
                 .iter()
-                .filter(|(_, c)| now.duration_since(c.at) >= SLICE)
+                .filter(|(_, c)| now.duration_since(c.at) >= if c.judged { SLICE } else { FIRST })
                 .map(|(&n, c)| (n, c.writers.clone()))
                 .collect();
             (h.serial, due)
@@ -371,25 +385,33 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
             .into_iter()
             .map(|(n, writers)| (n, crate::adapters::procs::writes::written(&writers)))
             .collect();
-        let stopped: Vec<u32> = {
+        let (stopped, started): (Vec<u32>, bool) = {
             let mut h = super::lock(&hearing);
             if h.serial != serial {
                 continue;
             }
             let now = tokio::time::Instant::now();
-            let stopped = judge(&mut h.counts, &read, now);
+            let (stopped, started) = judge(&mut h.counts, &read, now);
             for &(n, at) in &stopped {
                 h.sampled.remove(&n);
                 h.quiet.insert(n, at);
             }
+            // At work: its stop before is no longer news.
+            for n in &started {
+                h.quiet.remove(n);
+            }
             h.share_sampled(&tmux, serial);
-            stopped
+            let stopped = stopped
                 .into_iter()
                 .map(|(n, _)| n)
                 .filter(|n| h.told.get(n) == Some(&true))
-                .collect()
+                .collect();
+            (stopped, !started.is_empty())
         };
         if stopped.is_empty() {
+            if started {
+                tmux.notices().heard.notify_one();
+            }
             continue;
         }
         // Continued by the poll this wakes, as a pane tmux paused is: in the same command
@@ -407,13 +429,15 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
 /// After a slice: the panes read that wrote less than [`QUIET_BYTES`] in fewer than
 /// [`QUIET_CALLS`] writes since their count was last read (or could not be read, or whose
 /// count went back: a writer gone) have stopped, and are no longer counted: each with the
-/// last instant it was counted at work. The others' counts are as read now.
+/// last instant it was counted at work. The others' counts are as read now; those counted
+/// at work for the first time (their burst was work) are said too.
 fn judge(
     counts: &mut HashMap<u32, Count>,
     read: &[(u32, Option<Written>)],
     now: tokio::time::Instant,
-) -> Vec<(u32, tokio::time::Instant)> {
+) -> (Vec<(u32, tokio::time::Instant)>, Vec<u32>) {
     let mut stopped = Vec::new();
+    let mut started = Vec::new();
     for &(n, wrote) in read {
         let Some(c) = counts.get_mut(&n) else {
             continue;
@@ -427,6 +451,10 @@ fn judge(
             {
                 c.wrote = w;
                 c.at = now;
+                if !c.judged {
+                    c.judged = true;
+                    started.push(n);
+                }
             }
             _ => {
                 stopped.push((n, c.at));
@@ -434,7 +462,7 @@ fn judge(
             }
         }
     }
-    stopped
+    (stopped, started)
 }
 
 /// When the loop is next to be woken to see a heard pane's output stop (half a second
@@ -473,6 +501,7 @@ mod tests {
             writers: vec![1],
             wrote,
             at,
+            judged: false,
         }
     }
 
@@ -498,8 +527,13 @@ mod tests {
             // Not counted: not made up.
             (8, Some(w(0, 0))),
         ];
-        let mut stopped = judge(&mut counts, &read, now);
+        let (mut stopped, started) = judge(&mut counts, &read, now);
         stopped.sort_unstable();
+        assert_eq!(
+            started.len(),
+            2,
+            "counted at work for the first time: 1 and 6"
+        );
         assert_eq!(
             stopped,
             [(2, then), (3, then), (4, then), (5, then)],
