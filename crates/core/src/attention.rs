@@ -205,32 +205,55 @@ impl Verdict {
     }
 }
 
-/// What a prompt asks, from the lines above its `question` on the `screen`: claude's
-/// `Bash command · ls -la · List the files` above `Do you want to proceed?`. Up to the
-/// dialog's top (a box corner or a rule), blank lines and borders left out, at most four
-/// lines from the eight above; `None` when nothing stands there.
+/// What a prompt asks, from the lines next to its `question` on the `screen`: below it, up
+/// to its choices, where it says it there (codex: `Environment: local · Reason: … · $ touch
+/// …` under `Would you like to run the following command?`), else above it (claude's `Bash
+/// command · ls -la · List the files` above `Do you want to proceed?`). Up to the dialog's
+/// edge (a box corner or a rule), blank lines and borders left out, at most four lines from
+/// the eight there; `None` when nothing stands there.
 pub fn asked(screen: &str, question: &str) -> Option<String> {
-    const BORDERS: &[char] = &['│', '┃', '║', '|'];
     let lines: Vec<&str> = screen.lines().collect();
     let at = lines.iter().rposition(|l| l.contains(question))?;
+    let below = dialog_lines(lines[at + 1..].iter(), true);
+    let out = if below.is_empty() {
+        let mut above = dialog_lines(lines[..at].iter().rev(), false);
+        above.reverse();
+        above
+    } else {
+        below
+    };
+    (!out.is_empty()).then(|| out.join(" · "))
+}
+
+/// Up to four non-blank lines of a dialog, in the order given, up to its edge (a box corner
+/// or a rule) or, `below` its question, its first choice (`› 1. Yes`, `❯ 1. Yes`).
+fn dialog_lines<'a>(lines: impl Iterator<Item = &'a &'a str>, below: bool) -> Vec<String> {
+    const BORDERS: &[char] = &['│', '┃', '║', '|'];
     let mut out = Vec::new();
-    for l in lines[..at].iter().rev().take(8) {
+    for l in lines.take(8) {
         let t = l.trim();
         let rule = t.chars().count() >= 3 && t.chars().all(|c| "─━═-╌┄".contains(c));
-        if rule || t.starts_with(['╭', '┌', '╔', '┏']) {
+        let corner = ['╭', '┌', '╔', '┏', '╰', '└', '╚', '┗'];
+        if rule || t.starts_with(corner) {
             break;
         }
         let inner = t.trim_matches(BORDERS).trim();
         if inner.is_empty() {
             continue;
         }
+        let choice = inner.trim_start_matches(['›', '❯', '>', '●', '○', ' ']);
+        let numbered = choice
+            .split_once('.')
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if below && numbered {
+            break;
+        }
         out.push(one_line(inner).collect::<String>());
         if out.len() == 4 {
             break;
         }
     }
-    out.reverse();
-    (!out.is_empty()).then(|| out.join(" · "))
+    out
 }
 
 /// A line as one line: trimmed, control characters made spaces.

@@ -283,4 +283,14 @@ some earlier output
         None
     );
     assert_eq!(super::asked("a\nb", "Do you want to proceed?"), None);
+    // codex says it under its question, above its choices (its 80x24 screen as captured).
+    let codex =
+        include_str!("../../../../tests/fixtures/screens/codex-0.171.0-approval-exec-80x24.txt");
+    assert_eq!(
+        super::asked(codex, "Would you like to run the following command?").as_deref(),
+        Some(
+            "Environment: local · Reason: Touch a file outside the workspace · $ touch \
+             /tmp/aw/codex/ran-it2"
+        )
+    );
 }
