@@ -14,12 +14,11 @@
 //! `%output` costs the tmux server a turn of its loop, whatever its size (it polls every
 //! pane's terminal each turn: ~150 us at 300 panes; tmux 3.3a's `control.c`). So once a pane
 //! is heard writing (its first bytes wake the loop) it is paused, and sampled by what the
-//! processes on its terminal wrote (`/proc/PID/io`, nothing asked of tmux): 100 ms after,
-//! then every 250 ms. A slice with next to nothing written ([`QUIET_BYTES`],
-//! [`QUIET_CALLS`]) is its stop, and it is heard whole again. A first burst after a stop is
-//! work only once a slice counts it so (codex redraws its approval prompt once a second). A
-//! stop is known within about half a second, and a hundred agents at work cost the server
-//! nothing to hear. A pane whose processes `/proc` does not tell of is heard whole.
+//! processes on its terminal wrote (`/proc/PID/io`, every 250 ms, nothing asked of tmux): a slice of
+//! 250 ms with next to nothing written ([`QUIET_BYTES`], [`QUIET_CALLS`]) is its stop, and
+//! it is heard whole again. A stop is then known within about half a second, and a hundred
+//! agents at work cost the server nothing to hear. A pane whose processes `/proc` does not
+//! tell of is heard whole.
 
 use std::collections::{HashMap, HashSet};
 
@@ -193,11 +192,9 @@ pub(super) async fn heard(
             .iter()
             .filter(|(n, on)| **on && !h.sampled.contains(n))
             .filter(|(n, _)| {
-                // Its bytes since its stop, if it stopped: not the ones before it.
-                let after = |t: &tokio::time::Instant| h.quiet.get(n).is_none_or(|q| t > q);
                 out.last
                     .get(n)
-                    .is_some_and(|t| now.duration_since(*t) < QUIET && after(t))
+                    .is_some_and(|&t| now.duration_since(t) < QUIET)
             })
             .map(|(&n, _)| n)
             .collect();
