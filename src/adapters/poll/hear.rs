@@ -45,10 +45,8 @@ pub(super) struct Hearing {
     flowing: bool,
     /// The earliest time a wake-up is already set for (epoch ms).
     armed: Millis,
-    /// Panes at work, paused and sampled by what they wrote (see above); on as far as
-    /// `told` says.
-    sampled: HashSet<u32>,
-    /// What each sampled pane's terminal writers wrote, as of when.
+    /// Panes at work, paused and sampled by what their terminal's writers wrote, as of
+    /// when (see above); on as far as `told` says.
     counts: HashMap<u32, Count>,
     /// Panes whose count was quiet (their stop), and the last instant they were counted at
     /// work: their stop is known, and a wait dates from then, until they write again.
@@ -72,7 +70,6 @@ impl Default for Hearing {
             told: HashMap::new(),
             flowing: false,
             armed: 0,
-            sampled: HashSet::new(),
             counts: HashMap::new(),
             quiet: HashMap::new(),
             sampling: false,
@@ -87,9 +84,16 @@ impl Hearing {
     /// nobody).
     fn share_sampled(&self, tmux: &Tmux, serial: u64) {
         let mut out = output(tmux);
-        if out.serial == serial && out.sampled != self.sampled {
-            out.sampled = self.sampled.clone();
+        let same = out.sampled.len() == self.counts.len()
+            && self.counts.keys().all(|n| out.sampled.contains(n));
+        if out.serial == serial && !same {
+            out.sampled = self.counts.keys().copied().collect();
         }
+    }
+
+    /// Whether pane `n` is sampled (paused, its count read each slice).
+    fn sampled(&self, n: u32) -> bool {
+        self.counts.contains_key(&n)
     }
 
     pub(super) fn want(&mut self, hear: &[PaneId]) {
@@ -119,7 +123,6 @@ impl Hearing {
             self.serial = serial;
             self.session = id.to_string();
             self.told.clear();
-            self.sampled.clear();
             self.counts.clear();
             self.quiet.clear();
             self.flowing = false;
@@ -132,10 +135,8 @@ impl Hearing {
         let live: HashSet<u32> = mine.iter().copied().collect();
         self.told.retain(|n, _| live.contains(n));
         let want = &self.want;
-        self.sampled
-            .retain(|n| live.contains(n) && want.contains(n));
-        let sampled = &self.sampled;
-        self.counts.retain(|n, _| sampled.contains(n));
+        self.counts
+            .retain(|n, _| live.contains(n) && want.contains(n));
         self.quiet
             .retain(|n, _| live.contains(n) && want.contains(n));
         // Nothing wanted in its session: `no-output` stays, and nothing is said.
@@ -190,7 +191,7 @@ pub(super) async fn heard(
         let sample: Vec<u32> = h
             .told
             .iter()
-            .filter(|(n, on)| **on && !h.sampled.contains(n))
+            .filter(|(n, on)| **on && !h.sampled(**n))
             .filter(|(n, _)| {
                 out.last
                     .get(n)
@@ -217,7 +218,7 @@ pub(super) async fn heard(
         let resume: Vec<u32> = paused
             .iter()
             .copied()
-            .filter(|n| h.told.get(n) == Some(&true) && !h.sampled.contains(n))
+            .filter(|n| h.told.get(n) == Some(&true) && !h.sampled(*n))
             .filter(|n| !orders.iter().any(|(o, _)| o == n))
             .collect();
         (orders, h.flowing, sample, counted, resume)
@@ -249,7 +250,6 @@ pub(super) async fn heard(
                 if h.serial == serial && h.session == session.0 {
                     h.flowing = true;
                     h.told.extend(orders);
-                    h.sampled.extend(sample);
                     h.counts.extend(counted);
                 }
                 h.share_sampled(tmux, serial);
@@ -368,7 +368,7 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
         tokio::time::sleep(SLICE).await;
         let (serial, due) = {
             let mut h = super::lock(&hearing);
-            if h.sampled.is_empty() {
+            if h.counts.is_empty() {
                 h.sampling = false;
                 return;
             }
@@ -393,7 +393,6 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
             let now = tokio::time::Instant::now();
             let (stopped, started) = judge(&mut h.counts, &read, now);
             for &(n, at) in &stopped {
-                h.sampled.remove(&n);
                 h.quiet.insert(n, at);
             }
             // At work: its stop before is no longer news.
@@ -476,7 +475,7 @@ pub(super) fn wake_at(hearing: &Mutex<Hearing>, heard: &HeardPanes, now: Millis)
     let due = heard
         .last
         .iter()
-        .filter(|(id, _)| !h.sampled.contains(&id.number()) && !heard.stopped.contains(id))
+        .filter(|(id, _)| !h.sampled(id.number()) && !heard.stopped.contains(id))
         .filter_map(|(_, t)| *t)
         .map(|t| (t + QUIET_HEARD_MS).div_ceil(SLOT) * SLOT)
         .filter(|&d| d > now)
