@@ -22,7 +22,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::adapters::procs::writes::Written;
+use crate::adapters::procs::writes::{Counter, Written};
 use crate::adapters::tmux::client::Tmux;
 use crate::adapters::tmux::control::Output;
 use crate::core::attention::QUIET_HEARD_MS;
@@ -161,10 +161,12 @@ fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
 /// heard pane last wrote (`None`: not since it was turned on), and which of them are known
 /// to have stopped ([`HeardPanes`]). Empty without a control connection: then nothing is heard,
 /// and the core reads output times.
+/// `below`: the processes below a pane's own, as the poll last walked them.
 pub(super) async fn heard(
     tmux: &Tmux,
     hearing: &Arc<Mutex<Hearing>>,
     panes: &[Pane],
+    below: impl Fn(PaneId, u32) -> Option<Vec<u32>>,
 ) -> HeardPanes {
     let Some(serial) = tmux.hearing().await else {
         return HeardPanes::default();
@@ -182,13 +184,13 @@ pub(super) async fn heard(
             _ => return HeardPanes::default(),
         }
     };
-    let (orders, flowing, sample, counted, resume) = {
+    let (orders, writing) = {
         let mut h = super::lock(hearing);
         let orders = h.orders(serial, (&session.0, &session.1), panes);
         // Writing: sampled from now on (its first bytes woke the loop; the rest is counted).
         let now = tokio::time::Instant::now();
         let out = output(tmux);
-        let sample: Vec<u32> = h
+        let writing: Vec<u32> = h
             .told
             .iter()
             .filter(|(n, on)| **on && !h.sampled(**n))
@@ -198,17 +200,30 @@ pub(super) async fn heard(
                     .is_some_and(|&t| now.duration_since(t) < QUIET)
             })
             .map(|(&n, _)| n)
+            .take(MAX_SAMPLED.saturating_sub(h.counts.len()))
             .collect();
-        drop(out);
-        // Sampled only where what its terminal's writers wrote can be read.
-        let counted: Vec<(u32, Count)> = sample
+        (orders, writing)
+    };
+    // Sampled only where what its terminal's writers wrote can be read (`/proc` read with no
+    // lock held).
+    let counted: Vec<(u32, Count)> = if writing.is_empty() {
+        Vec::new()
+    } else {
+        let pids: HashMap<u32, (PaneId, u32)> = panes
+            .iter()
+            .filter_map(|p| Some((p.id.number(), (p.id, p.pid?))))
+            .collect();
+        writing
             .iter()
             .filter_map(|&n| {
-                let pid = panes.iter().find(|p| p.id.number() == n)?.pid?;
-                Some((n, Count::of(pid)?))
+                let (id, pid) = *pids.get(&n)?;
+                Some((n, Count::of(pid, below(id, pid).as_deref())?))
             })
-            .collect();
-        let sample: Vec<u32> = counted.iter().map(|(n, _)| *n).collect();
+            .collect()
+    };
+    let sample: Vec<u32> = counted.iter().map(|(n, _)| *n).collect();
+    let (flowing, resume) = {
+        let mut h = super::lock(hearing);
         if !sample.is_empty() && !h.sampling {
             h.sampling = true;
             tokio::spawn(sampler(tmux.clone(), Arc::clone(hearing)));
@@ -221,7 +236,7 @@ pub(super) async fn heard(
             .filter(|n| h.told.get(n) == Some(&true) && !h.sampled(*n))
             .filter(|n| !orders.iter().any(|(o, _)| o == n))
             .collect();
-        (orders, h.flowing, sample, counted, resume)
+        (h.flowing, resume)
     };
     if !orders.is_empty() || !resume.is_empty() || !sample.is_empty() {
         let mut words: Vec<String> = vec!["refresh-client".into()];
@@ -319,6 +334,9 @@ pub(super) struct HeardPanes {
 }
 
 const QUIET: Duration = Duration::from_millis(QUIET_HEARD_MS);
+/// At most this many panes are sampled at once (each keeps its writers' counts open); the
+/// ones beyond are heard whole.
+const MAX_SAMPLED: usize = 400;
 /// A sampled pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);
 /// A pane just sampled is first read this soon: whether its first bytes were work or a
@@ -338,7 +356,7 @@ pub(crate) const QUIET_CALLS: u64 = 4;
 /// A sampled pane's terminal writers, and what they had written when last read.
 #[derive(Debug)]
 struct Count {
-    writers: Vec<u32>,
+    writers: Arc<Counter>,
     wrote: Written,
     at: tokio::time::Instant,
     /// Counted at work once at least: a first burst is not work until then.
@@ -347,12 +365,13 @@ struct Count {
 
 impl Count {
     /// The count of the processes writing to the terminal of the pane whose process is
-    /// `pid`; `None` where `/proc` does not tell.
-    fn of(pid: u32) -> Option<Count> {
-        let writers = crate::adapters::procs::writes::terminal_writers(pid);
-        let wrote = crate::adapters::procs::writes::written(&writers)?;
+    /// `pid` (those `below` it as last walked, if known); `None` where `/proc` does not tell.
+    fn of(pid: u32, below: Option<&[u32]>) -> Option<Count> {
+        let writers = crate::adapters::procs::writes::terminal_writers(pid, below);
+        let writers = Counter::open(&writers)?;
+        let wrote = writers.read()?;
         Some(Count {
-            writers,
+            writers: Arc::new(writers),
             wrote,
             at: tokio::time::Instant::now(),
             judged: false,
@@ -373,17 +392,17 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
                 return;
             }
             let now = tokio::time::Instant::now();
-            let due: Vec<(u32, Vec<u32>)> = h
+            let due: Vec<(u32, Arc<Counter>)> = h
                 .counts
                 .iter()
                 .filter(|(_, c)| now.duration_since(c.at) >= if c.judged { SLICE } else { FIRST })
-                .map(|(&n, c)| (n, c.writers.clone()))
+                .map(|(&n, c)| (n, Arc::clone(&c.writers)))
                 .collect();
             (h.serial, due)
         };
         let read: Vec<(u32, Option<Written>)> = due
             .into_iter()
-            .map(|(n, writers)| (n, crate::adapters::procs::writes::written(&writers)))
+            .map(|(n, writers)| (n, writers.read()))
             .collect();
         let (stopped, started): (Vec<u32>, bool) = {
             let mut h = super::lock(&hearing);
@@ -497,7 +516,7 @@ mod tests {
 
     fn count(wrote: Written, at: tokio::time::Instant) -> Count {
         Count {
-            writers: vec![1],
+            writers: Arc::new(Counter::open(&[std::process::id()]).unwrap()),
             wrote,
             at,
             judged: false,

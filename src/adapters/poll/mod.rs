@@ -266,7 +266,14 @@ impl Prober {
         let hearing = if remote {
             hear::HeardPanes::default()
         } else {
-            hear::heard(&self.tmux, &self.hearing, &panes).await
+            // The processes below each pane as the last walk found them: its writers are
+            // looked for among those, not walked for again.
+            let below = |id: PaneId, pid: u32| {
+                let trees = lock(&self.trees);
+                let tree = trees.by_pane.get(&id).filter(|t| t.pane_pid == pid)?;
+                Some(tree.procs.below.iter().map(|p| p.pid).collect())
+            };
+            hear::heard(&self.tmux, &self.hearing, &panes, below).await
         };
         let now_ms = lock(&self.hearing).now_ms();
         if let Some(at) = hear::wake_at(&self.hearing, &hearing, now_ms) {

@@ -7,16 +7,27 @@ use std::path::{Path, PathBuf};
 /// At most this many processes are looked at below one pane (a pane running a build may
 /// have hundreds; the agent and its wrapper are near the top).
 const LIMIT: usize = 64;
+/// At most this many of a pane's writers are counted (each an open file while its pane is
+/// sampled): the agent and its launcher come first.
+const COUNTED: usize = 8;
 
 /// The processes of a pane that write to its terminal: its own process, and those below it
 /// whose standard output is the pane's terminal (an agent under a wrapper or a
 /// shell, codex's binary under its node launcher). A tool an agent runs into a pipe, or a
 /// server writing a log file, is not one of them: what those write would say nothing of
 /// the agent. Empty where `/proc` does not tell (another user's processes, no terminal).
-pub(crate) fn terminal_writers(pane_pid: u32) -> Vec<u32> {
+/// `below`: the processes below it as the poll last walked them (its foreground tree), if
+/// known; else they are walked here.
+pub(crate) fn terminal_writers(pane_pid: u32, below: Option<&[u32]>) -> Vec<u32> {
     let Some(tty) = terminal_of(pane_pid) else {
         return Vec::new();
     };
+    if let Some(below) = below {
+        return std::iter::once(pane_pid)
+            .chain(below.iter().copied().take(LIMIT - 1))
+            .filter(|&pid| writes_to(pid, &tty))
+            .collect();
+    }
     let mut writers = Vec::new();
     let mut todo = vec![pane_pid];
     let mut seen = 0;
@@ -40,22 +51,47 @@ pub(crate) struct Written {
     pub(crate) calls: u64,
 }
 
-/// What `pids` wrote so far, all of them together (to any file: the terminal, and an idle
-/// claude's one 8-byte eventfd write a second); `None` when none of them is there any more
-/// or `/proc` does not say.
-pub(crate) fn written(pids: &[u32]) -> Option<Written> {
-    pids.iter()
-        .filter_map(|pid| {
-            let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
-            parse_io(&text)
-        })
-        .fold(None, |sum: Option<Written>, w| {
-            let s = sum.unwrap_or_default();
-            Some(Written {
-                bytes: s.bytes + w.bytes,
-                calls: s.calls + w.calls,
+/// The `/proc/PID/io` of some processes, opened once and read again each slice (a read at
+/// offset 0 makes the kernel say it anew): no path is looked up again, nothing allocated.
+/// A process that ended reads as nothing; its pid reused since is not read (the file is
+/// the old process's).
+#[derive(Debug)]
+pub(crate) struct Counter {
+    files: Vec<std::fs::File>,
+}
+
+impl Counter {
+    /// The counts of `pids`; `None` when none of them can be read.
+    pub(crate) fn open(pids: &[u32]) -> Option<Counter> {
+        let files: Vec<std::fs::File> = pids
+            .iter()
+            .take(COUNTED)
+            .filter_map(|pid| std::fs::File::open(format!("/proc/{pid}/io")).ok())
+            .collect();
+        (!files.is_empty()).then_some(Counter { files })
+    }
+
+    /// What they wrote so far, all of them together (to any file: the terminal, and an idle
+    /// claude's one 8-byte eventfd write a second); `None` when none of them is there any
+    /// more.
+    pub(crate) fn read(&self) -> Option<Written> {
+        use std::os::unix::fs::FileExt;
+        // `/proc/PID/io` is seven lines of at most 30 bytes.
+        let mut buf = [0u8; 512];
+        self.files
+            .iter()
+            .filter_map(|f| {
+                let n = f.read_at(&mut buf, 0).ok()?;
+                parse_io(std::str::from_utf8(&buf[..n]).ok()?)
             })
-        })
+            .fold(None, |sum: Option<Written>, w| {
+                let s = sum.unwrap_or_default();
+                Some(Written {
+                    bytes: s.bytes + w.bytes,
+                    calls: s.calls + w.calls,
+                })
+            })
+    }
 }
 
 /// The `wchar:` and `syscw:` lines of a `/proc/PID/io`.
@@ -126,8 +162,20 @@ mod tests {
         // This test's process: its output is not a terminal under `cargo test` in CI, and
         // where it is, it is its own; either way its count can be read.
         let me = std::process::id();
-        assert!(written(&[me]).is_some());
-        assert_eq!(written(&[u32::MAX]), None, "no such process");
+        let counter = Counter::open(&[me]).unwrap();
+        let before = counter.read().unwrap();
+        std::fs::write(
+            std::env::temp_dir().join(format!("aw-writes-{me}")),
+            [0u8; 4096],
+        )
+        .unwrap();
+        let after = counter.read().unwrap();
+        assert!(
+            after.bytes >= before.bytes + 4096 && after.calls > before.calls,
+            "read anew from the same file: {before:?} then {after:?}"
+        );
+        let _ = std::fs::remove_file(std::env::temp_dir().join(format!("aw-writes-{me}")));
+        assert!(Counter::open(&[u32::MAX]).is_none(), "no such process");
         let mut child = std::process::Command::new("sleep")
             .arg("5")
             .stdout(std::process::Stdio::piped())
