@@ -50,6 +50,21 @@ impl State {
                     c.judged = Judged::Due;
                 }
             }
+            // What this instance saw agents do before it supervised, and no supervisor
+            // said (their pane option says another word): news, journaled now. What the
+            // option says is where the supervisor before left them.
+            let found: Vec<(PaneId, crate::attention::Report)> = self
+                .cards
+                .iter()
+                .filter(|c| c.life == Life::Running)
+                .filter_map(|c| {
+                    let (r, _) = c.attention.now.as_ref()?;
+                    (c.pane.opts.state != r.doing.word()).then(|| (c.pane.id, r.clone()))
+                })
+                .collect();
+            for (id, report) in found {
+                self.attention_edge(id, Some(report), false, self.now, fx);
+            }
         } else if was && !self.supervision.supervising {
             fx.push(Effect::Log(Log::info(format!(
                 "{} supervises the server now",

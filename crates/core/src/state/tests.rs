@@ -1489,6 +1489,50 @@ fn an_edge_back_to_what_the_pane_option_still_says_is_journaled_all_the_same() {
     assert_eq!(journaled(&poll(&mut s, 200, T0 + 3_300)), ["working"]);
 }
 
+#[test]
+fn what_an_instance_saw_before_it_was_elected_is_journaled_once_it_supervises() {
+    // A dashboard's first look finds the agent at a prompt a moment before the election
+    // makes it the supervisor: nobody journaled that wait.
+    let elected = |s: &mut State, at: Millis| {
+        s.update(
+            Msg::Elected(crate::msg::Election {
+                mine: true,
+                by: None,
+                took_over: None,
+            }),
+            at,
+        )
+    };
+    for option in ["", "working", "waiting"] {
+        let mut s = state((120, 40));
+        s.supervision.supervising = false;
+        let mut p = pane(1, 1, "claude");
+        p.opts.agent = "claude".into();
+        p.opts.state = option.into();
+        let mut o = obs(vec![p]);
+        o.activity.insert(PaneId(1), 100);
+        s.update(Msg::Tick, T0);
+        s.update(Msg::polled(Ok(o)), T0);
+        let prompt = Msg::Looked(Ok(
+            [(PaneId(1), "Do you want to proceed?".to_string())].into()
+        ));
+        assert!(
+            journaled(&s.update(prompt, T0 + 10)).is_empty(),
+            "not yet its job"
+        );
+        let fx = elected(&mut s, T0 + 20);
+        // Where the supervisor before left it (the option says so): no news.
+        let want: &[&str] = if option == "waiting" {
+            &[]
+        } else {
+            &["waiting"]
+        };
+        assert_eq!(journaled(&fx), want, "the option said {option:?}");
+        // Once: elected again, or looked at again, it is no edge.
+        assert!(journaled(&elected(&mut s, T0 + 30)).is_empty());
+    }
+}
+
 /// Four claude panes, %1..%4, polled at `now` with `activity` as their windows' output
 /// times; %2 is dead when `dead2`.
 fn four(s: &mut State, activity: [u64; 4], dead2: bool, now: Millis) -> Vec<Effect> {
