@@ -212,8 +212,8 @@ pub async fn snapshot(
     })
 }
 
-/// The live supervisor's verdict on a pane of this server (`@agentwatch_verdict`, read
-/// with the pane's other options), where one `held` the claim.
+/// The live supervisor's verdict on a pane of this server (through
+/// `@agentwatch_verdict_fmt`, read with the pane's other options), where one `held` the claim.
 fn verdict(card: &Card, held: bool) -> Option<Verdict> {
     if !held || !card.pane.id.server().is_local() {
         return None;

@@ -400,20 +400,46 @@ fn a_one_shot_status_with_no_supervisor_reads_every_screen_not_the_first_two_hun
 fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
     let server = TmuxServer::start();
     // claude 2.1.197's permission prompt: a rule, what it asks, the question.
+    let ran = server.dir.path().join("ran");
     server.write_plan(
         "claude",
-        "print 3\nsay ────────────────────────\nsay Bash command\nsay\n\
-         say rm -rf build/\nsay Remove the build directory\nsay\n\
-         say Do you want to proceed?\nsay ❯ 1. Yes\nsay 3. No\nhang\n",
+        &format!(
+            "print 3\nsay ────────────────────────\nsay Bash command\nsay\n\
+             say rm -rf build/ #(touch {})\nsay Remove the build directory\nsay\n\
+             say Do you want to proceed?\nsay ❯ 1. Yes\nsay 3. No\nhang\n",
+            ran.display()
+        ),
     );
     let pane = server.new_window(&["claude"]);
     let _ui = server.start_agentwatch(120, 40, &[], &[]);
     server.wait_until("the supervisor's verdict is on the pane", *WAIT, || {
         server
-            .pane_field(&pane, "#{@agentwatch_verdict}")
+            .pane_field(&pane, "#{E:@agentwatch_verdict_fmt}")
             .starts_with("waiting ")
     });
-    let verdict = server.pane_field(&pane, "#{@agentwatch_verdict}");
+    let verdict = server.pane_field(&pane, "#{E:@agentwatch_verdict_fmt}");
+    // Kept in a hidden variable of the server's environment that the pane option names:
+    // no set-option per edge (each makes tmux redo every window's size and redraw every
+    // client), and kept out of what the server starts.
+    let var = format!("AGENTWATCH_VERDICT_{}", &pane[1..]);
+    assert_eq!(
+        server.pane_field(&pane, "#{@agentwatch_verdict_fmt}"),
+        format!("#{{{var}}}")
+    );
+    assert_eq!(
+        server
+            .tmux_ok(&["show-environment", "-g", "-h", &var])
+            .trim(),
+        format!("{var}={verdict}")
+    );
+    let shell = server.new_window(&["sh", "-c", "env; sleep 60"]);
+    server.wait_until("a new pane's environment", *WAIT, || {
+        server.capture(&shell).contains("TMUX_PANE=")
+    });
+    assert!(!server.capture(&shell).contains("AGENTWATCH_VERDICT"));
+    // What the prompt asks is text: its `#(...)` is never run as a format's job.
+    assert!(verdict.contains("#(touch "), "{verdict}");
+    assert!(!server.dir.path().join("ran").exists());
     let since: u64 = verdict.split(' ').nth(1).unwrap().parse().unwrap();
     let told = verdict.split(' ').nth(2).unwrap().to_string();
     let want = agentwatch::core::time::rfc3339(since, &jiff::tz::TimeZone::UTC);
@@ -425,11 +451,22 @@ fn with_a_supervisor_status_says_what_it_decided_and_since_when() {
         assert_eq!(row["told"], told.as_str(), "{row}");
         assert_eq!(row["waiting_for"], "Do you want to proceed?", "{row}");
         assert_eq!(
-            row["asks"], "Bash command · rm -rf build/ · Remove the build directory",
+            row["asks"],
+            format!(
+                "Bash command · rm -rf build/ #(touch {}) · Remove the build directory",
+                ran.display()
+            )
+            .as_str(),
             "{row}"
         );
         std::thread::sleep(std::time::Duration::from_millis(1_100));
     }
+    // The pane gone, its variable goes too.
+    server.tmux_ok(&["kill-pane", "-t", &pane]);
+    server.wait_until("its verdict unset", *WAIT, || {
+        !String::from_utf8_lossy(&server.tmux(&["show-environment", "-g", "-h"]).stdout)
+            .contains(&var)
+    });
 }
 
 #[test]
@@ -442,7 +479,7 @@ fn a_dashboard_opened_later_says_the_same_age_as_the_supervisor() {
     first.wait_for_text("· working", *WAIT);
     server.wait_until("the supervisor's verdict is on the pane", *WAIT, || {
         server
-            .pane_field(&pane, "#{@agentwatch_verdict}")
+            .pane_field(&pane, "#{E:@agentwatch_verdict_fmt}")
             .starts_with("working ")
     });
     std::thread::sleep(std::time::Duration::from_secs(6));

@@ -109,8 +109,8 @@ impl Report {
     }
 }
 
-/// The supervisor's word on what a live agent does, kept on its pane
-/// (`@agentwatch_verdict`, beside the bare word of `@agentwatch_state` that status lines
+/// The supervisor's word on what a live agent does, kept with its pane (read through
+/// `@agentwatch_verdict_fmt`, beside the bare word of `@agentwatch_state` that status lines
 /// show) so that a one-shot `status` reports what the supervisor decided, since when it
 /// did, rather than deciding again from one look: `<word> <since ms> <told> <why>`, and
 /// after a tab what a prompt asks (see [`asked`]).

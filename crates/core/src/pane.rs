@@ -232,9 +232,11 @@ pub enum Opt {
     /// `@agentwatch_occupant`: the process the other records are about (see
     /// [`crate::occupant`]).
     Occupant,
-    /// `@agentwatch_verdict`: the supervisor's word on what a live agent does, with since
-    /// when and what told (see [`crate::attention::Verdict`]): what `status` reports, and
-    /// where a dashboard opened later dates what it sees.
+    /// The supervisor's word on what a live agent does, with since when and what told (see
+    /// [`crate::attention::Verdict`]): what `status` reports, and where a dashboard opened
+    /// later dates what it sees. Read through `@agentwatch_verdict_fmt`, which names where
+    /// the server keeps it (a hidden environment variable: a `set-option` per edge costs
+    /// the tmux server a pass over every window).
     Verdict,
 }
 
@@ -276,7 +278,7 @@ impl Opt {
             Opt::Judged => "@agentwatch_judged",
             Opt::State => "@agentwatch_state",
             Opt::Occupant => "@agentwatch_occupant",
-            Opt::Verdict => "@agentwatch_verdict",
+            Opt::Verdict => "@agentwatch_verdict_fmt",
         }
     }
 
@@ -319,7 +321,7 @@ pub struct PaneOptions {
     pub state: String,
     /// `@agentwatch_occupant`: the process the other records are about.
     pub occupant: String,
-    /// `@agentwatch_verdict`: the supervisor's word on what a live agent does.
+    /// The supervisor's word on what a live agent does (through `@agentwatch_verdict_fmt`).
     pub verdict: String,
 }
 

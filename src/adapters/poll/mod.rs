@@ -231,6 +231,16 @@ impl Prober {
             r?
         };
         let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
+        if ask.brief || ask.full {
+            let panes = || {
+                lock(&self.mirror)
+                    .panes()
+                    .iter()
+                    .map(|p| p.id.number())
+                    .collect()
+            };
+            self.tmux.forget_gone_verdicts(panes).await;
+        }
         if !remote {
             self.first_children();
         }

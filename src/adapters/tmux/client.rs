@@ -23,6 +23,8 @@ pub struct Tmux {
     notices: Arc<super::control::Notices>,
     /// Here, or over ssh.
     reach: super::reach::Reach,
+    /// Where this process wrote the supervisor's verdicts on this server.
+    pub(super) verdicts: Arc<std::sync::Mutex<super::verdicts::Written>>,
 }
 
 /// Which transport the polls use right now.
@@ -73,6 +75,7 @@ impl Tmux {
                 backoff: BACKOFF_MIN,
             })),
             notices: Arc::default(),
+            verdicts: Arc::default(),
             reach: super::reach::Reach::Local,
         }
     }

@@ -67,7 +67,9 @@ pub const FIELDS: &[&str] = &[
     "@agentwatch_judged",
     "@agentwatch_state",
     "@agentwatch_occupant",
-    "@agentwatch_verdict",
+    // The supervisor's verdict: the option names a variable of the server's environment
+    // (see `super::verdicts`), read through it.
+    "E:@agentwatch_verdict_fmt",
     // Hook plugins' words on what the agent does (tmux-agent-sidebar and others).
     "@pane_status",
     "@pane_wait_reason",
@@ -381,7 +383,10 @@ mod tests {
 
     #[test]
     fn the_listing_asks_for_every_option_agentwatch_reads_in_the_order_it_parses_them() {
-        let asked: Vec<&str> = FIELDS[20..35].to_vec();
+        let asked: Vec<&str> = FIELDS[20..35]
+            .iter()
+            .map(|f| f.strip_prefix("E:").unwrap_or(f))
+            .collect();
         let read: Vec<&str> = Opt::READ.iter().map(|o| o.name()).collect();
         assert_eq!(asked, read);
         assert_eq!(FIELDS[15], Opt::RemainOnExit.name());

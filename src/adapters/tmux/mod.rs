@@ -7,4 +7,5 @@ pub mod format;
 pub mod panes;
 pub mod reach;
 pub mod server;
+pub mod verdicts;
 pub mod window;

@@ -2,7 +2,7 @@
 //! one tmux process): the listing, a poll's commands, screens, a pane's tail and history,
 //! and pane options.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::client::{Tmux, TmuxError};
 use super::format::{list_panes_format, parse_listing, Listing};
@@ -155,9 +155,10 @@ impl Tmux {
         self.run(args).await
     }
 
-    /// Sets pane options in one round trip: `(pane, option, value)`. Says for each whether
-    /// it was set (over control mode each answers alone; in one process, a failure leaves
-    /// all unknown, so all are counted as not set).
+    /// Sets pane options in one round trip: `(pane, option, value)`; the supervisor's
+    /// verdict goes where [`super::verdicts`] says. Says for each whether it was set (over
+    /// control mode each command answers alone; in one process, a failure leaves all
+    /// unknown, so all are counted as not set).
     pub async fn set_pane_options(
         &self,
         sets: &[(PaneId, String, String)],
@@ -165,46 +166,85 @@ impl Tmux {
         if sets.is_empty() {
             return Vec::new();
         }
-        // Over control mode, one line each (a value with a newline cannot go on a line),
-        // all in one round trip.
-        let one_line = sets
+        // Each set's commands, with the set they are for.
+        let commands: Vec<(usize, Vec<String>)> = {
+            let written = self.verdicts.lock().unwrap_or_else(|e| e.into_inner());
+            sets.iter()
+                .enumerate()
+                .flat_map(|(i, (id, name, value))| {
+                    written
+                        .commands(*id, name, value)
+                        .into_iter()
+                        .map(move |c| (i, c))
+                })
+                .collect()
+        };
+        let results = self.run_each(&commands, sets.len()).await;
+        let mut written = self.verdicts.lock().unwrap_or_else(|e| e.into_inner());
+        for ((id, name, value), r) in sets.iter().zip(&results) {
+            let detail = match r {
+                Err(TmuxError::Failed { detail }) => Err(detail.as_str()),
+                Err(_) => Err(""),
+                Ok(()) => Ok(()),
+            };
+            written.landed(*id, name, value, detail);
+        }
+        results
+    }
+
+    /// Unsets the verdict variables this process wrote for panes that are gone (none of
+    /// `live`, the pane numbers a listing just gave): a variable outlives its pane.
+    pub async fn forget_gone_verdicts(&self, live: impl FnOnce() -> HashSet<u32>) {
+        let unset = {
+            let mut written = self.verdicts.lock().unwrap_or_else(|e| e.into_inner());
+            if written.is_empty() {
+                return;
+            }
+            written.gone(&live())
+        };
+        if !unset.is_empty() {
+            if let Err(e) = self.ask(&unset).await {
+                tracing::debug!("unsetting gone panes' verdicts: {e}");
+            }
+        }
+    }
+
+    /// Runs `commands` (each for one of `n` sets) in one round trip, and says for each set
+    /// whether all its commands succeeded. Over control mode, one line each (a value with a
+    /// newline cannot go on a line).
+    async fn run_each(
+        &self,
+        commands: &[(usize, Vec<String>)],
+        n: usize,
+    ) -> Vec<Result<(), TmuxError>> {
+        let one_line = commands
             .iter()
-            .all(|(_, n, v)| !n.contains('\n') && !v.contains(['\n', '\r']));
+            .all(|(_, c)| c.iter().all(|w| !w.contains(['\n', '\r'])));
         if one_line {
-            let targets: Vec<String> = sets.iter().map(|(id, _, _)| id.to_string()).collect();
-            let commands: Vec<[&str; 6]> = sets
-                .iter()
-                .zip(&targets)
-                .map(|((_, name, value), t)| ["set-option", "-p", "-t", t, name, value])
-                .collect();
-            let refs: Vec<&[&str]> = commands.iter().map(|c| &c[..]).collect();
+            let refs: Vec<&[String]> = commands.iter().map(|(_, c)| &c[..]).collect();
             match self.via_control_many(&refs).await {
                 Some(Ok(blocks)) => {
-                    return blocks
-                        .into_iter()
-                        .map(|b| b.map(|_| ()).map_err(|e| self.failed(e.0.as_bytes())))
-                        .collect()
+                    let mut each: Vec<Result<(), TmuxError>> = vec![Ok(()); n];
+                    for ((i, _), b) in commands.iter().zip(blocks) {
+                        if let (Err(e), Ok(())) = (b, &each[*i]) {
+                            each[*i] = Err(self.failed(e.0.as_bytes()));
+                        }
+                    }
+                    return each;
                 }
-                Some(Err(e)) => return sets.iter().map(|_| Err(e.clone())).collect(),
+                Some(Err(e)) => return vec![Err(e); n],
                 None => {}
             }
         }
         let mut args: Vec<String> = Vec::new();
-        for (i, (id, name, value)) in sets.iter().enumerate() {
-            if i > 0 {
+        for (k, (_, c)) in commands.iter().enumerate() {
+            if k > 0 {
                 args.push(";".into());
             }
-            args.extend([
-                "set-option".into(),
-                "-p".into(),
-                "-t".into(),
-                id.to_string(),
-                words::arg(name),
-                words::arg(value),
-            ]);
+            args.extend(c.iter().map(|w| words::arg(w)));
         }
         let r = self.run(&args).await.map(|_| ());
-        sets.iter().map(|_| r.clone()).collect()
+        vec![r; n]
     }
 }
 

@@ -161,8 +161,8 @@ pub struct Supervision {
     pub(super) notes: Vec<Event>,
     /// When each pane's last wait was announced.
     pub(super) waits_told: HashMap<PaneId, Millis>,
-    /// The verdict this instance last wrote on each pane (`@agentwatch_verdict`, which is
-    /// not read back).
+    /// The verdict this instance last wrote on each pane ([`Opt::Verdict`], which is not
+    /// read back).
     pub(super) verdicts: HashMap<PaneId, crate::attention::Verdict>,
     /// The state word this instance last wrote on each pane (`@agentwatch_state`): the
     /// card keeps the word it found there, which tells a new supervisor where its

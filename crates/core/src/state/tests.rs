@@ -1866,7 +1866,7 @@ fn a_heard_agent_is_looked_at_half_a_second_after_its_last_byte_and_waits_from_i
                 _ => None,
             })
             .flatten()
-            .filter(|(_, k, _)| k.name() == "@agentwatch_verdict")
+            .filter(|(_, k, _)| *k == Opt::Verdict)
             .map(|(_, _, v)| v.clone())
             .collect()
     };
