@@ -50,10 +50,11 @@ pub struct Io {
 
 /// The least time between two polls woken by heard panes' starts and stops. Each poll goes
 /// over every card, and pauses the panes that began to write in one command for all of
-/// them: at 300 panes, 100 of them churning, 200 ms against 100 saved agentwatch and tmux
-/// 0.9 points of a core (bench/pair.py), for a working edge 40 ms later at the median
-/// and a wait 70 ms later at p95 (623 ms).
-const HEARD_GAP: std::time::Duration = std::time::Duration::from_millis(200);
+/// them: at 300 panes, 100 of them churning (bench/pair.py, side by side), 200 ms against
+/// 100 saved agentwatch and tmux 0.9 points of a core, and 300 against 200 another 0.4-1.0,
+/// for waits journaled p50 / p95 495 / 702 ms after the prompt (467 / 620 at 200 ms;
+/// bench/churn.sh), none missed.
+const HEARD_GAP: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl Io {
     pub fn new(prober: Prober, crash_dir: Option<PathBuf>) -> Io {
