@@ -232,14 +232,8 @@ impl Prober {
         };
         let more = lock(&self.mirror).take(&ask, parse_batch(&out), now);
         if ask.brief || ask.full {
-            let panes = || {
-                lock(&self.mirror)
-                    .panes()
-                    .iter()
-                    .map(|p| p.id.number())
-                    .collect()
-            };
-            self.tmux.forget_gone_verdicts(panes).await;
+            let panes = lock(&self.mirror).panes();
+            self.tmux.forget_gone_verdicts(&panes, ask.full).await;
         }
         if !remote {
             self.first_children();

@@ -192,15 +192,25 @@ impl Tmux {
         results
     }
 
-    /// Unsets the verdict variables this process wrote for panes that are gone (none of
-    /// `live`, the pane numbers a listing just gave): a variable outlives its pane.
-    pub async fn forget_gone_verdicts(&self, live: impl FnOnce() -> HashSet<u32>) {
+    /// After a listing of `panes` (`full`: with their options): the verdict variables of
+    /// panes that are gone are unset (a variable outlives its pane), those of panes
+    /// shown with a verdict are known from now on.
+    pub async fn forget_gone_verdicts(&self, panes: &[crate::core::pane::Pane], full: bool) {
         let unset = {
             let mut written = self.verdicts.lock().unwrap_or_else(|e| e.into_inner());
+            if full {
+                written.saw(
+                    panes
+                        .iter()
+                        .filter(|p| !p.opts.verdict.is_empty())
+                        .map(|p| p.id.number()),
+                );
+            }
             if written.is_empty() {
                 return;
             }
-            written.gone(&live())
+            let live: HashSet<u32> = panes.iter().map(|p| p.id.number()).collect();
+            written.gone(&live)
         };
         if !unset.is_empty() {
             if let Err(e) = self.ask(&unset).await {

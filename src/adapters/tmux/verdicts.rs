@@ -93,6 +93,12 @@ impl Written {
         self.named.is_empty()
     }
 
+    /// Panes a listing showed with a verdict (an instance before this one named their
+    /// variable): theirs are unset too when they go, and not named again.
+    pub fn saw(&mut self, with_verdict: impl IntoIterator<Item = u32>) {
+        self.named.extend(with_verdict);
+    }
+
     /// The variables of panes that are gone (none of `live`), to unset: each is forgotten.
     pub fn gone(&mut self, live: &HashSet<u32>) -> Vec<Vec<String>> {
         let gone: Vec<u32> = self.named.difference(live).copied().collect();
@@ -169,6 +175,14 @@ mod tests {
             [vec!["set-environment", "-g", "-u", "AGENTWATCH_VERDICT_12"]]
         );
         assert!(w.gone(&live).is_empty());
+        // One a listing showed with a verdict (an instance before this one wrote it): not
+        // named again, and unset when it goes.
+        w.saw([7]);
+        assert_eq!(w.commands(PaneId(7), V, "idle 1 screen x").len(), 1);
+        assert_eq!(
+            w.gone(&live),
+            [vec!["set-environment", "-g", "-u", "AGENTWATCH_VERDICT_7"]]
+        );
     }
 
     #[test]
