@@ -1,7 +1,8 @@
 //! Hearing agents' output as it happens (issue 29), against a real tmux server: the panes
-//! the core wants heard get control mode's `%output`, to the millisecond; every other pane
-//! of the connection's session is turned off before a byte of it flows; a pane in another
-//! session is not heard (its window's output time is read instead).
+//! the core wants heard are counted (what their terminals' writers wrote, in `/proc`), in
+//! any session, and not a byte is copied over control mode; a pane whose writers `/proc`
+//! does not tell of gets control mode's `%output` instead, and every other pane of the
+//! connection's session is paused before a byte of it flows.
 
 use std::time::Duration;
 
@@ -10,7 +11,14 @@ use agentwatch::adapters::poll::Prober;
 use agentwatch::adapters::tmux::client::Tmux;
 use agentwatch::core::pane::PaneId;
 
-const WRITES: &str = "while :; do echo x; sleep 0.1; done";
+/// A line of 48 bytes every 100 ms: work, by its count.
+const WRITES: &str =
+    "while :; do echo 01234567890123456789012345678901234567890123456; sleep 0.1; done";
+/// The same, written to the terminal through a file of its own, its standard streams
+/// elsewhere: `/proc` cannot tell what it writes to the terminal. (The terminal stays open:
+/// tmux ends a pane whose terminal no process has open.)
+const TTY_WRITES: &str = "exec 3<>/dev/tty </dev/null >/dev/null 2>&1; \
+    while :; do echo 01234567890123456789012345678901234567890123456 >&3; sleep 0.1; done";
 
 fn id(pane: &str) -> PaneId {
     PaneId::parse(pane).unwrap()
@@ -27,70 +35,136 @@ fn hearing(server: &TmuxServer, panes: &[&str]) -> Prober {
     prober
 }
 
-#[tokio::test]
-async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows() {
-    let server = TmuxServer::start();
-    let wanted = server.new_window(&["sh", "-c", WRITES]);
-    let quiet = server.new_window(&["sleep", "1000"]);
-    let other = server.new_window(&["sh", "-c", WRITES]);
-    // The same, wanted, in a session the connection is not attached to.
-    let elsewhere = server
+/// A pane in a new session `name`, running `script`.
+fn elsewhere(server: &TmuxServer, name: &str, script: &str) -> String {
+    server
         .tmux_ok(&[
             "new-session",
             "-d",
             "-s",
-            "zz",
+            name,
             "-P",
             "-F",
             "#{pane_id}",
             "--",
             "sh",
             "-c",
-            WRITES,
+            script,
         ])
         .trim()
-        .to_string();
-    let prober = hearing(&server, &[&wanted, &quiet, &elsewhere]);
-    let asked = agentwatch::adapters::wall_ms();
-    let obs = prober.observe_hot(&[], true).await.unwrap();
-    // Turned on by this poll: heard from then on, nothing of before.
-    match obs.heard.get(&id(&wanted)) {
-        Some(None) => {}
-        Some(Some(t)) => assert!(*t + 50 >= asked, "a byte from before it was on: {t}"),
-        None => panic!("not heard: {:?}", obs.heard),
-    }
+        .to_string()
+}
+
+/// Polls `prober` until `pane` is heard at work, its last work under a second ago.
+async fn heard_at_work(prober: &Prober, pane: &str) -> agentwatch::core::msg::Observation {
     let end = std::time::Instant::now() + *WAIT;
-    let last = loop {
+    loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let obs = prober.observe_hot(&[], true).await.unwrap();
-        if let Some(Some(t)) = obs.heard.get(&id(&wanted)) {
-            break *t;
+        if let Some(Some(t)) = obs.heard.get(&id(pane)) {
+            let now = agentwatch::adapters::wall_ms();
+            if !obs.stopped.contains(&id(pane)) && now.saturating_sub(*t) < 1_000 {
+                return obs;
+            }
         }
         assert!(
             std::time::Instant::now() < end,
-            "the writing pane is never heard"
+            "{pane} is never heard at work: {:?}",
+            obs.heard
         );
-    };
-    let now = agentwatch::adapters::wall_ms();
-    assert!(
-        now.saturating_sub(last) < 1_000,
-        "heard as it wrote: {last} at {now}"
-    );
+    }
+}
+
+fn copied(prober: &Prober) -> std::collections::HashMap<u32, tokio::time::Instant> {
+    prober.tmux().notices().output.lock().unwrap().last.clone()
+}
+
+#[tokio::test]
+async fn the_wanted_panes_are_counted_in_any_session_and_not_a_byte_is_copied() {
+    let server = TmuxServer::start();
+    let wanted = server.new_window(&["sh", "-c", WRITES]);
+    let quiet = server.new_window(&["sleep", "1000"]);
+    let other = server.new_window(&["sh", "-c", WRITES]);
+    // The same, wanted, in a session the connection is not attached to.
+    let far = elsewhere(&server, "zz", WRITES);
+    let prober = hearing(&server, &[&wanted, &quiet, &far]);
     let obs = prober.observe_hot(&[], true).await.unwrap();
-    assert_eq!(obs.heard.get(&id(&quiet)), Some(&None), "on, and silent");
+    assert_eq!(
+        obs.heard.get(&id(&wanted)),
+        Some(&None),
+        "counted from now on: nothing of before"
+    );
+    heard_at_work(&prober, &wanted).await;
+    let obs = heard_at_work(&prober, &far).await;
+    assert_eq!(
+        obs.heard.get(&id(&quiet)),
+        Some(&None),
+        "counted, and silent"
+    );
+    assert!(obs.stopped.contains(&id(&quiet)), "its quiet is known");
+    assert!(!obs.heard.contains_key(&id(&other)), "not wanted");
+    // Not a byte reached the connection: it kept `no-output`.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = prober.observe_hot(&[], true).await.unwrap();
+    assert!(copied(&prober).is_empty(), "{:?}", copied(&prober));
+    let flags = server.tmux_ok(&["list-clients", "-F", "#{client_flags}"]);
     assert!(
-        !obs.heard.contains_key(&id(&elsewhere)),
+        flags.contains("control-mode") && flags.contains("no-output"),
+        "{flags}"
+    );
+    // Wanted no more: not said to be heard.
+    prober.attend(false, &[]);
+    let obs = prober.observe_hot(&[], true).await.unwrap();
+    assert!(obs.heard.is_empty(), "{:?}", obs.heard);
+}
+
+#[tokio::test]
+async fn a_pane_proc_cannot_count_is_heard_through_tmux_and_no_other_pane_flows() {
+    let server = TmuxServer::start();
+    let wanted = server.new_window(&["sh", "-c", TTY_WRITES]);
+    let other = server.new_window(&["sh", "-c", WRITES]);
+    // Counted: flows no more than the one not wanted.
+    let counted = server.new_window(&["sh", "-c", WRITES]);
+    // Not countable either, in another session: cannot be heard.
+    let far = elsewhere(&server, "zz", TTY_WRITES);
+    let prober = hearing(&server, &[&wanted, &counted, &far]);
+    // Turned on by a poll (the first once the connection knows its session): heard from
+    // then on, nothing of before.
+    let end = std::time::Instant::now() + *WAIT;
+    loop {
+        let asked = agentwatch::adapters::wall_ms();
+        let obs = prober.observe_hot(&[], true).await.unwrap();
+        match obs.heard.get(&id(&wanted)) {
+            Some(None) => break,
+            Some(Some(t)) => {
+                assert!(*t + 50 >= asked, "a byte from before it was on: {t}");
+                break;
+            }
+            None => assert!(
+                std::time::Instant::now() < end,
+                "never heard: {:?}",
+                obs.heard
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let obs = heard_at_work(&prober, &wanted).await;
+    assert!(
+        !obs.heard.contains_key(&id(&far)),
         "another session's pane cannot be heard"
     );
     assert!(!obs.heard.contains_key(&id(&other)), "not wanted");
-    // Not a byte of the pane that is not wanted reached the connection.
+    heard_at_work(&prober, &counted).await;
+    // Not a byte of the other panes reached the connection.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let output = prober.tmux().notices().output.lock().unwrap().last.clone();
+    let output = copied(&prober);
     assert!(output.contains_key(&id(&wanted).number()));
-    assert!(
-        !output.contains_key(&id(&other).number()),
-        "its output was off from the first: {output:?}"
-    );
+    for pane in [&other, &counted] {
+        assert!(
+            !output.contains_key(&id(pane).number()),
+            "{pane}'s output was off from the first: {output:?}"
+        );
+    }
     let flags = server.tmux_ok(&["list-clients", "-F", "#{client_flags}"]);
     assert!(
         flags.contains("control-mode") && !flags.contains("no-output"),
@@ -106,7 +180,7 @@ async fn the_wanted_panes_are_heard_to_the_millisecond_and_no_other_pane_flows()
 async fn a_pane_at_work_is_counted_not_copied_and_its_stop_is_heard_through_the_noise() {
     let server = TmuxServer::start();
     let stop = server.dir.path().join("stopped");
-    // Writes every 20 ms for a few seconds (long enough to be only sampled), then only 8
+    // Writes every 20 ms for a few seconds (long enough to be counted at work), then only 8
     // bytes to /dev/null every 300 ms (an idle claude writes to an eventfd every second),
     // while a child of its writes all the time into a pipe (a tool it runs): neither is work
     // on its terminal.
@@ -118,38 +192,20 @@ async fn a_pane_at_work_is_counted_not_copied_and_its_stop_is_heard_through_the_
         stop = stop.display()
     );
     let pane = server.new_window(&["sh", "-c", &script]);
-    let n = id(&pane).number();
     let prober = hearing(&server, &[&pane]);
-    let last_copied = || {
-        prober
-            .tmux()
-            .notices()
-            .output
-            .lock()
-            .unwrap()
-            .last
-            .get(&n)
-            .copied()
-    };
     let end = std::time::Instant::now() + *WAIT;
-    // Sampled by its count: while it writes, a second passes with no byte of it copied to
-    // the connection (windows of output would copy some every half second).
-    let mut counted = false;
-    let mut before = None;
+    // Counted at work while it writes, not a byte of it copied to the connection.
+    let mut at_work = false;
     while !stop.exists() {
         assert!(std::time::Instant::now() < end, "it never stops writing");
-        let _ = prober.observe_hot(&[], true).await.unwrap();
-        let copied = last_copied();
-        if copied.is_some() && copied == before {
-            counted = true;
+        let obs = prober.observe_hot(&[], true).await.unwrap();
+        if !stop.exists() && !obs.stopped.contains(&id(&pane)) {
+            at_work |= obs.heard.get(&id(&pane)).is_some_and(Option::is_some);
         }
-        before = copied;
-        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    assert!(
-        counted,
-        "its output was copied all along: never only counted"
-    );
+    assert!(at_work, "never counted at work");
+    assert!(copied(&prober).is_empty(), "{:?}", copied(&prober));
     let stopped = agentwatch::adapters::wall_ms();
     // Its stop is heard: the last byte heard stays, half a second old and more.
     let end = std::time::Instant::now() + *WAIT;
@@ -176,12 +232,12 @@ async fn a_pane_at_work_is_counted_not_copied_and_its_stop_is_heard_through_the_
 #[tokio::test]
 async fn a_look_that_learnt_nothing_hands_over_no_panes_and_still_hears_output() {
     let server = TmuxServer::start();
-    // Writes every 200 ms with no process started per line (a process started below a
-    // pane is news of its own): bash's `read -t` is a builtin.
+    // Writes a line of 48 bytes every 200 ms with no process started per line (a process
+    // started below a pane is news of its own): bash's `read -t` is a builtin.
     let pane = server.new_window(&[
         "bash",
         "-c",
-        "while :; do echo x; read -t 0.2 <> /dev/null; done",
+        "while :; do echo 01234567890123456789012345678901234567890123456; read -t 0.2 <> /dev/null; done",
     ]);
     let prober = hearing(&server, &[&pane]);
     let first = prober.observe_hot(&[], false).await.unwrap();

@@ -1,42 +1,66 @@
-//! Hearing panes' output as it happens: control mode's `%output`, flowing for the panes the
-//! core wants heard (live agents with no state file of their own) and paused for every
-//! other pane, with `refresh-client -A '%N:continue|pause'` (tmux 3.2+). Not `on|off`: before
-//! tmux 3.7, `off` keeps the pane's queued output, and a later `on` makes the server read
-//! it after it is gone (a crash, seen on 3.3a; fixed by tmux's cae229cad); `pause` discards
-//! it. The connection attaches with `no-output`; that flag is dropped once (nothing is
-//! queued under it, so the drop frees nothing in use), in the same command that pauses
-//! every other pane of its session, once a pane is wanted. tmux sends `%output` only for panes in the
-//! session the connection is attached to: a pane elsewhere is not heard, and the core reads
-//! its window's output time instead. A quiet pane costs nothing: tmux tells of a byte when
-//! there is one, and nothing is asked.
+//! Hearing agents' output as it happens, for the panes the core wants heard (live agents
+//! with no state file of their own), at no cost to the tmux server.
 //!
-//! A pane at work writes all the time (a spinner redrawn every 50-200 ms), and every
-//! `%output` costs the tmux server a turn of its loop, whatever its size (it polls every
-//! pane's terminal each turn: ~150 us at 300 panes; tmux 3.3a's `control.c`). So once a pane
-//! is heard writing (its first bytes wake the loop) it is paused, and sampled by what the
-//! processes on its terminal wrote (`/proc/PID/io`, every 250 ms, nothing asked of tmux): a slice of
-//! 250 ms with next to nothing written ([`QUIET_BYTES`], [`QUIET_CALLS`]) is its stop, and
-//! it is heard whole again. A stop is then known within about half a second, and a hundred
-//! agents at work cost the server nothing to hear. A pane whose processes `/proc` does not
-//! tell of is heard whole.
+//! On this machine a pane is counted, not heard through tmux: what the processes writing
+//! to its terminal wrote (`/proc/PID/io`'s `wchar` and `syscw`, files kept open and read
+//! again at offset 0, 0.6 us a read) is read every [`SLICE`], whatever session the pane is
+//! in. A slice with next to nothing written ([`QUIET_BYTES`], [`QUIET_CALLS`]) is a stop,
+//! known within a slice; a slice with more after a stop is a burst, read again [`FIRST`]
+//! later, and work only if it goes on (codex at its approval prompt redraws once a second:
+//! not work, though its screen is read again). A pane quiet for [`LONG`] is read every
+//! [`SLOW`], and every slice again from its first bytes. Nothing is asked of tmux and
+//! nothing copied: the control connection keeps `no-output`. Measured (bench/RESULTS.md):
+//! each `%output` and each command costs the tmux server a turn of its loop (a `poll` of
+//! every pane's terminal, ~0.4 ms at 300 panes), so hearing a churn of starts and stops
+//! through tmux cost more than all the reads of `/proc`; and a pane whose output is copied
+//! is not read by tmux while its output waits to be sent, so an agent that died then lost
+//! its last lines.
+//!
+//! A wanted pane whose writers `/proc` does not tell of (its process's standard streams are
+//! not the terminal, it is another user's) is heard through control mode's `%output`,
+//! turned on for it and paused for every other pane of the connection's session with
+//! `refresh-client -A '%N:continue|pause'` (tmux 3.2+). Not `on|off`: before tmux 3.7,
+//! `off` keeps the pane's queued output, and a later `on` makes the server read it after it
+//! is gone (a crash, seen on 3.3a; fixed by tmux's cae229cad); `pause` discards it. The
+//! connection attaches with `no-output`; that flag is dropped once (nothing is queued
+//! under it, so the drop frees nothing in use), in the same command that pauses every
+//! other pane of its session, once such a pane is wanted. tmux sends `%output` only for
+//! panes in the session the connection is attached to: a pane elsewhere is not heard, and
+//! the core reads its window's output time instead. Such a pane's stop is half a second
+//! without a byte.
 
 use std::collections::{HashMap, HashSet};
-
-use crate::adapters::procs::writes::{Counter, Written};
-use crate::adapters::tmux::client::Tmux;
-use crate::adapters::tmux::control::Output;
-use crate::core::attention::QUIET_HEARD_MS;
-use crate::core::pane::{Pane, PaneId};
-use crate::core::time::Millis;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// What the connection was told, and what the core wants.
+use tokio::time::Instant;
+
+use crate::adapters::procs::writes::{terminal_writers, Counter, Written};
+use crate::adapters::tmux::client::Tmux;
+use crate::adapters::tmux::control::Output;
+use crate::core::attention::QUIET_HEARD_MS;
+use crate::core::pane::{Pane, PaneId, ProcTree};
+use crate::core::time::Millis;
+
+/// What is counted, what the connection was told, and what the core wants.
 #[derive(Debug)]
 pub(super) struct Hearing {
     /// The panes (by number, on this server) the core wants heard.
     want: HashSet<u32>,
-    /// The connection, and the session it is attached to (`$id`), the rest is about.
+    /// The wanted panes counted, by number (see above).
+    counts: HashMap<u32, Count>,
+    /// Wanted panes `/proc` did not tell of, with the process and tree they were tried
+    /// with: not tried again until either changes.
+    uncounted: HashMap<u32, (u32, Option<Arc<ProcTree>>)>,
+    /// The files the counts keep open, and how many they may (a share of the process's
+    /// limit: the rest are for tmux and everything else).
+    files: usize,
+    budget: usize,
+    /// The sampler task is started.
+    sampling: bool,
+    /// The polls so far: a count the last did not see is of a pane gone or not wanted.
+    polls: u64,
+    /// The connection `%output` flows over, and the session it is attached to (`$id`).
     serial: u64,
     session: String,
     /// Output on (`true`) or off, as told to that connection, by pane number.
@@ -45,74 +69,76 @@ pub(super) struct Hearing {
     flowing: bool,
     /// The earliest time a wake-up is already set for (epoch ms).
     armed: Millis,
-    /// Panes at work, paused and sampled by what their terminal's writers wrote, as of
-    /// when (see above); on as far as `told` says.
-    counts: HashMap<u32, Count>,
-    /// Panes whose count was quiet (their stop), and the last instant they were counted at
-    /// work: their stop is known, and a wait dates from then, until they write again.
-    quiet: HashMap<u32, tokio::time::Instant>,
-    /// The sampler task is started.
-    sampling: bool,
     /// The connection whose tmux refused `refresh-client -A` (before 3.2): not asked again.
     refused: u64,
     /// Epoch milliseconds at an instant: heard instants (monotonic, as the loop's clock is)
     /// become the core's epoch milliseconds from it, so a wall clock stepped (NTP, a
     /// suspend) never makes a pane look as if it wrote in the future or long ago.
-    epoch: (Millis, tokio::time::Instant),
+    epoch: (Millis, Instant),
 }
 
 impl Default for Hearing {
     fn default() -> Hearing {
         Hearing {
             want: HashSet::new(),
+            counts: HashMap::new(),
+            uncounted: HashMap::new(),
+            files: 0,
+            budget: file_budget(),
+            sampling: false,
+            polls: 0,
             serial: 0,
             session: String::new(),
             told: HashMap::new(),
             flowing: false,
             armed: 0,
-            counts: HashMap::new(),
-            quiet: HashMap::new(),
-            sampling: false,
             refused: 0,
-            epoch: (crate::adapters::wall_ms(), tokio::time::Instant::now()),
+            epoch: (crate::adapters::wall_ms(), Instant::now()),
         }
     }
 }
 
+/// How many files the counts may keep open: a quarter of this process's limit (raised to
+/// its hard limit at start).
+fn file_budget() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
+    if ok {
+        usize::try_from(lim.rlim_cur / 4).unwrap_or(usize::MAX)
+    } else {
+        256
+    }
+}
+
 impl Hearing {
-    /// The pump is told which panes are sampled (their first byte in a window wakes
-    /// nobody).
-    fn share_sampled(&self, tmux: &Tmux, serial: u64) {
-        let mut out = output(tmux);
-        let same = out.sampled.len() == self.counts.len()
-            && self.counts.keys().all(|n| out.sampled.contains(n));
-        if out.serial == serial && !same {
-            out.sampled = self.counts.keys().copied().collect();
-        }
-    }
-
-    /// Whether pane `n` is sampled (paused, its count read each slice).
-    fn sampled(&self, n: u32) -> bool {
-        self.counts.contains_key(&n)
-    }
-
     pub(super) fn want(&mut self, hear: &[PaneId]) {
         self.want = hear.iter().map(|id| id.number()).collect();
     }
 
     /// A monotonic instant as epoch milliseconds.
-    fn ms(&self, at: tokio::time::Instant) -> Millis {
+    fn ms(&self, at: Instant) -> Millis {
         let (ms, then) = self.epoch;
         ms + at.saturating_duration_since(then).as_millis() as Millis
     }
 
     pub(super) fn now_ms(&self) -> Millis {
-        self.ms(tokio::time::Instant::now())
+        self.ms(Instant::now())
     }
 
-    /// The `-A` words that make the connection's on/off match what is wanted, for the
-    /// live panes of its session (`$id`, named `name` now); forgets panes that are gone.
-    /// Another connection, or the same one moved to another session, starts from nothing.
+    /// Wanted, and heard through `%output`: not counted.
+    fn to_hear(&self, p: &Pane) -> bool {
+        let n = p.id.number();
+        self.want.contains(&n) && !self.counts.contains_key(&n)
+    }
+
+    /// The `-A` words that make the connection's on/off match what is to be heard through
+    /// it, for the live panes of its session (`$id`, named `name` now); forgets panes that
+    /// are gone. Another connection, or the same one moved to another session, starts from
+    /// nothing.
     fn orders(
         &mut self,
         serial: u64,
@@ -123,28 +149,24 @@ impl Hearing {
             self.serial = serial;
             self.session = id.to_string();
             self.told.clear();
-            self.counts.clear();
-            self.quiet.clear();
             self.flowing = false;
         }
-        let mine: Vec<u32> = panes
+        // Nothing to hear through it, nor ever was: `no-output` stays, and nothing is said
+        // (the common case: every wanted pane is counted).
+        if !self.flowing && self.want.iter().all(|n| self.counts.contains_key(n)) {
+            return Vec::new();
+        }
+        let mine: Vec<&Pane> = panes
             .iter()
             .filter(|p| p.session == name && !p.dead)
-            .map(|p| p.id.number())
             .collect();
-        let live: HashSet<u32> = mine.iter().copied().collect();
+        let live: HashSet<u32> = mine.iter().map(|p| p.id.number()).collect();
         self.told.retain(|n, _| live.contains(n));
-        let want = &self.want;
-        self.counts
-            .retain(|n, _| live.contains(n) && want.contains(n));
-        self.quiet
-            .retain(|n, _| live.contains(n) && want.contains(n));
-        // Nothing wanted in its session: `no-output` stays, and nothing is said.
-        if !self.flowing && !mine.iter().any(|n| self.want.contains(n)) {
+        if !self.flowing && !mine.iter().any(|p| self.to_hear(p)) {
             return Vec::new();
         }
         mine.into_iter()
-            .map(|n| (n, self.want.contains(&n)))
+            .map(|p| (p.id.number(), self.to_hear(p)))
             .filter(|(n, on)| self.told.get(n) != Some(on))
             .collect()
     }
@@ -157,22 +179,173 @@ fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-/// Brings the connection's on/off in line with what the core wants, and says when each
-/// heard pane last wrote (`None`: not since it was turned on), and which of them are known
-/// to have stopped ([`HeardPanes`]). Empty without a control connection: then nothing is heard,
-/// and the core reads output times.
-/// `below`: the processes below a pane's own, as the poll last walked them.
+/// Counts the wanted live panes of this machine whose writers `/proc` tells of, opened
+/// anew where a pane's process or the tree below it changed (the counts of processes still
+/// there kept); forgets the others. `tree`: the processes below a pane's own, as the poll
+/// last walked them. The `/proc` work is done with no lock held.
+pub(super) fn count(
+    tmux: &Tmux,
+    hearing: &Arc<Mutex<Hearing>>,
+    panes: &[Pane],
+    tree: impl Fn(PaneId, u32) -> Option<Arc<ProcTree>>,
+) {
+    type Todo = (u32, u32, Option<Arc<ProcTree>>, Option<Arc<Counter>>);
+    let same = |a: &Option<Arc<ProcTree>>, b: &Option<Arc<ProcTree>>| match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    };
+    let (todo, poll): (Vec<Todo>, u64) = {
+        let mut h = super::lock(hearing);
+        if h.want.is_empty() && h.counts.is_empty() {
+            h.uncounted.clear();
+            return;
+        }
+        h.polls += 1;
+        let Hearing {
+            want,
+            counts,
+            uncounted,
+            polls,
+            ..
+        } = &mut *h;
+        let mut todo = Vec::new();
+        for p in panes {
+            let n = p.id.number();
+            let Some(pid) = p.pid.filter(|_| !p.dead && want.contains(&n)) else {
+                continue;
+            };
+            let t = tree(p.id, pid);
+            if let Some(c) = counts.get_mut(&n) {
+                c.seen = *polls;
+                if c.pid != pid || !same(&c.tree, &t) {
+                    todo.push((n, pid, t, Some(Arc::clone(&c.writers))));
+                }
+            } else if !uncounted
+                .get(&n)
+                .is_some_and(|(was, wt)| *was == pid && same(wt, &t))
+            {
+                todo.push((n, pid, t, None));
+            }
+        }
+        let mut closed = 0;
+        counts.retain(|_, c| {
+            let keep = c.seen == *polls;
+            if !keep {
+                closed += c.writers.len();
+            }
+            keep
+        });
+        uncounted.retain(|n, _| want.contains(n));
+        h.files = h.files.saturating_sub(closed);
+        (todo, h.polls)
+    };
+    if todo.is_empty() {
+        return;
+    }
+    let room = {
+        let h = super::lock(hearing);
+        h.budget.saturating_sub(h.files)
+    };
+    let now = Instant::now();
+    let mut left = room;
+    let opened: Vec<(Todo, Option<Counter>)> = todo
+        .into_iter()
+        .map(|(n, pid, t, old)| {
+            let below: Option<Vec<u32>> =
+                t.as_ref().map(|t| t.below.iter().map(|p| p.pid).collect());
+            let writers = terminal_writers(pid, below.as_deref());
+            let kept = old.as_ref().map_or(0, |o| o.len());
+            let counter = if writers.len() <= left + kept {
+                Counter::reopen(old.as_deref(), &writers)
+            } else {
+                None
+            };
+            let now_open = counter.as_ref().map_or(0, Counter::len);
+            left = (left + kept).saturating_sub(now_open);
+            ((n, pid, t, old), counter)
+        })
+        .collect();
+    let mut h = super::lock(hearing);
+    for ((n, pid, t, _), counter) in opened {
+        let was = h.counts.get(&n).map_or(0, |c| c.writers.len());
+        match counter {
+            Some(writers) => {
+                h.files = (h.files + writers.len()).saturating_sub(was);
+                h.uncounted.remove(&n);
+                let writers = Arc::new(writers);
+                match h.counts.get_mut(&n) {
+                    Some(c) => {
+                        c.pid = pid;
+                        c.tree = t;
+                        c.writers = writers;
+                    }
+                    None => {
+                        h.counts.insert(n, Count::new(pid, t, writers, poll, now));
+                    }
+                }
+            }
+            None => {
+                h.files = h.files.saturating_sub(was);
+                h.counts.remove(&n);
+                h.uncounted.insert(n, (pid, t));
+            }
+        }
+    }
+    if !h.counts.is_empty() && !h.sampling {
+        h.sampling = true;
+        tokio::spawn(sampler(tmux.clone(), Arc::clone(hearing)));
+    }
+}
+
+/// Brings the connection's on/off in line for the wanted panes that are not counted, and
+/// says when each heard pane last wrote (`None`: not since counting began or its output was
+/// turned on), and which of them are known to have stopped ([`HeardPanes`]). Without a
+/// control connection only the counted ones are heard, and the core reads the others'
+/// output times.
 pub(super) async fn heard(
     tmux: &Tmux,
     hearing: &Arc<Mutex<Hearing>>,
     panes: &[Pane],
-    below: impl Fn(PaneId, u32) -> Option<Vec<u32>>,
 ) -> HeardPanes {
-    let Some(serial) = tmux.hearing().await else {
-        return HeardPanes::default();
+    let serial = listen(tmux, hearing, panes).await;
+    let h = super::lock(hearing);
+    let mut heard = HeardPanes::default();
+    // A counted pane: when it was last counted at work; its stop is known.
+    for (&n, c) in &h.counts {
+        if !c.working {
+            heard.stopped.insert(PaneId(n));
+        }
+        heard.last.insert(PaneId(n), c.at.map(|at| h.ms(at)));
+    }
+    let Some(serial) = serial.filter(|&s| s == h.serial) else {
+        return heard;
     };
+    let mut out = output(tmux);
+    if out.serial != serial {
+        return heard;
+    }
+    // Panes gone, or turned off: forgotten.
+    out.last.retain(|n, _| h.told.get(n) == Some(&true));
+    for (&n, _) in h
+        .told
+        .iter()
+        .filter(|(n, on)| **on && !h.counts.contains_key(n))
+    {
+        heard
+            .last
+            .insert(PaneId(n), out.last.get(&n).map(|&t| h.ms(t)));
+    }
+    heard
+}
+
+/// `%output` on for the wanted panes not counted, paused for every other pane of the
+/// connection's session (once one is wanted), and on again for those tmux paused for not
+/// being read; the connection's number if there is one to hear over.
+async fn listen(tmux: &Tmux, hearing: &Arc<Mutex<Hearing>>, panes: &[Pane]) -> Option<u64> {
+    let serial = tmux.hearing().await?;
     if super::lock(hearing).refused == serial {
-        return HeardPanes::default();
+        return None;
     }
     // The session it is attached to now, as tmux said (by id: a rename or a move to
     // another session is followed), and the panes tmux paused for it (it was not
@@ -181,147 +354,67 @@ pub(super) async fn heard(
         let mut out = output(tmux);
         match (&out.session, out.serial == serial) {
             (Some(s), true) => (s.clone(), out.paused.drain().collect::<Vec<u32>>()),
-            _ => return HeardPanes::default(),
+            _ => return None,
         }
     };
-    let (orders, writing) = {
+    let (orders, resume, flowing) = {
         let mut h = super::lock(hearing);
         let orders = h.orders(serial, (&session.0, &session.1), panes);
-        // Writing: sampled from now on (its first bytes woke the loop; the rest is counted).
-        let now = tokio::time::Instant::now();
-        let out = output(tmux);
-        let writing: Vec<u32> = h
-            .told
-            .iter()
-            .filter(|(n, on)| **on && !h.sampled(**n))
-            .filter(|(n, _)| {
-                out.last
-                    .get(n)
-                    .is_some_and(|&t| now.duration_since(t) < QUIET)
-            })
-            .map(|(&n, _)| n)
-            .take(MAX_SAMPLED.saturating_sub(h.counts.len()))
-            .collect();
-        (orders, writing)
-    };
-    // Sampled only where what its terminal's writers wrote can be read (`/proc` read with no
-    // lock held).
-    let counted: Vec<(u32, Count)> = if writing.is_empty() {
-        Vec::new()
-    } else {
-        let pids: HashMap<u32, (PaneId, u32)> = panes
-            .iter()
-            .filter_map(|p| Some((p.id.number(), (p.id, p.pid?))))
-            .collect();
-        writing
-            .iter()
-            .filter_map(|&n| {
-                let (id, pid) = *pids.get(&n)?;
-                Some((n, Count::of(pid, below(id, pid).as_deref())?))
-            })
-            .collect()
-    };
-    let sample: Vec<u32> = counted.iter().map(|(n, _)| *n).collect();
-    let (flowing, resume) = {
-        let mut h = super::lock(hearing);
-        if !sample.is_empty() && !h.sampling {
-            h.sampling = true;
-            tokio::spawn(sampler(tmux.clone(), Arc::clone(hearing)));
-        }
         // Of the panes tmux said it paused, the ones to flow (it paused them for not being
         // read); the rest were paused on request.
         let resume: Vec<u32> = paused
             .iter()
             .copied()
-            .filter(|n| h.told.get(n) == Some(&true) && !h.sampled(*n))
+            .filter(|n| h.told.get(n) == Some(&true) && !h.counts.contains_key(n))
             .filter(|n| !orders.iter().any(|(o, _)| o == n))
             .collect();
-        (h.flowing, resume)
+        (orders, resume, h.flowing)
     };
-    if !orders.is_empty() || !resume.is_empty() || !sample.is_empty() {
-        let mut words: Vec<String> = vec!["refresh-client".into()];
-        if !flowing {
-            // Applied before the `-A` words of the same command (which must come after it:
-            // changing `no-output` resets every pane's on and off): no byte of a pane that
-            // is to be off gets through.
-            words.extend(["-f".into(), "!no-output".into()]);
-        }
-        for (n, on) in &orders {
-            words.push("-A".into());
-            words.push(format!("%{n}:{}", if *on { "continue" } else { "pause" }));
-        }
-        for n in &resume {
-            words.push("-A".into());
-            words.push(format!("%{n}:continue"));
-        }
-        for n in &sample {
-            words.push("-A".into());
-            words.push(format!("%{n}:pause"));
-        }
-        let command: Vec<&str> = words.iter().map(String::as_str).collect();
-        match tmux.to_control(&[&command]).await {
-            Some(Ok(blocks)) if blocks.iter().all(Result::is_ok) => {
-                let mut h = super::lock(hearing);
-                if h.serial == serial && h.session == session.0 {
-                    h.flowing = true;
-                    h.told.extend(orders);
-                    h.counts.extend(counted);
-                }
-                h.share_sampled(tmux, serial);
+    if orders.is_empty() && resume.is_empty() {
+        return Some(serial);
+    }
+    let mut words: Vec<String> = vec!["refresh-client".into()];
+    if !flowing {
+        // Applied before the `-A` words of the same command (which must come after it:
+        // changing `no-output` resets every pane's on and off): no byte of a pane that is
+        // to be off gets through.
+        words.extend(["-f".into(), "!no-output".into()]);
+    }
+    for (n, on) in &orders {
+        words.push("-A".into());
+        words.push(format!("%{n}:{}", if *on { "continue" } else { "pause" }));
+    }
+    for n in &resume {
+        words.push("-A".into());
+        words.push(format!("%{n}:continue"));
+    }
+    let command: Vec<&str> = words.iter().map(String::as_str).collect();
+    match tmux.to_control(&[&command]).await {
+        Some(Ok(blocks)) if blocks.iter().all(Result::is_ok) => {
+            let mut h = super::lock(hearing);
+            if h.serial == serial && h.session == session.0 {
+                h.flowing = true;
+                h.told.extend(orders);
             }
-            Some(Ok(blocks)) => {
-                // tmux passes over a pane that is gone: a refusal is of the command itself (a
-                // tmux before 3.2 has no `-A`). Nothing is heard over this connection.
-                tracing::warn!("hearing output refused by tmux: {blocks:?}; output times instead");
-                super::lock(hearing).refused = serial;
-            }
-            failed => {
-                // The connection failed or timed out: told again at the next poll, the
-                // paused ones too.
-                tracing::debug!("hearing: refresh-client: {failed:?}");
-                let mut out = output(tmux);
-                if out.serial == serial {
-                    out.paused.extend(resume);
-                }
+        }
+        Some(Ok(blocks)) => {
+            // tmux passes over a pane that is gone: a refusal is of the command itself (a
+            // tmux before 3.2 has no `-A`). Nothing is heard over this connection.
+            tracing::warn!("hearing output refused by tmux: {blocks:?}; output times instead");
+            super::lock(hearing).refused = serial;
+            return None;
+        }
+        failed => {
+            // The connection failed or timed out: told again at the next poll, the paused
+            // ones too.
+            tracing::debug!("hearing: refresh-client: {failed:?}");
+            let mut out = output(tmux);
+            if out.serial == serial {
+                out.paused.extend(resume);
             }
         }
     }
-    let mut h = super::lock(hearing);
-    if h.serial != serial {
-        return HeardPanes::default();
-    }
-    let mut out = output(tmux);
-    if out.serial != serial {
-        return HeardPanes::default();
-    }
-    // Panes gone, or turned off: forgotten. A quiet one that wrote again: no longer,
-    // unless what it wrote is still to be counted (a burst is not yet work).
-    out.last.retain(|n, _| h.told.get(n) == Some(&true));
-    let last = &out.last;
-    let Hearing { quiet, counts, .. } = &mut *h;
-    quiet.retain(|n, at| {
-        counts.get(n).is_some_and(|c| !c.judged) || last.get(n).is_none_or(|byte| byte <= at)
-    });
-    // A sampled pane: when it was last counted at work. A quiet one: the same, and its
-    // stop is known; so too for one quiet before whose new burst is not counted yet (codex
-    // at its approval prompt redraws once a second: not work, and said as nothing).
-    let mut heard = HeardPanes::default();
-    for (&n, _) in h.told.iter().filter(|(_, on)| **on) {
-        let at = match (h.counts.get(&n), h.quiet.get(&n)) {
-            (Some(c), Some(&at)) if !c.judged => {
-                heard.stopped.insert(PaneId(n));
-                Some(at)
-            }
-            (Some(c), _) => Some(c.at),
-            (None, Some(&at)) => {
-                heard.stopped.insert(PaneId(n));
-                Some(at)
-            }
-            (None, None) => out.last.get(&n).copied(),
-        };
-        heard.last.insert(PaneId(n), at.map(|at| h.ms(at)));
-    }
-    heard
+    Some(serial)
 }
 
 /// What hearing tells of the heard panes.
@@ -333,15 +426,16 @@ pub(super) struct HeardPanes {
     pub(super) stopped: std::collections::HashSet<PaneId>,
 }
 
-const QUIET: Duration = Duration::from_millis(QUIET_HEARD_MS);
-/// At most this many panes are sampled at once (each keeps its writers' counts open); the
-/// ones beyond are heard whole.
-const MAX_SAMPLED: usize = 400;
-/// A sampled pane's count is read this often.
+/// A counted pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);
-/// A pane just sampled is first read this soon: whether its first bytes were work or a
-/// redraw is told quickly (a short slice taken for quiet only has its screen read).
+/// A burst is read again this soon: whether it was work or a redraw is told quickly.
 const FIRST: Duration = Duration::from_millis(100);
+/// A pane quiet this long is read every [`SLOW`]: an agent idle for hours costs a read a
+/// second.
+const LONG: Duration = Duration::from_secs(10);
+const SLOW: Duration = Duration::from_secs(1);
+/// Counts due this soon are read with the ones due now: one wake-up for all.
+const SLACK: Duration = Duration::from_millis(50);
 /// Less than this written in a slice, in fewer than [`QUIET_CALLS`] writes, is a stop.
 /// Measured on claude 2.1.197 (a stub model server on loopback, 250 ms slices): at work, its
 /// spinner writes 47-1700 bytes in 1-17 writes a slice, and 16 bytes in 2 writes at the
@@ -349,152 +443,174 @@ const FIRST: Duration = Duration::from_millis(100);
 /// codex 0.171.0 at work writes 78 bytes in 3 writes a slice at the least; at its approval
 /// prompt nothing in three slices of four (55-63 bytes once a second): one quiet slice
 /// is a stop.
-/// A slice of a working agent under both only makes it heard whole until its next byte.
+/// A slice of a working agent under both only makes it stopped until its next slice.
 pub(crate) const QUIET_BYTES: u64 = 40;
 pub(crate) const QUIET_CALLS: u64 = 4;
 
-/// A sampled pane's terminal writers, and what they had written when last read.
+/// A counted pane: its terminal's writers, and what was counted of them.
 #[derive(Debug)]
 struct Count {
+    /// The pane's process and the tree below it the writers were found in.
+    pid: u32,
+    tree: Option<Arc<ProcTree>>,
     writers: Arc<Counter>,
-    wrote: Written,
-    at: tokio::time::Instant,
-    /// Counted at work once at least: a first burst is not work until then.
-    judged: bool,
+    /// The last poll that saw it wanted.
+    seen: u64,
+    /// When it was last read (or opened).
+    read_at: Instant,
+    /// Its last slice was at work.
+    working: bool,
+    /// The last instant it was counted at work (`None`: not since counting began).
+    at: Option<Instant>,
+    /// More than next to nothing was counted after a stop, at that instant: work if the
+    /// next read, [`FIRST`] later, counts more.
+    burst: Option<Instant>,
+    /// Since when it is not at work, and whether that is [`LONG`] (read every [`SLOW`]).
+    quiet_since: Instant,
+    slow: bool,
 }
 
 impl Count {
-    /// The count of the processes writing to the terminal of the pane whose process is
-    /// `pid` (those `below` it as last walked, if known); `None` where `/proc` does not tell.
-    fn of(pid: u32, below: Option<&[u32]>) -> Option<Count> {
-        let writers = crate::adapters::procs::writes::terminal_writers(pid, below);
-        let writers = Counter::open(&writers)?;
-        let wrote = writers.read()?;
-        Some(Count {
-            writers: Arc::new(writers),
-            wrote,
-            at: tokio::time::Instant::now(),
-            judged: false,
-        })
+    fn new(
+        pid: u32,
+        tree: Option<Arc<ProcTree>>,
+        writers: Arc<Counter>,
+        seen: u64,
+        now: Instant,
+    ) -> Count {
+        Count {
+            pid,
+            tree,
+            writers,
+            seen,
+            read_at: now,
+            working: false,
+            at: None,
+            burst: None,
+            quiet_since: now,
+            slow: false,
+        }
+    }
+
+    /// When it is next to be read.
+    fn due(&self) -> Instant {
+        self.read_at
+            + if self.burst.is_some() {
+                FIRST
+            } else if self.slow {
+                SLOW
+            } else {
+                SLICE
+            }
+    }
+
+    /// Takes in what its writers wrote since its last read (`None`: they are all gone), read
+    /// at `now`; says whether what is known of it changed: it stopped, its work began, or a
+    /// burst was not work (its screen may have changed all the same).
+    fn judge(&mut self, wrote: Option<Written>, now: Instant) -> bool {
+        self.read_at = now;
+        let busy = wrote.is_some_and(|w| w.bytes >= QUIET_BYTES || w.calls >= QUIET_CALLS);
+        if self.working {
+            if busy {
+                self.at = Some(now);
+                return false;
+            }
+            self.working = false;
+            self.quiet_since = now;
+            return true;
+        }
+        if let Some(first) = self.burst.take() {
+            if busy {
+                self.working = true;
+                self.at = Some(now);
+                return true;
+            }
+            // A redraw, not work: dated, so that its screen is read again.
+            self.at = Some(first);
+            return true;
+        }
+        if !busy {
+            self.slow = now.duration_since(self.quiet_since) >= LONG;
+            return false;
+        }
+        if self.slow {
+            // Its first bytes after a long quiet (or an idle agent's small writes, a second
+            // of them together): read every slice again, which tells.
+            self.slow = false;
+            return false;
+        }
+        self.burst = Some(now);
+        false
     }
 }
 
-/// Reads every sampled pane's count each [`SLICE`]: one that wrote next to nothing in its
-/// last slice (or whose writers are all gone) has stopped: the loop is woken to continue it
-/// (heard whole) and look at it. Ends when none is sampled.
+/// Reads each counted pane's count when due ([`Count::due`]): on every [`SLICE`] tick, and
+/// in between for a burst to be told. The loop is woken when what is known of one changed.
+/// Ends when none is counted.
 async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
+    let mut tick = Instant::now() + SLICE;
     loop {
-        tokio::time::sleep(SLICE).await;
-        let (serial, due) = {
+        let wake = {
             let mut h = super::lock(&hearing);
             if h.counts.is_empty() {
                 h.sampling = false;
                 return;
             }
-            let now = tokio::time::Instant::now();
-            let due: Vec<(u32, Arc<Counter>)> = h
-                .counts
-                .iter()
-                .filter(|(_, c)| now.duration_since(c.at) >= if c.judged { SLICE } else { FIRST })
-                .map(|(&n, c)| (n, Arc::clone(&c.writers)))
-                .collect();
-            (h.serial, due)
+            h.counts
+                .values()
+                .filter(|c| c.burst.is_some())
+                .map(Count::due)
+                .fold(tick, Instant::min)
         };
-        let read: Vec<(u32, Option<Written>)> = due
-            .into_iter()
-            .map(|(n, writers)| (n, writers.read()))
+        tokio::time::sleep_until(wake).await;
+        let now = Instant::now();
+        if now + SLACK >= tick {
+            tick += SLICE;
+            if tick <= now {
+                tick = now + SLICE;
+            }
+        }
+        let due: Vec<(u32, Arc<Counter>)> = super::lock(&hearing)
+            .counts
+            .iter()
+            .filter(|(_, c)| c.due() <= now + SLACK)
+            .map(|(&n, c)| (n, Arc::clone(&c.writers)))
             .collect();
-        let (stopped, started): (Vec<u32>, bool) = {
+        if due.is_empty() {
+            continue;
+        }
+        // Read with no lock held.
+        let read: Vec<(u32, Option<Written>)> =
+            due.into_iter().map(|(n, w)| (n, w.since())).collect();
+        let changed = {
             let mut h = super::lock(&hearing);
-            if h.serial != serial {
-                continue;
-            }
-            let now = tokio::time::Instant::now();
-            let (stopped, started) = judge(&mut h.counts, &read, now);
-            for &(n, at) in &stopped {
-                h.quiet.insert(n, at);
-            }
-            // At work: its stop before is no longer news.
-            for n in &started {
-                h.quiet.remove(n);
-            }
-            h.share_sampled(&tmux, serial);
-            let stopped = stopped
-                .into_iter()
-                .map(|(n, _)| n)
-                .filter(|n| h.told.get(n) == Some(&true))
-                .collect();
-            (stopped, !started.is_empty())
-        };
-        if stopped.is_empty() {
-            if started {
-                tmux.notices().heard.notify_one();
-            }
-            continue;
-        }
-        // Continued by the poll this wakes, as a pane tmux paused is: in the same command
-        // as the panes it pauses, one wake-up of the server for both.
-        {
-            let mut out = output(&tmux);
-            if out.serial == serial {
-                out.paused.extend(stopped);
-            }
-        }
-        tmux.notices().heard.notify_one();
-    }
-}
-
-/// After a slice: the panes read that wrote less than [`QUIET_BYTES`] in fewer than
-/// [`QUIET_CALLS`] writes since their count was last read (or could not be read, or whose
-/// count went back: a writer gone) have stopped, and are no longer counted: each with the
-/// last instant it was counted at work. The others' counts are as read now; those counted
-/// at work for the first time (their burst was work) are said too.
-fn judge(
-    counts: &mut HashMap<u32, Count>,
-    read: &[(u32, Option<Written>)],
-    now: tokio::time::Instant,
-) -> (Vec<(u32, tokio::time::Instant)>, Vec<u32>) {
-    let mut stopped = Vec::new();
-    let mut started = Vec::new();
-    for &(n, wrote) in read {
-        let Some(c) = counts.get_mut(&n) else {
-            continue;
-        };
-        match wrote {
-            Some(w)
-                if w.bytes >= c.wrote.bytes
-                    && w.calls >= c.wrote.calls
-                    && (w.bytes - c.wrote.bytes >= QUIET_BYTES
-                        || w.calls - c.wrote.calls >= QUIET_CALLS) =>
-            {
-                c.wrote = w;
-                c.at = now;
-                if !c.judged {
-                    c.judged = true;
-                    started.push(n);
+            let now = Instant::now();
+            let mut changed = false;
+            for (n, wrote) in read {
+                if let Some(c) = h.counts.get_mut(&n) {
+                    changed |= c.judge(wrote, now);
                 }
             }
-            _ => {
-                stopped.push((n, c.at));
-                counts.remove(&n);
-            }
+            changed
+        };
+        if changed {
+            tmux.notices().heard.notify_one();
         }
     }
-    (stopped, started)
 }
 
-/// When the loop is next to be woken to see a heard pane's output stop (half a second
-/// after its last byte), unless a wake-up is already set for then or sooner.
+/// When the loop is next to be woken to see a pane heard through `%output` stop (half a
+/// second after its last byte), unless a wake-up is already set for then or sooner.
 pub(super) fn wake_at(hearing: &Mutex<Hearing>, heard: &HeardPanes, now: Millis) -> Option<Millis> {
     // In slots of 100 ms: a hundred agents stopping at different instants wake the loop a
     // few times, not a hundred.
     const SLOT: Millis = 100;
     let mut h = super::lock(hearing);
-    // A sampled pane's stop is told by the sampler; a quiet one's is known.
+    // A counted pane's stop is told by the sampler.
     let due = heard
         .last
         .iter()
-        .filter(|(id, _)| !h.sampled(id.number()) && !heard.stopped.contains(id))
+        .filter(|(id, _)| !h.counts.contains_key(&id.number()) && !heard.stopped.contains(id))
         .filter_map(|(_, t)| *t)
         .map(|t| (t + QUIET_HEARD_MS).div_ceil(SLOT) * SLOT)
         .filter(|&d| d > now)
@@ -510,58 +626,97 @@ pub(super) fn wake_at(hearing: &Mutex<Hearing>, heard: &HeardPanes, now: Millis)
 mod tests {
     use super::*;
 
-    fn w(bytes: u64, calls: u64) -> Written {
-        Written { bytes, calls }
+    fn w(bytes: u64, calls: u64) -> Option<Written> {
+        Some(Written { bytes, calls })
     }
 
-    fn count(wrote: Written, at: tokio::time::Instant) -> Count {
-        Count {
-            writers: Arc::new(Counter::open(&[std::process::id()]).unwrap()),
-            wrote,
-            at,
-            judged: false,
-        }
+    fn count(now: Instant) -> Count {
+        let writers = Arc::new(Counter::reopen(None, &[std::process::id()]).unwrap());
+        Count::new(1, None, writers, 0, now)
+    }
+
+    /// claude's spinner, one frame (47 bytes, one write), and claude at its permission
+    /// prompt (three 8-byte eventfd writes).
+    const SPINNER: Option<Written> = Some(Written {
+        bytes: 47,
+        calls: 1,
+    });
+    const EVENTFD: Option<Written> = Some(Written {
+        bytes: 24,
+        calls: 3,
+    });
+
+    #[test]
+    fn work_is_a_burst_that_goes_on_and_its_stop_a_slice_with_next_to_nothing() {
+        let t0 = Instant::now();
+        let mut c = count(t0);
+        assert_eq!(c.due(), t0 + SLICE);
+        assert!(!c.judge(EVENTFD, t0 + SLICE), "an idle agent's writes");
+        assert!(!c.judge(SPINNER, t0 + 2 * SLICE), "a burst is not work yet");
+        assert_eq!(c.due(), t0 + 2 * SLICE + FIRST, "read again soon");
+        assert!(!c.working);
+        let start = t0 + 2 * SLICE + FIRST;
+        assert!(c.judge(SPINNER, start), "it goes on: work, said");
+        assert!(c.working);
+        assert_eq!(c.at, Some(start));
+        // A few bytes at a time, many times: at work; each slice dates it.
+        let later = start + SLICE;
+        assert!(!c.judge(w(12, QUIET_CALLS), later));
+        assert_eq!(c.at, Some(later));
+        // Next to nothing: stopped, dated from when it was last counted at work.
+        assert!(c.judge(EVENTFD, later + SLICE), "its stop, said");
+        assert!(!c.working);
+        assert_eq!(c.at, Some(later));
     }
 
     #[test]
-    fn a_slice_with_less_than_a_spinner_line_written_is_a_stop() {
-        let then = tokio::time::Instant::now();
-        let now = then + SLICE;
-        let mut counts: HashMap<u32, Count> =
-            (1..=7).map(|n| (n, count(w(1_000, 10), then))).collect();
-        let read = [
-            // One frame of claude's spinner (47 bytes, one write): at work.
-            (1, Some(w(1_047, 11))),
-            // claude at its permission prompt (three 8-byte eventfd writes): stopped.
-            (2, Some(w(1_024, 13))),
-            // Nothing: stopped.
-            (3, Some(w(1_000, 10))),
-            // Its writers are gone: stopped (and looked at).
-            (4, None),
-            // A writer gone, the sums lower: stopped.
-            (5, Some(w(900, 20))),
-            // A few bytes at a time, many times: at work.
-            (6, Some(w(1_012, 10 + QUIET_CALLS))),
-            // Not counted: not made up.
-            (8, Some(w(0, 0))),
-        ];
-        let (mut stopped, started) = judge(&mut counts, &read, now);
-        stopped.sort_unstable();
-        assert_eq!(
-            started.len(),
-            2,
-            "counted at work for the first time: 1 and 6"
+    fn a_burst_that_does_not_go_on_is_a_redraw_dated_for_a_look_not_work() {
+        let t0 = Instant::now();
+        let mut c = count(t0);
+        // codex at its approval prompt: 60 bytes once a second.
+        assert!(!c.judge(w(60, 1), t0 + SLICE));
+        assert!(
+            c.judge(w(0, 0), t0 + SLICE + FIRST),
+            "said: the screen may have changed"
         );
-        assert_eq!(
-            stopped,
-            [(2, then), (3, then), (4, then), (5, then)],
-            "each with when it was last counted at work"
+        assert!(!c.working, "not work");
+        assert_eq!(c.at, Some(t0 + SLICE), "dated from the burst");
+        // Writers all gone while at work: stopped.
+        assert!(!c.judge(SPINNER, t0 + 2 * SLICE));
+        assert!(c.judge(SPINNER, t0 + 2 * SLICE + FIRST));
+        assert!(
+            c.judge(None, t0 + 3 * SLICE),
+            "its writers are gone: stopped"
         );
-        assert!(!counts.contains_key(&8));
-        assert_eq!(counts[&1].wrote, w(1_047, 11));
-        assert_eq!(counts[&1].at, now);
-        assert_eq!(counts[&6].at, now);
-        assert_eq!(counts[&7].at, then, "not read: as it was");
-        assert_eq!(counts.len(), 3);
+        assert!(!c.working);
+    }
+
+    #[test]
+    fn a_long_quiet_pane_is_read_once_a_second_and_its_first_bytes_make_it_read_each_slice() {
+        let t0 = Instant::now();
+        let mut c = count(t0);
+        let mut t = t0;
+        while t < t0 + LONG {
+            t += SLICE;
+            assert!(!c.judge(EVENTFD, t));
+        }
+        assert!(c.slow, "quiet for {LONG:?}");
+        assert_eq!(c.due(), t + SLOW);
+        // An idle claude's small writes over a whole second: not a burst, only a closer look.
+        t += SLOW;
+        assert!(!c.judge(w(32, 4), t));
+        assert!(!c.slow && c.burst.is_none() && !c.working);
+        assert_eq!(c.due(), t + SLICE);
+        t += SLICE;
+        assert!(!c.judge(EVENTFD, t));
+        assert!(c.slow, "quiet again");
+        // Work after a long quiet: a closer look, then a burst, then work.
+        t += SLOW;
+        assert!(!c.judge(w(500, 9), t));
+        t += SLICE;
+        assert!(!c.judge(SPINNER, t));
+        t += FIRST;
+        assert!(c.judge(SPINNER, t));
+        assert!(c.working && !c.slow);
     }
 }

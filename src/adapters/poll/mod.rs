@@ -272,12 +272,14 @@ impl Prober {
         } else {
             // The processes below each pane as the last walk found them: its writers are
             // looked for among those, not walked for again.
-            let below = |id: PaneId, pid: u32| {
+            {
                 let trees = lock(&self.trees);
-                let tree = trees.by_pane.get(&id).filter(|t| t.pane_pid == pid)?;
-                Some(tree.procs.below.iter().map(|p| p.pid).collect())
-            };
-            hear::heard(&self.tmux, &self.hearing, &panes, below).await
+                hear::count(&self.tmux, &self.hearing, &panes, |id, pid| {
+                    let tree = trees.by_pane.get(&id).filter(|t| t.pane_pid == pid)?;
+                    Some(Arc::clone(&tree.procs))
+                });
+            }
+            hear::heard(&self.tmux, &self.hearing, &panes).await
         };
         let now_ms = lock(&self.hearing).now_ms();
         if let Some(at) = hear::wake_at(&self.hearing, &hearing, now_ms) {

@@ -3,6 +3,7 @@
 //! all (see `poll::hear`). Reads, decides nothing.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// At most this many processes are looked at below one pane (a pane running a build may
 /// have hundreds; the agent and its wrapper are near the top).
@@ -53,37 +54,79 @@ pub(crate) struct Written {
 
 /// The `/proc/PID/io` of some processes, opened once and read again each slice (a read at
 /// offset 0 makes the kernel say it anew): no path is looked up again, nothing allocated.
-/// A process that ended reads as nothing; its pid reused since is not read (the file is
-/// the old process's).
+/// Each says what it wrote since its own last read, so a process that ends or joins changes
+/// nothing of the others' sums. A process that ended reads as nothing; its pid reused since
+/// is not read (the file is the old process's).
 #[derive(Debug)]
 pub(crate) struct Counter {
-    files: Vec<std::fs::File>,
+    files: Vec<Arc<CountFile>>,
+}
+
+/// One process's count: its file, and what it had written when last read.
+#[derive(Debug)]
+struct CountFile {
+    pid: u32,
+    file: std::fs::File,
+    last: Mutex<Option<Written>>,
+}
+
+impl CountFile {
+    fn open(pid: u32) -> Option<Arc<CountFile>> {
+        let file = std::fs::File::open(format!("/proc/{pid}/io")).ok()?;
+        let f = CountFile {
+            pid,
+            file,
+            last: Mutex::new(None),
+        };
+        // Read once: what it writes from now on is counted.
+        f.since()?;
+        Some(Arc::new(f))
+    }
+
+    /// What it wrote since its last read; `None` when it is gone.
+    fn since(&self) -> Option<Written> {
+        use std::os::unix::fs::FileExt;
+        // `/proc/PID/io` is seven lines of at most 30 bytes.
+        let mut buf = [0u8; 512];
+        let n = self.file.read_at(&mut buf, 0).ok()?;
+        let now = parse_io(std::str::from_utf8(&buf[..n]).ok()?)?;
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let before = last.replace(now).unwrap_or(now);
+        Some(Written {
+            bytes: now.bytes.saturating_sub(before.bytes),
+            calls: now.calls.saturating_sub(before.calls),
+        })
+    }
 }
 
 impl Counter {
-    /// The counts of `pids`; `None` when none of them can be read.
-    pub(crate) fn open(pids: &[u32]) -> Option<Counter> {
-        let files: Vec<std::fs::File> = pids
+    /// The counts of `pids`, those already counted by `old` kept as they are (their next read
+    /// still says what they wrote since their last), the others from now on; `None` when
+    /// none of them can be read.
+    pub(crate) fn reopen(old: Option<&Counter>, pids: &[u32]) -> Option<Counter> {
+        let files: Vec<Arc<CountFile>> = pids
             .iter()
             .take(COUNTED)
-            .filter_map(|pid| std::fs::File::open(format!("/proc/{pid}/io")).ok())
+            .filter_map(|&pid| {
+                old.and_then(|o| o.files.iter().find(|f| f.pid == pid).cloned())
+                    .or_else(|| CountFile::open(pid))
+            })
             .collect();
         (!files.is_empty()).then_some(Counter { files })
     }
 
-    /// What they wrote so far, all of them together (to any file: the terminal, and an idle
-    /// claude's one 8-byte eventfd write a second); `None` when none of them is there any
-    /// more.
-    pub(crate) fn read(&self) -> Option<Written> {
-        use std::os::unix::fs::FileExt;
-        // `/proc/PID/io` is seven lines of at most 30 bytes.
-        let mut buf = [0u8; 512];
+    /// How many processes it counts (an open file each).
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// What they wrote since their last read, all of them together (to any file: the
+    /// terminal, and an idle claude's 8-byte eventfd writes); `None` when none of them is
+    /// there any more.
+    pub(crate) fn since(&self) -> Option<Written> {
         self.files
             .iter()
-            .filter_map(|f| {
-                let n = f.read_at(&mut buf, 0).ok()?;
-                parse_io(std::str::from_utf8(&buf[..n]).ok()?)
-            })
+            .filter_map(|f| f.since())
             .fold(None, |sum: Option<Written>, w| {
                 let s = sum.unwrap_or_default();
                 Some(Written {
@@ -162,26 +205,32 @@ mod tests {
         // This test's process: its output is not a terminal under `cargo test` in CI, and
         // where it is, it is its own; either way its count can be read.
         let me = std::process::id();
-        let counter = Counter::open(&[me]).unwrap();
-        let before = counter.read().unwrap();
-        std::fs::write(
-            std::env::temp_dir().join(format!("aw-writes-{me}")),
-            [0u8; 4096],
-        )
-        .unwrap();
-        let after = counter.read().unwrap();
+        let counter = Counter::reopen(None, &[me]).unwrap();
+        let path = std::env::temp_dir().join(format!("aw-writes-{me}"));
+        std::fs::write(&path, [0u8; 4096]).unwrap();
+        let since = counter.since().unwrap();
         assert!(
-            after.bytes >= before.bytes + 4096 && after.calls > before.calls,
-            "read anew from the same file: {before:?} then {after:?}"
+            since.bytes >= 4096 && since.calls >= 1,
+            "read anew from the same file: {since:?}"
         );
-        let _ = std::fs::remove_file(std::env::temp_dir().join(format!("aw-writes-{me}")));
-        assert!(Counter::open(&[u32::MAX]).is_none(), "no such process");
+        // Kept when opened again with another process beside it: what it wrote since its
+        // last read is still counted (opened anew, it would be counted from then on).
         let mut child = std::process::Command::new("sleep")
             .arg("5")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
+        std::fs::write(&path, [0u8; 100]).unwrap();
+        let again = Counter::reopen(Some(&counter), &[me, child.id()]).unwrap();
+        assert_eq!(again.files.len(), 2);
+        let since = again.since().unwrap();
+        assert!(since.bytes >= 100, "{since:?}");
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            Counter::reopen(None, &[u32::MAX]).is_none(),
+            "no such process"
+        );
         assert!(!writes_to(child.id(), Path::new("/dev/pts/0")));
         let _ = child.kill();
         let _ = child.wait();

@@ -87,9 +87,6 @@ pub struct Output {
     /// The session it is attached to, `$id` and name, as tmux last said
     /// (`%session-changed`, `%session-renamed`): `%output` comes for its panes only.
     pub session: Option<(String, String)>,
-    /// Panes only sampled (see `poll::hear`), paused: a byte of theirs still under way when
-    /// they were paused is no news.
-    pub sampled: std::collections::HashSet<u32>,
     /// Panes tmux said it paused (`%pause`): on request, or because their output waited
     /// unread past `pause-after` (then they are to be continued).
     pub paused: std::collections::HashSet<u32>,
@@ -114,17 +111,16 @@ impl Notices {
         let quiet = std::time::Duration::from_millis(crate::core::attention::QUIET_HEARD_MS);
         let mut out = self.for_connection(serial);
         if paused {
-            // Not a byte: tmux paused it, on request (sampling pauses a hundred panes at
-            // once: no wake-up for that), or for it was not read (continued at the next
+            // Not a byte: tmux paused it, on request (a pane counted, not heard: no
+            // wake-up for that), or for it was not read (continued at the next
             // poll, a tick away at most).
             out.paused.insert(pane);
             return;
         }
         let before = out.last.insert(pane, now);
         let start = before.is_none_or(|t| now.duration_since(t) >= quiet);
-        let sampled = out.sampled.contains(&pane);
         drop(out);
-        if start && !sampled {
+        if start {
             self.heard.notify_one();
         }
     }
