@@ -21,12 +21,15 @@ fn status_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
 fn a_permission_prompt_is_waiting_for_input_until_it_is_answered() {
     let server = TmuxServer::start();
     // As claude does: some work, a permission prompt, then (answered) the screen redrawn
-    // and more work.
+    // and more work: its spinner line drawn every 100 ms for a second (a single burst
+    // would be a redraw, not work), then its output in place of it.
+    let spinning = "say ✻ Running rm -rf build… (esc to interrupt)\nsleep 100\n".repeat(10);
     server.write_plan(
         "claude",
-        "print 20\nsay ╭─ Bash command: rm -rf build\nsay │ Do you want to proceed?\n\
-         say │ ❯ 1. Yes   2. No\nwait answered\nclear\nsay Running rm -rf build…\n\
-         print 5\nhang\n",
+        &format!(
+            "print 20\nsay ╭─ Bash command: rm -rf build\nsay │ Do you want to proceed?\n\
+             say │ ❯ 1. Yes   2. No\nwait answered\nclear\n{spinning}clear\nprint 5\nhang\n"
+        ),
     );
     // Another agent, quiet with nothing for its user on screen (its own plan, written
     // before it starts).

@@ -121,6 +121,7 @@ async fn the_wanted_panes_are_counted_in_any_session_and_not_a_byte_is_copied() 
 #[tokio::test]
 async fn a_pane_proc_cannot_count_is_heard_through_tmux_and_no_other_pane_flows() {
     let server = TmuxServer::start();
+    let made = std::time::Instant::now();
     let wanted = server.new_window(&["sh", "-c", TTY_WRITES]);
     let other = server.new_window(&["sh", "-c", WRITES]);
     // Counted: flows no more than the one not wanted.
@@ -128,13 +129,19 @@ async fn a_pane_proc_cannot_count_is_heard_through_tmux_and_no_other_pane_flows(
     // Not countable either, in another session: cannot be heard.
     let far = elsewhere(&server, "zz", TTY_WRITES);
     let prober = hearing(&server, &[&wanted, &counted, &far]);
-    // Turned on by a poll (the first once the connection knows its session): heard from
-    // then on, nothing of before.
+    // Turned on by a poll from its fourth second (a death before would lose its last lines
+    // to tmux's backpressure, see `poll::hear`): heard from then on, nothing of before.
     let end = std::time::Instant::now() + *WAIT;
     loop {
         let asked = agentwatch::adapters::wall_ms();
         let obs = prober.observe_hot(&[], true).await.unwrap();
-        match obs.heard.get(&id(&wanted)) {
+        let age = made.elapsed();
+        let heard = obs.heard.get(&id(&wanted));
+        assert!(
+            heard.is_none() || age >= Duration::from_secs(3),
+            "copied in its first seconds: {age:?}"
+        );
+        match heard {
             Some(None) => break,
             Some(Some(t)) => {
                 assert!(*t + 50 >= asked, "a byte from before it was on: {t}");

@@ -129,10 +129,11 @@ impl Hearing {
         self.ms(Instant::now())
     }
 
-    /// Wanted, and heard through `%output`: not counted.
-    fn to_hear(&self, p: &Pane) -> bool {
+    /// Wanted, and heard through `%output`: not counted, and not `young` (see
+    /// [`HEAR_AFTER`]).
+    fn to_hear(&self, p: &Pane, young: &(dyn Fn(&Pane) -> bool + Sync)) -> bool {
         let n = p.id.number();
-        self.want.contains(&n) && !self.counts.contains_key(&n)
+        self.want.contains(&n) && !self.counts.contains_key(&n) && !young(p)
     }
 
     /// The `-A` words that make the connection's on/off match what is to be heard through
@@ -144,6 +145,7 @@ impl Hearing {
         serial: u64,
         (id, name): (&str, &str),
         panes: &[Pane],
+        young: &(dyn Fn(&Pane) -> bool + Sync),
     ) -> Vec<(u32, bool)> {
         if self.serial != serial || self.session != id {
             self.serial = serial;
@@ -162,11 +164,11 @@ impl Hearing {
             .collect();
         let live: HashSet<u32> = mine.iter().map(|p| p.id.number()).collect();
         self.told.retain(|n, _| live.contains(n));
-        if !self.flowing && !mine.iter().any(|p| self.to_hear(p)) {
+        if !self.flowing && !mine.iter().any(|p| self.to_hear(p, young)) {
             return Vec::new();
         }
         mine.into_iter()
-            .map(|p| (p.id.number(), self.to_hear(p)))
+            .map(|p| (p.id.number(), self.to_hear(p, young)))
             .filter(|(n, on)| self.told.get(n) != Some(on))
             .collect()
     }
@@ -302,13 +304,14 @@ pub(super) fn count(
 /// says when each heard pane last wrote (`None`: not since counting began or its output was
 /// turned on), and which of them are known to have stopped ([`HeardPanes`]). Without a
 /// control connection only the counted ones are heard, and the core reads the others'
-/// output times.
+/// output times. `young`: whether a pane's process started less than [`HEAR_AFTER`] ago.
 pub(super) async fn heard(
     tmux: &Tmux,
     hearing: &Arc<Mutex<Hearing>>,
     panes: &[Pane],
+    young: impl Fn(&Pane) -> bool + Sync,
 ) -> HeardPanes {
-    let serial = listen(tmux, hearing, panes).await;
+    let serial = listen(tmux, hearing, panes, &young).await;
     let h = super::lock(hearing);
     let mut heard = HeardPanes::default();
     // A counted pane: when it was last counted at work; its stop is known.
@@ -342,7 +345,12 @@ pub(super) async fn heard(
 /// `%output` on for the wanted panes not counted, paused for every other pane of the
 /// connection's session (once one is wanted), and on again for those tmux paused for not
 /// being read; the connection's number if there is one to hear over.
-async fn listen(tmux: &Tmux, hearing: &Arc<Mutex<Hearing>>, panes: &[Pane]) -> Option<u64> {
+async fn listen(
+    tmux: &Tmux,
+    hearing: &Arc<Mutex<Hearing>>,
+    panes: &[Pane],
+    young: &(dyn Fn(&Pane) -> bool + Sync),
+) -> Option<u64> {
     let serial = tmux.hearing().await?;
     if super::lock(hearing).refused == serial {
         return None;
@@ -359,7 +367,7 @@ async fn listen(tmux: &Tmux, hearing: &Arc<Mutex<Hearing>>, panes: &[Pane]) -> O
     };
     let (orders, resume, flowing) = {
         let mut h = super::lock(hearing);
-        let orders = h.orders(serial, (&session.0, &session.1), panes);
+        let orders = h.orders(serial, (&session.0, &session.1), panes, young);
         // Of the panes tmux said it paused, the ones to flow (it paused them for not being
         // read); the rest were paused on request.
         let resume: Vec<u32> = paused
@@ -425,6 +433,16 @@ pub(super) struct HeardPanes {
     /// The ones whose stop is known: their count was quiet.
     pub(super) stopped: std::collections::HashSet<PaneId>,
 }
+
+/// How long after its start a pane's output is first copied through `%output` (before, its
+/// window's output time is read): tmux (3.3a-3.5a) stops reading a pane whose output it
+/// copies to a control client with 512 bytes or more still to send
+/// (`server_client_check_pane_buffer`) till the next turn of its loop, and a death in
+/// between ends the pane without the rest of what it wrote being read (measured: 2 starts
+/// in 25 lost claude's `Invalid API key`, none with its output not copied). An agent that
+/// dies in its first seconds (a refused key, a heap exhausted at start) says why in its
+/// last lines. A counted pane is never copied: counted from its first look.
+pub(super) const HEAR_AFTER: Duration = Duration::from_secs(3);
 
 /// A counted pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);

@@ -279,7 +279,12 @@ impl Prober {
                     Some(Arc::clone(&tree.procs))
                 });
             }
-            hear::heard(&self.tmux, &self.hearing, &panes).await
+            let young = |p: &crate::core::pane::Pane| {
+                p.pid
+                    .and_then(|pid| crate::adapters::procs::local::age(pid, self.ticks_per_sec))
+                    .is_some_and(|age| age < hear::HEAR_AFTER)
+            };
+            hear::heard(&self.tmux, &self.hearing, &panes, young).await
         };
         let now_ms = lock(&self.hearing).now_ms();
         if let Some(at) = hear::wake_at(&self.hearing, &hearing, now_ms) {

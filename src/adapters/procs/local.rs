@@ -153,6 +153,27 @@ pub(crate) fn start_ticks(pid: u32) -> Option<u64> {
     read_stat(pid).map(|s| s.start_ticks)
 }
 
+/// How long ago process `pid` started, `tck` clock ticks a second: counted on the clock its
+/// start is (time since boot, suspends included), exact to the tick, whatever the wall
+/// clock did since boot (the boot time `/proc/stat` gives is in whole seconds).
+pub(crate) fn age(pid: u32, tck: u64) -> Option<std::time::Duration> {
+    let ticks = start_ticks(pid)?;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the struct it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
+        return None;
+    }
+    let now = std::time::Duration::new(
+        u64::try_from(ts.tv_sec).ok()?,
+        u32::try_from(ts.tv_nsec).ok()?,
+    );
+    let start = std::time::Duration::from_millis(ticks.saturating_mul(1000) / tck.max(1));
+    Some(now.saturating_sub(start))
+}
+
 /// Fields of `/proc/<pid>/stat` after the `(comm)`, which may itself hold spaces and `)`.
 pub(crate) fn read_stat(pid: u32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -221,6 +242,20 @@ pub(crate) fn btime_ms(line: &str) -> Option<Millis> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_just_started_is_a_few_milliseconds_old() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let age = age(child.id(), 100).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(age < std::time::Duration::from_millis(500), "{age:?}");
+        let me = super::age(std::process::id(), 100).unwrap();
+        assert!(me >= age, "this test's process is older: {me:?}");
+    }
 
     #[test]
     fn stat_with_a_hostile_comm_parses() {

@@ -4,10 +4,6 @@
 
 use super::*;
 
-/// How long after its start an agent's output begins to be heard as it happens (before,
-/// its window's output time is read, as for a pane not heard): see [`State::attend`].
-pub const HEAR_AFTER_MS: Millis = 3_000;
-
 /// When the agents' panes wrote, as this poll read it: their windows' output times (tmux's,
 /// whole seconds), and the panes heard as they write.
 pub(super) struct Written<'a> {
@@ -144,19 +140,7 @@ impl State {
             {
                 continue;
             }
-            // Not in its first seconds: an agent that dies then (a refused key, a heap
-            // exhausted at start) says why in its last lines, and tmux (3.3a-3.5a) stops
-            // reading a pane whose output it copies to a control client that has 512 bytes
-            // or more still to send it (server_client_check_pane_buffer), till the next turn
-            // of its loop: a death in between ends the pane, and the rest of what it wrote
-            // is never read (measured: 2 starts in 25 lost claude's `Invalid API key`, none with
-            // output not heard).
-            let young = !c.start_unknown
-                && c.started_at
-                    .is_some_and(|t| now.saturating_sub(t) < HEAR_AFTER_MS);
-            if !young {
-                hear.push(c.pane.id);
-            }
+            hear.push(c.pane.id);
             let a = &c.attention;
             often |= !a.heard
                 && (a.output.is_none()

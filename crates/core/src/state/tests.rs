@@ -1811,35 +1811,22 @@ fn output_times_are_wanted_often_only_while_an_agent_works_or_waits() {
 }
 
 #[test]
-fn an_agent_is_heard_only_once_it_has_run_a_few_seconds() {
-    // Started a second before it is seen: a death now would lose its last lines to tmux if
-    // its output were copied to agentwatch (see `HEAR_AFTER_MS`).
-    let poll = |s: &mut State, now: Millis| {
-        let mut p = pane(1, 1, "claude");
-        p.opts.agent = "claude".into();
-        let mut o = obs(vec![p]);
-        o.started.insert(PaneId(1), T0 - 1_000);
-        o.activity.insert(PaneId(1), 100);
-        s.update(Msg::Tick, now);
-        s.update(Msg::polled(Ok(o)), now)
-    };
-    let hear = |fx: &[Effect]| {
-        fx.iter().find_map(|e| match e {
-            Effect::Attend { often, hear } => Some((*often, hear.clone())),
-            _ => None,
-        })
-    };
+fn an_agent_is_heard_from_its_first_look_whatever_its_age() {
+    // Started a second before it is seen: heard at once (the poller knows what tmux would
+    // lose if it copied a young agent's output, and does not copy it).
+    let mut p = pane(1, 1, "claude");
+    p.opts.agent = "claude".into();
+    let mut o = obs(vec![p]);
+    o.started.insert(PaneId(1), T0 - 1_000);
+    o.activity.insert(PaneId(1), 100);
     let mut s = state((120, 40));
-    assert_eq!(
-        hear(&poll(&mut s, T0)),
-        Some((true, vec![])),
-        "not heard: its output times, often"
-    );
-    let later = T0 - 1_000 + crate::state::attend::HEAR_AFTER_MS;
-    assert_eq!(
-        hear(&poll(&mut s, later)).map(|(_, h)| h),
-        Some(vec![PaneId(1)])
-    );
+    s.update(Msg::Tick, T0);
+    let fx = s.update(Msg::polled(Ok(o)), T0);
+    let hear = fx.iter().find_map(|e| match e {
+        Effect::Attend { hear, .. } => Some(hear.clone()),
+        _ => None,
+    });
+    assert_eq!(hear, Some(vec![PaneId(1)]));
 }
 
 /// A poll in which agent pane %1's output is heard: it last wrote at `last`.
