@@ -114,7 +114,11 @@ fn a_claude_whose_key_is_refused_is_not_resumed_and_says_what_to_run() {
             .is_some_and(|r| r.starts_with("login needed: run /login"))
     });
     support::holds_for("it is not resumed", Duration::from_secs(4), || {
-        server.log_entries_for(&pane).len() == 1
+        let starts = server.log_entries_for(&pane).len();
+        if starts != 1 {
+            eprintln!("started {starts} times; the journal:\n{}", server.journal());
+        }
+        starts == 1
     });
     let died = server.journal();
     assert!(died.contains("\"cause\":\"auth\""), "{died}");
