@@ -14,6 +14,9 @@ use agentwatch::core::pane::PaneId;
 /// A line of 48 bytes every 100 ms: work, by its count.
 const WRITES: &str =
     "while :; do echo 01234567890123456789012345678901234567890123456; sleep 0.1; done";
+/// codex at work, at the least it was measured to write: 78 bytes in 3 writes a quarter
+/// second.
+const CODEX_AT_LEAST: &str = "while :; do echo 0123456789012345678901234; sleep 0.083; done";
 /// The same, written to the terminal through a file of its own, its standard streams
 /// elsewhere: `/proc` cannot tell what it writes to the terminal. (The terminal stays open:
 /// tmux ends a pane whose terminal no process has open.)
@@ -83,11 +86,12 @@ fn copied(prober: &Prober) -> std::collections::HashMap<u32, tokio::time::Instan
 async fn the_wanted_panes_are_counted_in_any_session_and_not_a_byte_is_copied() {
     let server = TmuxServer::start();
     let wanted = server.new_window(&["sh", "-c", WRITES]);
+    let slow = server.new_window(&["sh", "-c", CODEX_AT_LEAST]);
     let quiet = server.new_window(&["sleep", "1000"]);
     let other = server.new_window(&["sh", "-c", WRITES]);
     // The same, wanted, in a session the connection is not attached to.
     let far = elsewhere(&server, "zz", WRITES);
-    let prober = hearing(&server, &[&wanted, &quiet, &far]);
+    let prober = hearing(&server, &[&wanted, &slow, &quiet, &far]);
     let obs = prober.observe_hot(&[], true).await.unwrap();
     assert_eq!(
         obs.heard.get(&id(&wanted)),
@@ -95,6 +99,7 @@ async fn the_wanted_panes_are_counted_in_any_session_and_not_a_byte_is_copied() 
         "counted from now on: nothing of before"
     );
     heard_at_work(&prober, &wanted).await;
+    heard_at_work(&prober, &slow).await;
     let obs = heard_at_work(&prober, &far).await;
     assert_eq!(
         obs.heard.get(&id(&quiet)),
@@ -262,7 +267,9 @@ async fn a_look_that_learnt_nothing_hands_over_no_panes_and_still_hears_output()
         if obs.same {
             assert!(obs.listing.panes.is_empty());
             assert!(obs.listing.server_pid.is_some(), "the head is told");
-            if let Some(Some(t)) = obs.heard.get(&id(&pane)) {
+            if let (Some(Some(t)), false) =
+                (obs.heard.get(&id(&pane)), obs.stopped.contains(&id(&pane)))
+            {
                 let now = agentwatch::adapters::wall_ms();
                 assert!(now.saturating_sub(*t) < 1_000, "heard at {t}, now {now}");
                 break;
@@ -384,4 +391,6 @@ async fn a_redraw_after_a_stop_is_not_work_and_work_after_it_is() {
             }
         }
     }
+    let took = agentwatch::adapters::wall_ms().saturating_sub(back);
+    assert!(took <= 2_500, "its work heard {took} ms after it began");
 }

@@ -5,8 +5,8 @@
 //! to its terminal wrote (`/proc/PID/io`'s `wchar` and `syscw`, files kept open and read
 //! again at offset 0, 0.6 us a read) is read every [`SLICE`], whatever session the pane is
 //! in. A slice with next to nothing written ([`QUIET_BYTES`], [`QUIET_CALLS`]) is a stop,
-//! known within a slice; a slice with more after a stop is a burst, read again [`FIRST`]
-//! later, and work only if it goes on (codex at its approval prompt redraws once a second:
+//! known within a slice; a slice with more after a stop is a burst, and work only if the
+//! next slice counts more too (codex at its approval prompt redraws once a second:
 //! not work, though its screen is read again). A pane quiet for [`LONG`] is read every
 //! [`SLOW`], and every slice again from its first bytes. Nothing is asked of tmux and
 //! nothing copied: the control connection keeps `no-output`. Measured (bench/RESULTS.md):
@@ -296,7 +296,7 @@ pub(super) fn count(
     }
     if !h.counts.is_empty() && !h.sampling {
         h.sampling = true;
-        tokio::spawn(sampler(tmux.clone(), Arc::clone(hearing)));
+        tokio::spawn(sampler(tmux.clone(), Arc::downgrade(hearing)));
     }
 }
 
@@ -441,18 +441,18 @@ pub(super) struct HeardPanes {
 /// between ends the pane without the rest of what it wrote being read (measured: 2 starts
 /// in 25 lost claude's `Invalid API key`, none with its output not copied). An agent that
 /// dies in its first seconds (a refused key, a heap exhausted at start) says why in its
-/// last lines. A counted pane is never copied: counted from its first look.
+/// last lines. A counted pane is not copied (but for a new pane, between its first bytes and
+/// the poll that pauses it, in a session whose output flows for a pane not counted): it is
+/// counted from its first look.
 pub(super) const HEAR_AFTER: Duration = Duration::from_secs(3);
 
 /// A counted pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);
-/// A burst is read again this soon: whether it was work or a redraw is told quickly.
-const FIRST: Duration = Duration::from_millis(100);
 /// A pane quiet this long is read every [`SLOW`]: an agent idle for hours costs a read a
-/// second.
+/// second. What a slow read counts is weighed as that many slices.
 const LONG: Duration = Duration::from_secs(10);
 const SLOW: Duration = Duration::from_secs(1);
-/// Counts due this soon are read with the ones due now: one wake-up for all.
+/// Counts due this soon are read at this tick: one wake-up for all.
 const SLACK: Duration = Duration::from_millis(50);
 /// Less than this written in a slice, in fewer than [`QUIET_CALLS`] writes, is a stop.
 /// Measured on claude 2.1.197 (a stub model server on loopback, 250 ms slices): at work, its
@@ -481,7 +481,7 @@ struct Count {
     /// The last instant it was counted at work (`None`: not since counting began).
     at: Option<Instant>,
     /// More than next to nothing was counted after a stop, at that instant: work if the
-    /// next read, [`FIRST`] later, counts more.
+    /// next slice counts more.
     burst: Option<Instant>,
     /// Since when it is not at work, and whether that is [`LONG`] (read every [`SLOW`]).
     quiet_since: Instant,
@@ -512,24 +512,28 @@ impl Count {
 
     /// When it is next to be read.
     fn due(&self) -> Instant {
-        self.read_at
-            + if self.burst.is_some() {
-                FIRST
-            } else if self.slow {
-                SLOW
-            } else {
-                SLICE
-            }
+        self.read_at + if self.slow { SLOW } else { SLICE }
     }
 
     /// Takes in what its writers wrote since its last read (`None`: they are all gone), read
-    /// at `now`; says whether what is known of it changed: it stopped, its work began, or a
-    /// burst was not work (its screen may have changed all the same).
+    /// at `now` (a slice after it, or [`SLOW`] after it when it is slow); says whether what
+    /// is known of it changed: it stopped, its work began, or a burst was not work (its
+    /// screen may have changed all the same).
     fn judge(&mut self, wrote: Option<Written>, now: Instant) -> bool {
+        let slices = if self.slow {
+            SLOW.as_millis() / SLICE.as_millis()
+        } else {
+            1
+        } as u64;
         self.read_at = now;
-        let busy = wrote.is_some_and(|w| w.bytes >= QUIET_BYTES || w.calls >= QUIET_CALLS);
+        // More than next to nothing in a slice, or as much as that in each slice of a slow
+        // read (an idle claude's eventfd writes, a second of them, are not).
+        let busy = |slices: u64| {
+            wrote
+                .is_some_and(|w| w.bytes >= QUIET_BYTES * slices || w.calls >= QUIET_CALLS * slices)
+        };
         if self.working {
-            if busy {
+            if busy(1) {
                 self.at = Some(now);
                 return false;
             }
@@ -538,7 +542,7 @@ impl Count {
             return true;
         }
         if let Some(first) = self.burst.take() {
-            if busy {
+            if busy(1) {
                 self.working = true;
                 self.at = Some(now);
                 return true;
@@ -547,53 +551,55 @@ impl Count {
             self.at = Some(first);
             return true;
         }
-        if !busy {
-            self.slow = now.duration_since(self.quiet_since) >= LONG;
-            return false;
-        }
         if self.slow {
-            // Its first bytes after a long quiet (or an idle agent's small writes, a second
-            // of them together): read every slice again, which tells.
-            self.slow = false;
+            if busy(slices) {
+                // Written after a long quiet: a burst, the next slice tells.
+                self.slow = false;
+                self.burst = Some(now);
+            } else if busy(1) {
+                // A little, a second of it together: read every slice again, which tells.
+                self.slow = false;
+            }
             return false;
         }
-        self.burst = Some(now);
+        if busy(1) {
+            self.burst = Some(now);
+        } else {
+            self.slow = now.duration_since(self.quiet_since) >= LONG;
+        }
         false
     }
 }
 
-/// Reads each counted pane's count when due ([`Count::due`]): on every [`SLICE`] tick, and
-/// in between for a burst to be told. The loop is woken when what is known of one changed.
-/// Ends when none is counted.
-async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
+/// Reads each counted pane's count when due ([`Count::due`]), on every [`SLICE`] tick, all
+/// of them as of the tick (a slow batch of reads does not push the next out of step). The
+/// loop is woken when what is known of one changed. Ends when none is counted, or the
+/// poller is gone.
+async fn sampler(tmux: Tmux, hearing: std::sync::Weak<Mutex<Hearing>>) {
     let mut tick = Instant::now() + SLICE;
     loop {
-        let wake = {
+        tokio::time::sleep_until(tick).await;
+        let now = tick;
+        tick += SLICE;
+        if tick <= Instant::now() {
+            // Asleep (a suspended machine, a starved process): no catching up.
+            tick = Instant::now() + SLICE;
+        }
+        let Some(hearing) = hearing.upgrade() else {
+            return;
+        };
+        let due: Vec<(u32, Arc<Counter>)> = {
             let mut h = super::lock(&hearing);
             if h.counts.is_empty() {
                 h.sampling = false;
                 return;
             }
             h.counts
-                .values()
-                .filter(|c| c.burst.is_some())
-                .map(Count::due)
-                .fold(tick, Instant::min)
+                .iter()
+                .filter(|(_, c)| c.due() <= now + SLACK)
+                .map(|(&n, c)| (n, Arc::clone(&c.writers)))
+                .collect()
         };
-        tokio::time::sleep_until(wake).await;
-        let now = Instant::now();
-        if now + SLACK >= tick {
-            tick += SLICE;
-            if tick <= now {
-                tick = now + SLICE;
-            }
-        }
-        let due: Vec<(u32, Arc<Counter>)> = super::lock(&hearing)
-            .counts
-            .iter()
-            .filter(|(_, c)| c.due() <= now + SLACK)
-            .map(|(&n, c)| (n, Arc::clone(&c.writers)))
-            .collect();
         if due.is_empty() {
             continue;
         }
@@ -602,7 +608,6 @@ async fn sampler(tmux: Tmux, hearing: Arc<Mutex<Hearing>>) {
             due.into_iter().map(|(n, w)| (n, w.since())).collect();
         let changed = {
             let mut h = super::lock(&hearing);
-            let now = Instant::now();
             let mut changed = false;
             for (n, wrote) in read {
                 if let Some(c) = h.counts.get_mut(&n) {
@@ -671,10 +676,11 @@ mod tests {
         assert_eq!(c.due(), t0 + SLICE);
         assert!(!c.judge(EVENTFD, t0 + SLICE), "an idle agent's writes");
         assert!(!c.judge(SPINNER, t0 + 2 * SLICE), "a burst is not work yet");
-        assert_eq!(c.due(), t0 + 2 * SLICE + FIRST, "read again soon");
+        assert_eq!(c.due(), t0 + 3 * SLICE, "the next slice tells");
         assert!(!c.working);
-        let start = t0 + 2 * SLICE + FIRST;
-        assert!(c.judge(SPINNER, start), "it goes on: work, said");
+        let start = t0 + 3 * SLICE;
+        // codex at work, at the least it was measured to write.
+        assert!(c.judge(w(78, 3), start), "it goes on: work, said");
         assert!(c.working);
         assert_eq!(c.at, Some(start));
         // A few bytes at a time, many times: at work; each slice dates it.
@@ -694,23 +700,23 @@ mod tests {
         // codex at its approval prompt: 60 bytes once a second.
         assert!(!c.judge(w(60, 1), t0 + SLICE));
         assert!(
-            c.judge(w(0, 0), t0 + SLICE + FIRST),
+            c.judge(w(0, 0), t0 + 2 * SLICE),
             "said: the screen may have changed"
         );
         assert!(!c.working, "not work");
         assert_eq!(c.at, Some(t0 + SLICE), "dated from the burst");
         // Writers all gone while at work: stopped.
-        assert!(!c.judge(SPINNER, t0 + 2 * SLICE));
-        assert!(c.judge(SPINNER, t0 + 2 * SLICE + FIRST));
+        assert!(!c.judge(SPINNER, t0 + 3 * SLICE));
+        assert!(c.judge(SPINNER, t0 + 4 * SLICE));
         assert!(
-            c.judge(None, t0 + 3 * SLICE),
+            c.judge(None, t0 + 5 * SLICE),
             "its writers are gone: stopped"
         );
         assert!(!c.working);
     }
 
     #[test]
-    fn a_long_quiet_pane_is_read_once_a_second_and_its_first_bytes_make_it_read_each_slice() {
+    fn a_long_quiet_pane_is_read_once_a_second_and_weighed_as_four_slices() {
         let t0 = Instant::now();
         let mut c = count(t0);
         let mut t = t0;
@@ -722,18 +728,27 @@ mod tests {
         assert_eq!(c.due(), t + SLOW);
         // An idle claude's small writes over a whole second: not a burst, only a closer look.
         t += SLOW;
-        assert!(!c.judge(w(32, 4), t));
+        assert!(!c.judge(w(96, 12), t));
         assert!(!c.slow && c.burst.is_none() && !c.working);
         assert_eq!(c.due(), t + SLICE);
         t += SLICE;
         assert!(!c.judge(EVENTFD, t));
         assert!(c.slow, "quiet again");
-        // Work after a long quiet: a closer look, then a burst, then work.
+        // One write after a long quiet (a notice, a screen redrawn): a burst, and its screen
+        // read again when it does not go on.
         t += SLOW;
-        assert!(!c.judge(w(500, 9), t));
+        assert!(!c.judge(w(700, 1), t));
+        let burst = t;
         t += SLICE;
-        assert!(!c.judge(SPINNER, t));
-        t += FIRST;
+        assert!(c.judge(w(0, 0), t), "a redraw: said");
+        assert_eq!(c.at, Some(burst));
+        // Work after a long quiet: a burst, then work.
+        t += SLICE;
+        assert!(!c.judge(w(0, 0), t));
+        assert!(c.slow, "quiet long since: read once a second again");
+        t += SLOW;
+        assert!(!c.judge(w(2_000, 40), t));
+        t += SLICE;
         assert!(c.judge(SPINNER, t));
         assert!(c.working && !c.slow);
     }
