@@ -35,11 +35,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::adapters::procs::writes::{terminal_writers, Counter, Written};
+use crate::adapters::procs::writes::{terminal_writers, Counter, Written, COUNTED};
 use crate::adapters::tmux::client::Tmux;
 use crate::adapters::tmux::control::Output;
 use crate::core::attention::QUIET_HEARD_MS;
-use crate::core::pane::{Pane, PaneId, ProcTree};
+use crate::core::pane::{Pane, PaneId, Proc};
 use crate::core::time::Millis;
 
 /// What is counted, what the connection was told, and what the core wants.
@@ -49,9 +49,9 @@ pub(super) struct Hearing {
     want: HashSet<u32>,
     /// The wanted panes counted, by number (see above).
     counts: HashMap<u32, Count>,
-    /// Wanted panes `/proc` did not tell of, with the process and tree they were tried
-    /// with: not tried again until either changes.
-    uncounted: HashMap<u32, (u32, Option<Arc<ProcTree>>)>,
+    /// Wanted panes not counted: not tried again until their process or the processes
+    /// below it change, or (short of files) there is room.
+    uncounted: HashMap<u32, Uncounted>,
     /// The files the counts keep open, and how many they may (a share of the process's
     /// limit: the rest are for tmux and everything else).
     files: usize,
@@ -174,6 +174,15 @@ impl Hearing {
     }
 }
 
+/// A wanted pane not counted, and what it was tried with.
+#[derive(Debug)]
+struct Uncounted {
+    pid: u32,
+    below: Vec<u32>,
+    /// For want of files, not because `/proc` does not tell.
+    short: bool,
+}
+
 fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
     tmux.notices()
         .output
@@ -181,116 +190,148 @@ fn output(tmux: &Tmux) -> std::sync::MutexGuard<'_, Output> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-/// Counts the wanted live panes of this machine whose writers `/proc` tells of, opened
-/// anew where a pane's process or the tree below it changed (the counts of processes still
-/// there kept); forgets the others. `tree`: the processes below a pane's own, as the poll
-/// last walked them. The `/proc` work is done with no lock held.
-pub(super) fn count(
-    tmux: &Tmux,
-    hearing: &Arc<Mutex<Hearing>>,
+/// A wanted pane to count anew: its number, its process, the processes below it, and its
+/// count as it was (kept for the processes still there).
+pub(super) struct Todo {
+    n: u32,
+    pid: u32,
+    below: Vec<u32>,
+    old: Option<Arc<Counter>>,
+}
+
+/// Which wanted live panes of this machine are to be counted anew: not counted yet, or
+/// their process or the processes below it (`below`, as the poll last walked them) changed
+/// since; forgets the counts of panes gone or no longer wanted. Cheap: nothing is read.
+pub(super) fn changed<'a>(
+    hearing: &Mutex<Hearing>,
     panes: &[Pane],
-    tree: impl Fn(PaneId, u32) -> Option<Arc<ProcTree>>,
-) {
-    type Todo = (u32, u32, Option<Arc<ProcTree>>, Option<Arc<Counter>>);
-    let same = |a: &Option<Arc<ProcTree>>, b: &Option<Arc<ProcTree>>| match (a, b) {
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        (None, None) => true,
-        _ => false,
-    };
-    let (todo, poll): (Vec<Todo>, u64) = {
-        let mut h = super::lock(hearing);
-        if h.want.is_empty() && h.counts.is_empty() {
-            h.uncounted.clear();
-            return;
-        }
-        h.polls += 1;
-        let Hearing {
-            want,
-            counts,
-            uncounted,
-            polls,
-            ..
-        } = &mut *h;
-        let mut todo = Vec::new();
-        for p in panes {
-            let n = p.id.number();
-            let Some(pid) = p.pid.filter(|_| !p.dead && want.contains(&n)) else {
-                continue;
-            };
-            let t = tree(p.id, pid);
-            if let Some(c) = counts.get_mut(&n) {
+    below: impl Fn(PaneId, u32) -> Option<&'a [Proc]>,
+) -> Vec<Todo> {
+    let mut h = super::lock(hearing);
+    if h.want.is_empty() && h.counts.is_empty() {
+        h.uncounted.clear();
+        return Vec::new();
+    }
+    h.polls += 1;
+    let room = h.budget > h.files;
+    let Hearing {
+        want,
+        counts,
+        uncounted,
+        polls,
+        files,
+        ..
+    } = &mut *h;
+    let mut todo = Vec::new();
+    for p in panes {
+        let n = p.id.number();
+        let Some(pid) = p.pid.filter(|_| !p.dead && want.contains(&n)) else {
+            continue;
+        };
+        let procs = below(p.id, pid).unwrap_or(&[]);
+        let same = |was: u32, pids: &[u32]| {
+            was == pid
+                && pids.len() == procs.len()
+                && procs.iter().zip(pids).all(|(a, b)| a.pid == *b)
+        };
+        let old = match counts.get_mut(&n) {
+            Some(c) => {
                 c.seen = *polls;
-                if c.pid != pid || !same(&c.tree, &t) {
-                    todo.push((n, pid, t, Some(Arc::clone(&c.writers))));
+                if same(c.pid, &c.below) {
+                    continue;
                 }
-            } else if !uncounted
-                .get(&n)
-                .is_some_and(|(was, wt)| *was == pid && same(wt, &t))
-            {
-                todo.push((n, pid, t, None));
+                Some(Arc::clone(&c.writers))
             }
-        }
-        let mut closed = 0;
-        counts.retain(|_, c| {
-            let keep = c.seen == *polls;
-            if !keep {
-                closed += c.writers.len();
+            None => {
+                if uncounted
+                    .get(&n)
+                    .is_some_and(|u| same(u.pid, &u.below) && !(u.short && room))
+                {
+                    continue;
+                }
+                None
             }
-            keep
+        };
+        todo.push(Todo {
+            n,
+            pid,
+            below: procs.iter().map(|p| p.pid).collect(),
+            old,
         });
-        uncounted.retain(|n, _| want.contains(n));
-        h.files = h.files.saturating_sub(closed);
-        (todo, h.polls)
-    };
+    }
+    counts.retain(|_, c| {
+        let keep = c.seen == *polls;
+        if !keep {
+            *files = files.saturating_sub(c.writers.len());
+        }
+        keep
+    });
+    uncounted.retain(|n, _| want.contains(n));
+    todo
+}
+
+/// Counts the panes of `todo` (see [`changed`]): their writers looked for and opened with
+/// no lock held, as many as a share of the file limit allows (a pane already counted keeps
+/// its count when there is no room for more). A pane whose writers `/proc` does not tell
+/// of is left to `%output` (see [`listen`]).
+pub(super) fn count(tmux: &Tmux, hearing: &Arc<Mutex<Hearing>>, todo: Vec<Todo>) {
     if todo.is_empty() {
         return;
     }
-    let room = {
+    let mut room = {
         let h = super::lock(hearing);
         h.budget.saturating_sub(h.files)
     };
     let now = Instant::now();
-    let mut left = room;
-    let opened: Vec<(Todo, Option<Counter>)> = todo
+    let opened: Vec<(Todo, Result<Counter, bool>)> = todo
         .into_iter()
-        .map(|(n, pid, t, old)| {
-            let below: Option<Vec<u32>> =
-                t.as_ref().map(|t| t.below.iter().map(|p| p.pid).collect());
-            let writers = terminal_writers(pid, below.as_deref());
-            let kept = old.as_ref().map_or(0, |o| o.len());
-            let counter = if writers.len() <= left + kept {
-                Counter::reopen(old.as_deref(), &writers)
+        .map(|t| {
+            let writers = terminal_writers(t.pid, Some(&t.below));
+            let kept = t.old.as_ref().map_or(0, |o| o.len());
+            let counter = if writers.len().min(COUNTED) <= room + kept {
+                Counter::reopen(t.old.as_deref(), &writers).ok_or(false)
             } else {
-                None
+                // No room: short of files, not uncountable.
+                Err(true)
             };
-            let now_open = counter.as_ref().map_or(0, Counter::len);
-            left = (left + kept).saturating_sub(now_open);
-            ((n, pid, t, old), counter)
+            if let Ok(c) = &counter {
+                room = (room + kept).saturating_sub(c.len());
+            }
+            (t, counter)
         })
         .collect();
     let mut h = super::lock(hearing);
-    for ((n, pid, t, _), counter) in opened {
-        let was = h.counts.get(&n).map_or(0, |c| c.writers.len());
+    let poll = h.polls;
+    for (t, counter) in opened {
+        let was = h.counts.get(&t.n).map_or(0, |c| c.writers.len());
         match counter {
-            Some(writers) => {
+            Ok(writers) => {
                 h.files = (h.files + writers.len()).saturating_sub(was);
-                h.uncounted.remove(&n);
+                h.uncounted.remove(&t.n);
                 let writers = Arc::new(writers);
-                match h.counts.get_mut(&n) {
+                match h.counts.get_mut(&t.n) {
                     Some(c) => {
-                        c.pid = pid;
-                        c.tree = t;
+                        c.pid = t.pid;
+                        c.below = t.below;
                         c.writers = writers;
                     }
                     None => {
-                        h.counts.insert(n, Count::new(pid, t, writers, poll, now));
+                        let c = Count::new(t.pid, t.below, writers, poll, now);
+                        h.counts.insert(t.n, c);
                     }
                 }
             }
-            None => {
+            // Short of files, and counted already: its count as it is.
+            Err(true) if was > 0 => {}
+            Err(short) => {
                 h.files = h.files.saturating_sub(was);
-                h.counts.remove(&n);
-                h.uncounted.insert(n, (pid, t));
+                h.counts.remove(&t.n);
+                let u = Uncounted {
+                    pid: t.pid,
+                    below: t.below,
+                    short,
+                };
+                h.uncounted.insert(t.n, u);
             }
         }
     }
@@ -468,9 +509,9 @@ pub(crate) const QUIET_CALLS: u64 = 4;
 /// A counted pane: its terminal's writers, and what was counted of them.
 #[derive(Debug)]
 struct Count {
-    /// The pane's process and the tree below it the writers were found in.
+    /// The pane's process and the processes below it the writers were found among.
     pid: u32,
-    tree: Option<Arc<ProcTree>>,
+    below: Vec<u32>,
     writers: Arc<Counter>,
     /// The last poll that saw it wanted.
     seen: u64,
@@ -489,16 +530,10 @@ struct Count {
 }
 
 impl Count {
-    fn new(
-        pid: u32,
-        tree: Option<Arc<ProcTree>>,
-        writers: Arc<Counter>,
-        seen: u64,
-        now: Instant,
-    ) -> Count {
+    fn new(pid: u32, below: Vec<u32>, writers: Arc<Counter>, seen: u64, now: Instant) -> Count {
         Count {
             pid,
-            tree,
+            below,
             writers,
             seen,
             read_at: now,
@@ -655,7 +690,7 @@ mod tests {
 
     fn count(now: Instant) -> Count {
         let writers = Arc::new(Counter::reopen(None, &[std::process::id()]).unwrap());
-        Count::new(1, None, writers, 0, now)
+        Count::new(1, Vec::new(), writers, 0, now)
     }
 
     /// claude's spinner, one frame (47 bytes, one write), and claude at its permission
@@ -751,5 +786,54 @@ mod tests {
         t += SLICE;
         assert!(c.judge(SPINNER, t));
         assert!(c.working && !c.slow);
+    }
+
+    fn procs(pids: &[u32]) -> Vec<Proc> {
+        pids.iter()
+            .map(|&pid| Proc {
+                pid,
+                ..Proc::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pane_is_counted_anew_only_when_its_processes_change() {
+        let hearing = Mutex::new(Hearing::default());
+        hearing.lock().unwrap().want(&[PaneId(1)]);
+        let mut panes = vec![crate::core::testkit::pane(1, 1, "claude")];
+        let pid = panes[0].pid.unwrap();
+        let counted = |h: &Mutex<Hearing>, below: &[u32]| {
+            let c = Count::new(
+                pid,
+                below.to_vec(),
+                count(Instant::now()).writers,
+                0,
+                Instant::now(),
+            );
+            h.lock().unwrap().counts.insert(1, c);
+        };
+        let walk = procs(&[7, 8]);
+        let todo = changed(&hearing, &panes, |_, _| Some(&walk[..]));
+        assert_eq!(todo.len(), 1, "not counted yet");
+        assert_eq!(todo[0].below, [7, 8]);
+        counted(&hearing, &[7, 8]);
+        // Walked again, the same processes (a new list): nothing to open.
+        let again = procs(&[7, 8]);
+        assert!(changed(&hearing, &panes, |_, _| Some(&again[..])).is_empty());
+        // A process more below it: opened anew, its count kept.
+        let more = procs(&[7, 8, 9]);
+        let todo = changed(&hearing, &panes, |_, _| Some(&more[..]));
+        assert_eq!(todo.len(), 1);
+        assert!(
+            todo[0].old.is_some(),
+            "the processes still there keep their counts"
+        );
+        // Another process (a respawn): opened anew.
+        panes[0].pid = Some(pid + 1);
+        assert_eq!(changed(&hearing, &panes, |_, _| Some(&more[..])).len(), 1);
+        // Gone: forgotten.
+        assert!(changed(&hearing, &[], |_, _| None).is_empty());
+        assert!(hearing.lock().unwrap().counts.is_empty());
     }
 }

@@ -271,14 +271,15 @@ impl Prober {
             hear::HeardPanes::default()
         } else {
             // The processes below each pane as the last walk found them: its writers are
-            // looked for among those, not walked for again.
-            {
+            // looked for among those, not walked for again (with no lock held).
+            let todo = {
                 let trees = lock(&self.trees);
-                hear::count(&self.tmux, &self.hearing, &panes, |id, pid| {
+                hear::changed(&self.hearing, &panes, |id, pid| {
                     let tree = trees.by_pane.get(&id).filter(|t| t.pane_pid == pid)?;
-                    Some(Arc::clone(&tree.procs))
-                });
-            }
+                    Some(&tree.procs.below[..])
+                })
+            };
+            hear::count(&self.tmux, &self.hearing, todo);
             let young = |p: &crate::core::pane::Pane| {
                 p.pid
                     .and_then(|pid| crate::adapters::procs::local::age(pid, self.ticks_per_sec))

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 const LIMIT: usize = 64;
 /// At most this many of a pane's writers are counted (each an open file while its pane is
 /// sampled): the agent and its launcher come first.
-const COUNTED: usize = 8;
+pub(crate) const COUNTED: usize = 8;
 
 /// The processes of a pane that write to its terminal: its own process, and those below it
 /// whose standard output is the pane's terminal (an agent under a wrapper or a
@@ -83,6 +83,13 @@ impl CountFile {
         Some(Arc::new(f))
     }
 
+    /// Its process is still there (its pid may since be another's: that one is opened
+    /// anew). Nothing is counted.
+    fn alive(&self) -> bool {
+        use std::os::unix::fs::FileExt;
+        self.file.read_at(&mut [0u8; 512], 0).is_ok()
+    }
+
     /// What it wrote since its last read; `None` when it is gone.
     fn since(&self) -> Option<Written> {
         use std::os::unix::fs::FileExt;
@@ -108,7 +115,7 @@ impl Counter {
             .iter()
             .take(COUNTED)
             .filter_map(|&pid| {
-                old.and_then(|o| o.files.iter().find(|f| f.pid == pid).cloned())
+                old.and_then(|o| o.files.iter().find(|f| f.pid == pid && f.alive()).cloned())
                     .or_else(|| CountFile::open(pid))
             })
             .collect();
