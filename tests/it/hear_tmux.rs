@@ -17,6 +17,9 @@ const WRITES: &str =
 /// codex at work, at the least it was measured to write: 78 bytes in 3 writes a quarter
 /// second.
 const CODEX_AT_LEAST: &str = "while :; do echo 0123456789012345678901234; sleep 0.083; done";
+/// A byte at a time, every 40 ms or so: work by its writes over a quarter second (six), though
+/// a tenth of a second never holds four.
+const SMALL_WRITES: &str = "while :; do printf x; sleep 0.04; done";
 /// The same, written to the terminal through a file of its own, its standard streams
 /// elsewhere: `/proc` cannot tell what it writes to the terminal. (The terminal stays open:
 /// tmux ends a pane whose terminal no process has open.)
@@ -87,11 +90,12 @@ async fn the_wanted_panes_are_counted_in_any_session_and_not_a_byte_is_copied() 
     let server = TmuxServer::start();
     let wanted = server.new_window(&["sh", "-c", WRITES]);
     let slow = server.new_window(&["sh", "-c", CODEX_AT_LEAST]);
+    let small = server.new_window(&["sh", "-c", SMALL_WRITES]);
     let quiet = server.new_window(&["sleep", "1000"]);
     let other = server.new_window(&["sh", "-c", WRITES]);
     // The same, wanted, in a session the connection is not attached to.
     let far = elsewhere(&server, "zz", WRITES);
-    let prober = hearing(&server, &[&wanted, &slow, &quiet, &far]);
+    let prober = hearing(&server, &[&wanted, &slow, &small, &quiet, &far]);
     let obs = prober.observe_hot(&[], true).await.unwrap();
     assert_eq!(
         obs.heard.get(&id(&wanted)),
@@ -100,6 +104,7 @@ async fn the_wanted_panes_are_counted_in_any_session_and_not_a_byte_is_copied() 
     );
     heard_at_work(&prober, &wanted).await;
     heard_at_work(&prober, &slow).await;
+    heard_at_work(&prober, &small).await;
     let obs = heard_at_work(&prober, &far).await;
     assert_eq!(
         obs.heard.get(&id(&quiet)),
