@@ -495,6 +495,11 @@ const LONG: Duration = Duration::from_secs(10);
 const SLOW: Duration = Duration::from_secs(1);
 /// Counts due this soon are read at this tick: one wake-up for all.
 const SLACK: Duration = Duration::from_millis(50);
+/// A burst is read again this soon: whether it goes on is told quickly.
+const FIRST: Duration = Duration::from_millis(100);
+/// The most an idle agent writes in a slice (claude's three 8-byte eventfd writes): in a
+/// window shorter than a slice, more than next to nothing is more than this.
+const NOISE_BYTES: u64 = 24;
 /// Less than this written in a slice, in fewer than [`QUIET_CALLS`] writes, is a stop.
 /// Measured on claude 2.1.197 (a stub model server on loopback, 250 ms slices): at work, its
 /// spinner writes 47-1700 bytes in 1-17 writes a slice, and 16 bytes in 2 writes at the
@@ -505,6 +510,35 @@ const SLACK: Duration = Duration::from_millis(50);
 /// A slice of a working agent under both only makes it stopped until its next slice.
 pub(crate) const QUIET_BYTES: u64 = 40;
 pub(crate) const QUIET_CALLS: u64 = 4;
+
+/// Whether `w`, written over `window`, is more than next to nothing: [`QUIET_BYTES`] or
+/// [`QUIET_CALLS`] a slice, at that rate (a slow read spans four slices); in a window shorter
+/// than a slice, more than an idle agent writes in one too.
+fn busy(w: Written, window: Duration) -> bool {
+    let (ms, slice) = (window.as_millis().max(1) as u64, SLICE.as_millis() as u64);
+    let at_rate = |per_slice: u64| (per_slice * ms + slice / 2) / slice;
+    w.bytes >= at_rate(QUIET_BYTES).max(NOISE_BYTES + 1)
+        || w.calls >= at_rate(QUIET_CALLS).max(QUIET_CALLS)
+}
+
+/// A burst after a stop: when it was counted, and what was written since, over how many
+/// reads.
+#[derive(Debug, Clone, Copy)]
+struct Burst {
+    at: Instant,
+    since: Written,
+    reads: u8,
+}
+
+impl Burst {
+    fn at(at: Instant) -> Burst {
+        Burst {
+            at,
+            since: Written::default(),
+            reads: 0,
+        }
+    }
+}
 
 /// A counted pane: its terminal's writers, and what was counted of them.
 #[derive(Debug)]
@@ -521,9 +555,9 @@ struct Count {
     working: bool,
     /// The last instant it was counted at work (`None`: not since counting began).
     at: Option<Instant>,
-    /// More than next to nothing was counted after a stop, at that instant: work if the
-    /// next slice counts more.
-    burst: Option<Instant>,
+    /// More than next to nothing was counted after a stop: work if what follows it is more
+    /// than next to nothing too, a tenth of a second of it or else a slice's.
+    burst: Option<Burst>,
     /// Since when it is not at work, and whether that is [`LONG`] (read every [`SLOW`]).
     quiet_since: Instant,
     slow: bool,
@@ -547,28 +581,26 @@ impl Count {
 
     /// When it is next to be read.
     fn due(&self) -> Instant {
-        self.read_at + if self.slow { SLOW } else { SLICE }
+        self.read_at
+            + if let Some(b) = self.burst {
+                return b.at + if b.reads == 0 { FIRST } else { SLICE };
+            } else if self.slow {
+                SLOW
+            } else {
+                SLICE
+            }
     }
 
     /// Takes in what its writers wrote since its last read (`None`: they are all gone), read
-    /// at `now` (a slice after it, or [`SLOW`] after it when it is slow); says whether what
-    /// is known of it changed: it stopped, its work began, or a burst was not work (its
-    /// screen may have changed all the same).
+    /// at `now`; says whether what is known of it changed: it stopped, its work began, or a
+    /// burst was not work (its screen may have changed all the same). What was written is
+    /// weighed by how long it was written over ([`busy`]).
     fn judge(&mut self, wrote: Option<Written>, now: Instant) -> bool {
-        let slices = if self.slow {
-            SLOW.as_millis() / SLICE.as_millis()
-        } else {
-            1
-        } as u64;
+        let window = now.saturating_duration_since(self.read_at);
         self.read_at = now;
-        // More than next to nothing in a slice, or as much as that in each slice of a slow
-        // read (an idle claude's eventfd writes, a second of them, are not).
-        let busy = |slices: u64| {
-            wrote
-                .is_some_and(|w| w.bytes >= QUIET_BYTES * slices || w.calls >= QUIET_CALLS * slices)
-        };
+        let busy_over = |over: Duration| wrote.is_some_and(|w| busy(w, over));
         if self.working {
-            if busy(1) {
+            if busy_over(window) {
                 self.at = Some(now);
                 return false;
             }
@@ -576,29 +608,41 @@ impl Count {
             self.quiet_since = now;
             return true;
         }
-        if let Some(first) = self.burst.take() {
-            if busy(1) {
+        if let Some(mut b) = self.burst.take() {
+            let span = now.saturating_duration_since(b.at);
+            if let Some(w) = wrote {
+                b.since.bytes += w.bytes;
+                b.since.calls += w.calls;
+            }
+            b.reads += 1;
+            if wrote.is_some() && busy(b.since, span) {
                 self.working = true;
                 self.at = Some(now);
                 return true;
             }
+            if wrote.is_some() && b.reads == 1 && span + SLACK < SLICE {
+                // Not yet a tenth's worth: a slice of it tells (many small writes).
+                self.burst = Some(b);
+                return false;
+            }
             // A redraw, not work: dated, so that its screen is read again.
-            self.at = Some(first);
+            self.at = Some(b.at);
             return true;
         }
         if self.slow {
-            if busy(slices) {
-                // Written after a long quiet: a burst, the next slice tells.
+            if busy_over(window) {
+                // Written after a long quiet: a burst.
                 self.slow = false;
-                self.burst = Some(now);
-            } else if busy(1) {
-                // A little, a second of it together: read every slice again, which tells.
+                self.burst = Some(Burst::at(now));
+            } else if busy_over(SLICE) {
+                // A little, a second of it together (an idle claude's eventfd writes): read
+                // every slice again, which tells.
                 self.slow = false;
             }
             return false;
         }
-        if busy(1) {
-            self.burst = Some(now);
+        if busy_over(window) {
+            self.burst = Some(Burst::at(now));
         } else {
             self.slow = now.duration_since(self.quiet_since) >= LONG;
         }
@@ -606,19 +650,31 @@ impl Count {
     }
 }
 
-/// Reads each counted pane's count when due ([`Count::due`]), on every [`SLICE`] tick, all
-/// of them as of the tick (a slow batch of reads does not push the next out of step). The
-/// loop is woken when what is known of one changed. Ends when none is counted, or the
-/// poller is gone.
+/// Reads each counted pane's count when due ([`Count::due`]): on every [`SLICE`] tick, all of
+/// them as of the tick (a slow batch of reads does not push the next out of step), and a
+/// burst [`FIRST`] after it. The loop is woken when what is known of one changed. Ends when
+/// none is counted, or the poller is gone.
 async fn sampler(tmux: Tmux, hearing: std::sync::Weak<Mutex<Hearing>>) {
     let mut tick = Instant::now() + SLICE;
     loop {
-        tokio::time::sleep_until(tick).await;
-        let now = tick;
-        tick += SLICE;
-        if tick <= Instant::now() {
-            // Asleep (a suspended machine, a starved process): no catching up.
-            tick = Instant::now() + SLICE;
+        let now = {
+            let Some(hearing) = hearing.upgrade() else {
+                return;
+            };
+            let h = super::lock(&hearing);
+            h.counts
+                .values()
+                .filter(|c| c.burst.is_some())
+                .map(Count::due)
+                .fold(tick, Instant::min)
+        };
+        tokio::time::sleep_until(now).await;
+        if now + SLACK >= tick {
+            tick += SLICE;
+            if tick <= Instant::now() {
+                // Asleep (a suspended machine, a starved process): no catching up.
+                tick = Instant::now() + SLICE;
+            }
         }
         let Some(hearing) = hearing.upgrade() else {
             return;
@@ -705,17 +761,74 @@ mod tests {
     });
 
     #[test]
+    fn next_to_nothing_is_weighed_by_how_long_it_was_written_over() {
+        let ms = Duration::from_millis;
+        // codex at work, at the least it was measured to write, over a slice and a tenth.
+        assert!(busy(
+            Written {
+                bytes: 78,
+                calls: 3
+            },
+            SLICE
+        ));
+        assert!(busy(
+            Written {
+                bytes: 31,
+                calls: 1
+            },
+            ms(100)
+        ));
+        // An idle claude's eventfd writes: never, however short or long the window.
+        assert!(!busy(
+            Written {
+                bytes: 24,
+                calls: 3
+            },
+            SLICE
+        ));
+        assert!(!busy(
+            Written {
+                bytes: 16,
+                calls: 2
+            },
+            ms(100)
+        ));
+        assert!(!busy(
+            Written {
+                bytes: 40,
+                calls: 5
+            },
+            ms(400)
+        ));
+        assert!(!busy(
+            Written {
+                bytes: 96,
+                calls: 12
+            },
+            SLOW
+        ));
+        // A spinner line a slice, over a slow read's second: work.
+        assert!(busy(
+            Written {
+                bytes: 188,
+                calls: 4
+            },
+            SLOW
+        ));
+    }
+
+    #[test]
     fn work_is_a_burst_that_goes_on_and_its_stop_a_slice_with_next_to_nothing() {
         let t0 = Instant::now();
         let mut c = count(t0);
         assert_eq!(c.due(), t0 + SLICE);
         assert!(!c.judge(EVENTFD, t0 + SLICE), "an idle agent's writes");
         assert!(!c.judge(SPINNER, t0 + 2 * SLICE), "a burst is not work yet");
-        assert_eq!(c.due(), t0 + 3 * SLICE, "the next slice tells");
+        assert_eq!(c.due(), t0 + 2 * SLICE + FIRST, "read again soon");
         assert!(!c.working);
-        let start = t0 + 3 * SLICE;
-        // codex at work, at the least it was measured to write.
-        assert!(c.judge(w(78, 3), start), "it goes on: work, said");
+        let start = t0 + 2 * SLICE + FIRST;
+        // codex at work at its least, over that tenth of a second.
+        assert!(c.judge(w(31, 1), start), "it goes on: work, said");
         assert!(c.working);
         assert_eq!(c.at, Some(start));
         // A few bytes at a time, many times: at work; each slice dates it.
@@ -734,17 +847,33 @@ mod tests {
         let mut c = count(t0);
         // codex at its approval prompt: 60 bytes once a second.
         assert!(!c.judge(w(60, 1), t0 + SLICE));
+        assert!(!c.judge(w(0, 0), t0 + SLICE + FIRST), "not yet told");
+        assert_eq!(c.due(), t0 + 2 * SLICE, "a slice of it tells");
         assert!(
             c.judge(w(0, 0), t0 + 2 * SLICE),
             "said: the screen may have changed"
         );
         assert!(!c.working, "not work");
         assert_eq!(c.at, Some(t0 + SLICE), "dated from the burst");
+        // A keystroke at claude's prompt, then its eventfd writes: not work either.
+        let t = t0 + 3 * SLICE;
+        assert!(!c.judge(w(90, 2), t));
+        assert!(!c.judge(w(16, 2), t + FIRST));
+        assert!(c.judge(w(8, 1), t + SLICE));
+        assert!(!c.working);
+        // Many small writes: not a tenth's worth, a slice's.
+        let t = t + 2 * SLICE;
+        assert!(!c.judge(w(6, 6), t), "a burst");
+        assert!(!c.judge(w(2, 2), t + FIRST));
+        assert!(c.judge(w(4, 4), t + SLICE), "six writes a slice: work");
+        assert!(c.working);
+        assert!(c.judge(EVENTFD, t + 2 * SLICE));
         // Writers all gone while at work: stopped.
-        assert!(!c.judge(SPINNER, t0 + 3 * SLICE));
-        assert!(c.judge(SPINNER, t0 + 4 * SLICE));
+        let t = t + 3 * SLICE;
+        assert!(!c.judge(SPINNER, t));
+        assert!(c.judge(SPINNER, t + FIRST));
         assert!(
-            c.judge(None, t0 + 5 * SLICE),
+            c.judge(None, t + FIRST + SLICE),
             "its writers are gone: stopped"
         );
         assert!(!c.working);
@@ -774,7 +903,8 @@ mod tests {
         t += SLOW;
         assert!(!c.judge(w(700, 1), t));
         let burst = t;
-        t += SLICE;
+        assert!(!c.judge(w(0, 0), burst + FIRST));
+        t = burst + SLICE;
         assert!(c.judge(w(0, 0), t), "a redraw: said");
         assert_eq!(c.at, Some(burst));
         // Work after a long quiet: a burst, then work.
@@ -783,7 +913,7 @@ mod tests {
         assert!(c.slow, "quiet long since: read once a second again");
         t += SLOW;
         assert!(!c.judge(w(2_000, 40), t));
-        t += SLICE;
+        t += FIRST;
         assert!(c.judge(SPINNER, t));
         assert!(c.working && !c.slow);
     }
