@@ -399,3 +399,34 @@ async fn a_redraw_after_a_stop_is_not_work_and_work_after_it_is() {
     let took = agentwatch::adapters::wall_ms().saturating_sub(back);
     assert!(took <= 2_500, "its work heard {took} ms after it began");
 }
+
+#[tokio::test]
+async fn work_after_a_long_quiet_is_heard_within_a_second_or_so() {
+    let server = TmuxServer::start();
+    let go = server.dir.path().join("go");
+    // Quiet, but for an idle claude's eventfd writes (8 bytes to /dev/null every 300 ms), until
+    // told to go; then at work.
+    let script = format!(
+        "while [ ! -e {go} ]; do printf 12345678 > /dev/null; sleep 0.3; done
+         while :; do echo 01234567890123456789012345678901234567890123456; sleep 0.05; done",
+        go = go.display()
+    );
+    let pane = server.new_window(&["sh", "-c", &script]);
+    let prober = hearing(&server, &[&pane]);
+    // Twelve seconds quiet (read once a second from its tenth, and then only when the tmux
+    // server read anything): stopped all along, never taken for work.
+    let end = std::time::Instant::now() + Duration::from_secs(12);
+    while std::time::Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let obs = prober.observe_hot(&[], true).await.unwrap();
+        assert!(obs.stopped.contains(&id(&pane)), "{:?}", obs.heard);
+    }
+    std::fs::write(&go, "").unwrap();
+    let began = std::time::Instant::now();
+    heard_at_work(&prober, &pane).await;
+    assert!(
+        began.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        began.elapsed()
+    );
+}

@@ -489,10 +489,14 @@ pub(super) const HEAR_AFTER: Duration = Duration::from_secs(3);
 
 /// A counted pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);
-/// A pane quiet this long is read every [`SLOW`]: an agent idle for hours costs a read a
-/// second. What a slow read counts is weighed as that many slices.
+/// A pane quiet this long is read every [`SLOW`], and one quiet [`LONGER`] every [`SLOWER`]:
+/// a thousand agents idle for hours cost 500 reads a second (a read of `/proc/PID/io` costs
+/// 2-3 us of the kernel's time when it is not in its caches: a third of a point of a core
+/// for a thousand a second). What a slow read counts is weighed over its window ([`busy`]).
 const LONG: Duration = Duration::from_secs(10);
 const SLOW: Duration = Duration::from_secs(1);
+const LONGER: Duration = Duration::from_secs(60);
+const SLOWER: Duration = Duration::from_secs(2);
 /// Counts due this soon are read at this tick: one wake-up for all.
 const SLACK: Duration = Duration::from_millis(50);
 /// A burst is read again this soon: whether it goes on is told quickly.
@@ -540,6 +544,12 @@ impl Burst {
     }
 }
 
+/// How many slices `window` spans, rounded.
+fn slices(window: Duration) -> u64 {
+    let (ms, slice) = (window.as_millis() as u64, SLICE.as_millis() as u64);
+    ((ms + slice / 2) / slice).max(1)
+}
+
 /// A counted pane: its terminal's writers, and what was counted of them.
 #[derive(Debug)]
 struct Count {
@@ -584,6 +594,8 @@ impl Count {
         self.read_at
             + if let Some(b) = self.burst {
                 return b.at + if b.reads == 0 { FIRST } else { SLICE };
+            } else if self.slow && self.read_at.duration_since(self.quiet_since) >= LONGER {
+                SLOWER
             } else if self.slow {
                 SLOW
             } else {
@@ -634,9 +646,9 @@ impl Count {
                 // Written after a long quiet: a burst.
                 self.slow = false;
                 self.burst = Some(Burst::at(now));
-            } else if busy_over(SLICE) {
-                // A little, a second of it together (an idle claude's eventfd writes): read
-                // every slice again, which tells.
+            } else if wrote.is_some_and(|w| w.bytes > NOISE_BYTES * slices(window)) {
+                // A little, more than an idle agent writes in as long (its eventfd writes):
+                // read every slice again, which tells.
                 self.slow = false;
             }
             return false;
@@ -890,9 +902,13 @@ mod tests {
         }
         assert!(c.slow, "quiet for {LONG:?}");
         assert_eq!(c.due(), t + SLOW);
-        // An idle claude's small writes over a whole second: not a burst, only a closer look.
+        // An idle claude's eventfd writes over a whole second: nothing.
         t += SLOW;
         assert!(!c.judge(w(96, 12), t));
+        assert!(c.slow && c.burst.is_none());
+        // A little more than that: not a burst, a closer look.
+        t += SLOW;
+        assert!(!c.judge(w(120, 3), t));
         assert!(!c.slow && c.burst.is_none() && !c.working);
         assert_eq!(c.due(), t + SLICE);
         t += SLICE;
@@ -916,6 +932,15 @@ mod tests {
         t += FIRST;
         assert!(c.judge(SPINNER, t));
         assert!(c.working && !c.slow);
+        // Quiet a minute: read every other second.
+        assert!(c.judge(EVENTFD, t + SLICE));
+        let quiet = t + SLICE;
+        t = quiet;
+        while t < quiet + LONGER {
+            t += SLICE;
+            assert!(!c.judge(EVENTFD, t));
+        }
+        assert_eq!(c.due(), t + SLOWER);
     }
 
     fn procs(pids: &[u32]) -> Vec<Proc> {
