@@ -3,18 +3,19 @@
 //!
 //! On this machine a pane is counted, not heard through tmux: what the processes writing
 //! to its terminal wrote (`/proc/PID/io`'s `wchar` and `syscw`, files kept open and read
-//! again at offset 0, 0.6 us a read) is read every [`SLICE`], whatever session the pane is
+//! again at offset 0, 1-3 us a read) is read every [`SLICE`], whatever session the pane is
 //! in. A slice with next to nothing written ([`QUIET_BYTES`], [`QUIET_CALLS`]) is a stop,
-//! known within a slice; a slice with more after a stop is a burst, and work only if the
-//! next slice counts more too (codex at its approval prompt redraws once a second:
-//! not work, though its screen is read again). A pane quiet for [`LONG`] is read every
-//! [`SLOW`], and every slice again from its first bytes. Nothing is asked of tmux and
-//! nothing copied: the control connection keeps `no-output`. Measured (bench/RESULTS.md):
-//! each `%output` and each command costs the tmux server a turn of its loop (a `poll` of
-//! every pane's terminal, ~0.4 ms at 300 panes), so hearing a churn of starts and stops
-//! through tmux cost more than all the reads of `/proc`; and a pane whose output is copied
-//! is not read by tmux while its output waits to be sent, so an agent that died then lost
-//! its last lines.
+//! known within a slice; a slice with more after a stop is a burst, and work only if it
+//! goes on ([`FIRST`] later, or a slice later for many small writes; codex at its approval
+//! prompt redraws once a second: not work, though its screen is read again). A pane quiet
+//! for [`LONG`] is read every [`SLOW`] ([`SLOWER`] after [`LONGER`]), and every slice
+//! again from its first bytes. Nothing is asked of tmux and nothing copied: the control
+//! connection keeps `no-output`. Measured (bench/RESULTS.md): each `%output` and each
+//! command costs the tmux server a turn of its loop (a `poll` of every pane's terminal,
+//! ~0.4 ms at 300 panes), and a control client without `no-output` costs it a point of a
+//! core where 100 agents churn, so hearing through tmux cost more than all the reads of
+//! `/proc`; and a pane whose output is copied is not read by tmux while its output waits
+//! to be sent, so an agent that died then lost its last lines.
 //!
 //! A wanted pane whose writers `/proc` does not tell of (its process's standard streams are
 //! not the terminal, it is another user's) is heard through control mode's `%output`,
@@ -490,13 +491,14 @@ pub(super) const HEAR_AFTER: Duration = Duration::from_secs(3);
 /// A counted pane's count is read this often.
 const SLICE: Duration = Duration::from_millis(250);
 /// A pane quiet this long is read every [`SLOW`], and one quiet [`LONGER`] every [`SLOWER`]:
-/// a thousand agents idle for hours cost 500 reads a second (a read of `/proc/PID/io` costs
-/// 2-3 us of the kernel's time when it is not in its caches: a third of a point of a core
-/// for a thousand a second). What a slow read counts is weighed over its window ([`busy`]).
+/// a thousand agents idle for hours cost 250 reads a second (a read of `/proc/PID/io` costs
+/// 3-4 us of the kernel's time when it is not in its caches: a third of a point of a core
+/// for a thousand a second). An agent answered after a minute's wait is seen at work up to
+/// four seconds later; its next wait, as soon as ever. What a slow read counts is weighed over its window ([`busy`]).
 const LONG: Duration = Duration::from_secs(10);
 const SLOW: Duration = Duration::from_secs(1);
 const LONGER: Duration = Duration::from_secs(60);
-const SLOWER: Duration = Duration::from_secs(2);
+const SLOWER: Duration = Duration::from_secs(4);
 /// Counts due this soon are read at this tick: one wake-up for all.
 const SLACK: Duration = Duration::from_millis(50);
 /// A burst is read again this soon: whether it goes on is told quickly.
@@ -932,7 +934,7 @@ mod tests {
         t += FIRST;
         assert!(c.judge(SPINNER, t));
         assert!(c.working && !c.slow);
-        // Quiet a minute: read every other second.
+        // Quiet a minute: read every fourth second.
         assert!(c.judge(EVENTFD, t + SLICE));
         let quiet = t + SLICE;
         t = quiet;
