@@ -3,7 +3,7 @@
 //! never in a storm. tmux calls are counted with a logging `tmux` wrapper first on PATH.
 
 use crate::support;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::{calls, tmux_wrapper as wrapper, TmuxServer, WAIT};
 
@@ -211,19 +211,9 @@ fn the_cards_on_screen_are_read_through_a_format_kept_in_the_server_and_gone_aft
 /// connection, and each still gets its own answer.
 #[tokio::test]
 async fn asks_made_at_once_by_two_tasks_share_one_write_and_get_their_own_answers() {
-    use agentwatch::adapters::tmux::client::Tmux;
     use std::sync::atomic::Ordering;
     let server = TmuxServer::start();
-    let tmux = Tmux::new(server.socket.clone(), Duration::from_secs(5))
-        .with_env(server.env_pairs())
-        .with_control_mode(true);
-    let say = |what: &str| {
-        vec![vec![
-            "display-message".into(),
-            "-p".into(),
-            what.to_string(),
-        ]]
-    };
+    let tmux = control_client(&server);
     // Connected by the first call.
     assert_eq!(tmux.ask(&say("first")).await.unwrap(), b"first\n");
     let before = tmux.notices().writes.load(Ordering::SeqCst);
@@ -240,4 +230,59 @@ async fn asks_made_at_once_by_two_tasks_share_one_write_and_get_their_own_answer
     // One after the other, each is its own write.
     tmux.ask(&say("c")).await.unwrap();
     assert_eq!(tmux.notices().writes.load(Ordering::SeqCst) - before, 2);
+}
+
+/// A question that can wait (the supervisor's claim, renewed every 2 s) rides with the next
+/// other one, in its write, and is answered with it; with no other question in its window it
+/// goes alone at the window's end: on a real server, answers and all.
+#[tokio::test]
+async fn a_question_that_can_wait_rides_with_the_next_one_or_goes_alone_in_time() {
+    use std::sync::atomic::Ordering;
+    let server = TmuxServer::start();
+    let tmux = std::sync::Arc::new(control_client(&server));
+    assert_eq!(tmux.ask(&say("first")).await.unwrap(), b"first\n");
+    let writes = || tmux.notices().writes.load(Ordering::SeqCst);
+    let before = writes();
+    let rider = std::sync::Arc::clone(&tmux);
+    let started = Instant::now();
+    let rode = tokio::spawn(async move {
+        let out = rider
+            .ask_riding(&say("claim"), Duration::from_secs(60))
+            .await;
+        (out, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(writes(), before, "held while nothing else is asked");
+    assert_eq!(tmux.ask(&say("head")).await.unwrap(), b"head\n");
+    let (out, took) = rode.await.unwrap();
+    assert_eq!(out.unwrap(), b"claim\n");
+    assert_eq!(writes() - before, 1, "one write for both");
+    assert!(
+        took < Duration::from_secs(30),
+        "answered with the other: {took:?}"
+    );
+    // Alone: at the end of its window.
+    let started = Instant::now();
+    let out = tmux
+        .ask_riding(&say("alone"), Duration::from_millis(500))
+        .await;
+    assert_eq!(out.unwrap(), b"alone\n");
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    assert_eq!(writes() - before, 2);
+}
+
+/// agentwatch's tmux client of `server`, over control mode.
+fn control_client(server: &TmuxServer) -> agentwatch::adapters::tmux::client::Tmux {
+    agentwatch::adapters::tmux::client::Tmux::new(server.socket.clone(), Duration::from_secs(5))
+        .with_env(server.env_pairs())
+        .with_control_mode(true)
+}
+
+/// One command that prints `what`.
+fn say(what: &str) -> Vec<Vec<String>> {
+    vec![vec![
+        "display-message".into(),
+        "-p".into(),
+        what.to_string(),
+    ]]
 }

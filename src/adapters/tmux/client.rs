@@ -180,6 +180,15 @@ impl Tmux {
         self.via_control_as(commands, Lines::Each).await
     }
 
+    /// [`Tmux::via_control_many`], riding with the next other request within `within`.
+    pub(super) async fn via_control_riding<S: AsRef<str>>(
+        &self,
+        commands: &[&[S]],
+        within: Duration,
+    ) -> Option<Result<Vec<super::control::Block>, TmuxError>> {
+        self.via_control_as(commands, Lines::Ride(within)).await
+    }
+
     /// [`Tmux::via_control_many`], the commands sent as one line or one line each.
     async fn via_control_as<S: AsRef<str>>(
         &self,
@@ -198,6 +207,7 @@ impl Tmux {
         let sent = match lines {
             Lines::Each => conn.run_many(commands, timeout).await,
             Lines::One => conn.run_list(commands, timeout).await,
+            Lines::Ride(within) => conn.ride_many(commands, within, timeout).await,
         };
         match sent {
             Ok(blocks) => Some(Ok(blocks)),
@@ -499,6 +509,8 @@ impl Tmux {
 enum Lines {
     Each,
     One,
+    /// One line each, riding with the next other request within this long.
+    Ride(Duration),
 }
 
 /// Sends SIGCHLD to the tmux server so that it reaps a child whose exit it missed (tmux

@@ -71,6 +71,21 @@ impl Tmux {
         self.run(args).await
     }
 
+    /// [`Tmux::ask`] for a question that can wait up to `within` to go with another one
+    /// in the same write (one wake-up of the server for both, which walks all its panes at
+    /// each); asked at once where there is no control connection.
+    pub async fn ask_riding(
+        &self,
+        commands: &[Vec<String>],
+        within: std::time::Duration,
+    ) -> Result<Vec<u8>, TmuxError> {
+        let refs: Vec<&[String]> = commands.iter().map(Vec::as_slice).collect();
+        if let Some(r) = self.via_control_riding(&refs, within).await {
+            return Ok(r?.into_iter().flatten().flatten().collect());
+        }
+        self.ask(commands).await
+    }
+
     /// The visible screens of several panes, each with its own number of history lines
     /// above it, in one round trip (one tmux invocation on the fallback), split per pane.
     pub async fn capture_screens(

@@ -210,3 +210,46 @@ fn arguments_are_quoted_for_tmux() {
     );
     assert_eq!(quote("a\nb"), None);
 }
+
+#[tokio::test]
+async fn a_rider_goes_in_the_next_write_of_another_request() {
+    let (c, writes, mut server) = connection();
+    let rider = Arc::clone(&c);
+    let rode = tokio::spawn(async move {
+        rider
+            .ride_many(&[&["lease"]], Duration::from_secs(60), T)
+            .await
+    });
+    // Held: nothing written while only the rider waits.
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert!(writes.0.lock().unwrap().is_empty());
+    let asked = tokio::spawn(async move { c.run_many(&[&["a"], &["b"]], T).await });
+    answer(&writes, &mut server, THREE).await;
+    assert_eq!(
+        *writes.0.lock().unwrap(),
+        [b"'a'\n'b'\n'lease'\n".to_vec()],
+        "one write: the rider after the request it rode with"
+    );
+    assert_eq!(
+        asked.await.unwrap().unwrap(),
+        [Ok(b"a\n".to_vec()), Err(ErrorBlock("no such pane".into()))]
+    );
+    assert_eq!(rode.await.unwrap().unwrap(), [Ok(b"c\n".to_vec())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rider_with_no_one_to_ride_with_goes_alone_in_time() {
+    let (c, writes, mut server) = connection();
+    let within = Duration::from_secs(2);
+    let start = tokio::time::Instant::now();
+    let rode = tokio::spawn(async move { c.ride_many(&[&["lease"]], within, T).await });
+    tokio::time::sleep(within - Duration::from_millis(1)).await;
+    assert!(writes.0.lock().unwrap().is_empty());
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    answer(&writes, &mut server, b"%begin 1 1 1\nheld\n%end 1 1 1\n").await;
+    assert_eq!(*writes.0.lock().unwrap(), [b"'lease'\n".to_vec()]);
+    assert!(start.elapsed() >= within, "{:?}", start.elapsed());
+    assert_eq!(rode.await.unwrap().unwrap(), [Ok(b"held\n".to_vec())]);
+}
