@@ -73,6 +73,9 @@ impl Elector {
                 ..m.election.clone()
             };
         }
+        // After the first election, its questions can wait for the poll's next one and go
+        // in the same write: a tmux server of 1000 panes walks them all at each wake-up.
+        let ride = memo.as_ref().map(|_| RIDE);
         let mut raw = None;
         if let Some(old) = memo.and_then(|m| m.wrote) {
             let since = Lease::parse(&old).map_or(self.me.since, |l| l.since);
@@ -81,7 +84,7 @@ impl Elector {
                 renewed: now,
                 ..self.me.clone()
             };
-            match swap(tmux, &old, &new.format()).await {
+            match swap(tmux, &old, &new.format(), ride).await {
                 Ok(held) if held == new.format() => {
                     let e = Election {
                         mine: true,
@@ -97,7 +100,7 @@ impl Elector {
         }
         let raw = match raw {
             Some(r) => r,
-            None => match read(tmux).await {
+            None => match ask(tmux, &[reading()], ride).await {
                 Ok(r) => r,
                 Err(e) => return self.unasked(&e.to_string()),
             },
@@ -124,7 +127,7 @@ impl Elector {
                 },
                 None,
             ),
-            Step::Write { old, new } => match swap(tmux, &old, &new.format()).await {
+            Step::Write { old, new } => match swap(tmux, &old, &new.format(), None).await {
                 Ok(held) if held == new.format() => (
                     Election {
                         mine: true,
@@ -166,7 +169,7 @@ impl Elector {
     pub async fn release(&self, tmux: &Tmux) {
         if let Ok(raw) = read(tmux).await {
             if Lease::parse(&raw).is_some_and(|l| l.nonce == self.me.nonce) {
-                let _ = swap(tmux, &raw, "").await;
+                let _ = swap(tmux, &raw, "", None).await;
             }
         }
         if let Ok(mut memo) = self.memo.lock() {
@@ -263,7 +266,26 @@ fn reading() -> Vec<String> {
 /// The lease as the server holds it (empty when none). Over the control connection, as
 /// the polls are: no process per look.
 pub async fn read(tmux: &Tmux) -> Result<String, crate::adapters::tmux::client::TmuxError> {
-    let out = tmux.ask(&[reading()]).await?;
+    ask(tmux, &[reading()], None).await
+}
+
+/// How long a renewal or a read of the claim may wait for another question to go with:
+/// the poll asks a server at least every 2 s (its head), and a claim renewed up to this
+/// late is still well within [`lease::TTL_MS`] (its renewal time is when it was asked, up
+/// to this long before it is written: a claim may look older than it is, never younger).
+const RIDE: std::time::Duration = std::time::Duration::from_millis(lease::RENEW_MS);
+
+/// What `commands` print, trimmed: at once, or riding with the next other question within
+/// `ride`.
+async fn ask(
+    tmux: &Tmux,
+    commands: &[Vec<String>],
+    ride: Option<std::time::Duration>,
+) -> Result<String, crate::adapters::tmux::client::TmuxError> {
+    let out = match ride {
+        Some(within) => tmux.ask_riding(commands, within).await?,
+        None => tmux.ask(commands).await?,
+    };
     Ok(String::from_utf8_lossy(&out).trim().to_string())
 }
 
@@ -274,6 +296,7 @@ async fn swap(
     tmux: &Tmux,
     old: &str,
     new: &str,
+    ride: Option<std::time::Duration>,
 ) -> Result<String, crate::adapters::tmux::client::TmuxError> {
     let opt = lease::OPTION;
     let plain = |s: &str| !s.contains(['#', '{', '}', ',', '\n', '\'', '"', '\\']);
@@ -290,8 +313,7 @@ async fn swap(
         // Not a lease of ours (set by hand?): it cannot be compared in a format.
         vec!["set-option".into(), "-s".into(), opt.into(), new.into()]
     };
-    let out = tmux.ask(&[set, reading()]).await?;
-    Ok(String::from_utf8_lossy(&out).trim().to_string())
+    ask(tmux, &[set, reading()], ride).await
 }
 
 fn alive(pid: u32) -> bool {
