@@ -36,6 +36,10 @@ pub const SCREEN_READ_MS: Millis = PREVIEW_MIN_INTERVAL_MS;
 /// line shows the last line of output, which need not be fresher than a few seconds, and
 /// fifty lines read every second would cost tmux more than the cards ever did.
 pub const LIST_READ_AT_ONCE: usize = 12;
+/// A card on screen whose agent is heard and has not worked since this long before its last
+/// whole read is not read whole again until it works (see `polls::settled`): long enough
+/// for a supervisor's verdict on its stop to be written.
+pub const SETTLED_MS: Millis = 5_000;
 /// Two clicks on one card this close together are a double click.
 pub const DOUBLE_CLICK_MS: Millis = 500;
 /// How long after the first cards are shown the selection follows the first of them

@@ -105,6 +105,8 @@ pub struct Reads {
     /// The agents' files are being read for what they spend; when they were last asked.
     pub(super) spend_in_flight: bool,
     pub(super) spend_at: Option<Millis>,
+    /// When each card on screen was last asked for whole (see [`SETTLED_MS`](super::SETTLED_MS)).
+    pub(super) whole_at: HashMap<PaneId, Millis>,
 }
 
 impl Reads {
@@ -131,6 +133,7 @@ impl Default for Reads {
             discover_in_flight: false,
             spend_in_flight: false,
             spend_at: None,
+            whole_at: HashMap::new(),
         }
     }
 }

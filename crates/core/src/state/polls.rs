@@ -60,8 +60,8 @@ impl State {
     /// The panes of `server` to read whole this poll: the deaths being handled (a status
     /// still to read, a resume due or under way, a relaunch's first seconds) every time,
     /// and the cards on screen once a second (their previews follow output, cursor and names
-    /// no faster). Every question wakes a tmux server of 1000 panes for a pass over all of
-    /// them.
+    /// no faster) but for agents heard quiet since before their last read (see [`settled`]).
+    /// Every question wakes a tmux server of 1000 panes for a pass over all of them.
     pub(super) fn hot(&mut self, server: ServerId) -> Vec<PaneId> {
         // The cards may have changed since the last message (this look's deaths).
         self.refilter();
@@ -95,15 +95,28 @@ impl State {
             s.screen_read_at = self.now;
         }
         let reread = std::mem::take(&mut s.reread);
-        self.cards
+        let whole_at = &mut self.reads.whole_at;
+        if whole_at.len() > 2 * self.cards.len() + 64 {
+            let known: std::collections::HashSet<PaneId> =
+                self.cards.iter().map(|c| c.pane.id).collect();
+            whole_at.retain(|id, _| known.contains(id));
+        }
+        let hot: Vec<PaneId> = self
+            .cards
             .iter()
             .enumerate()
             .filter(|(i, c)| {
                 c.pane.id.server() == server
-                    && (on_screen.contains(i) || reread.contains(&c.pane.id) || handling(c))
+                    && (reread.contains(&c.pane.id)
+                        || handling(c)
+                        || (on_screen.contains(i) && !settled(c, whole_at.get(&c.pane.id))))
             })
             .map(|(_, c)| c.pane.id)
-            .collect()
+            .collect();
+        for id in &hot {
+            whole_at.insert(*id, self.now);
+        }
+        hot
     }
 
     /// Whether a card's state may be out of date: its server is not answering.
@@ -225,4 +238,24 @@ impl State {
             }));
         }
     }
+}
+
+/// A card on screen that has nothing new to be read whole for: a live agent heard as it
+/// writes (its output counted in `/proc` or copied by tmux, to the millisecond) that has not
+/// worked since [`SETTLED_MS`] before its last whole read, with no hook's word. What its
+/// record holds changes with output (cursor, history, output time), or is told otherwise:
+/// a rename (the control connection), a new process (the kernel), a death (a pidfd), a
+/// supervisor's verdict (written within a second of the output's stop). The rest (a path
+/// changed without a byte written, an option set by hand) waits for the full listing.
+/// Every question wakes a tmux server of 1000 panes for a pass over all of them (4 ms).
+fn settled(c: &Card, whole_at: Option<&Millis>) -> bool {
+    let a = &c.attention;
+    c.agent.is_some()
+        && c.life == Life::Running
+        && a.heard
+        && a.working_since.is_none()
+        && a.hook.is_none()
+        && c.pane.hook_status.is_empty()
+        && whole_at
+            .is_some_and(|&at| a.output.map_or(0, |(t, _)| t).saturating_add(SETTLED_MS) <= at)
 }

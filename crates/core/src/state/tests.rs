@@ -417,6 +417,75 @@ fn the_panes_read_whole_are_the_deaths_being_handled_and_once_a_second_those_on_
 }
 
 #[test]
+fn a_heard_agent_on_screen_is_not_read_whole_while_it_does_not_work() {
+    // Three agents on screen, all heard: %1 stopped at T0 and writes again at T0 + 8 s; %2
+    // works all along; %3 stopped too, but a hook's word is on its pane (a hook may change
+    // it without a byte of output).
+    let mut hooked = pane(3, 3, "claude");
+    hooked.hook_status = "idle".into();
+    let panes = move || vec![pane(1, 1, "claude"), pane(2, 2, "claude"), hooked.clone()];
+    let again = T0 + 8_000;
+    let look = |t: Millis| {
+        let mut o = obs(panes());
+        let one = if t >= again { t } else { T0 };
+        o.heard = [
+            (PaneId(1), Some(one)),
+            (PaneId(2), Some(t)),
+            (PaneId(3), Some(T0)),
+        ]
+        .into_iter()
+        .collect();
+        if t < again {
+            o.stopped.insert(PaneId(1));
+        }
+        o.stopped.insert(PaneId(3));
+        o
+    };
+    let mut s = state((160, 45));
+    s.grid.mode = Mode::Cards;
+    let mut polls: Vec<(Millis, Vec<PaneId>)> = Vec::new();
+    for k in 0..120 {
+        let t = T0 + k * 100;
+        let mut queue = s.update(Msg::Tick, t);
+        while let Some(e) = queue.pop() {
+            if let Effect::Poll { hot, .. } = e {
+                polls.push((t, hot));
+                queue.extend(s.update(Msg::polled(Ok(look(t))), t));
+            }
+        }
+    }
+    let on_screen: Vec<PaneId> = s.visible().map(|i| s.cards[i].pane.id).collect();
+    assert!(
+        (1..=3).all(|n| on_screen.contains(&PaneId(n))),
+        "{on_screen:?}"
+    );
+    let read = |id: u32, from: Millis, to: Millis| -> Vec<Millis> {
+        polls
+            .iter()
+            .filter(|(t, h)| (from..to).contains(t) && h.contains(&PaneId(id)))
+            .map(|(t, _)| *t)
+            .collect()
+    };
+    // %1: read whole once a second until a read SETTLED_MS after its last work, then not
+    // while it is quiet, then again once it works.
+    let quiet = read(1, T0, again);
+    assert!(!quiet.is_empty(), "{polls:?}");
+    assert!(
+        quiet.iter().all(|&t| t <= T0 + SETTLED_MS + SCREEN_READ_MS),
+        "{quiet:?}"
+    );
+    assert!(read(1, T0 + SETTLED_MS + SCREEN_READ_MS + 1, again).is_empty());
+    let after = read(1, again, T0 + 12_000);
+    assert!(after.len() >= 3, "{after:?}");
+    assert!(after[0] <= again + SCREEN_READ_MS, "{after:?}");
+    // %2 at work, and %3 with a hook's word: once a second all along.
+    for id in [2, 3] {
+        let reads = read(id, T0, T0 + 12_000);
+        assert!(reads.len() >= 10, "%{id}: {reads:?}");
+    }
+}
+
+#[test]
 fn g_switches_the_viewer_and_quits_a_popup_once_it_is_there() {
     use crate::msg::Viewer;
     let jump = |viewer: Option<Viewer>, result: Result<(), crate::errors::JumpError>| {
